@@ -1,0 +1,5 @@
+"""`python -m blaslog`."""
+
+from blaslog.cli import main
+
+main()

@@ -1,0 +1,225 @@
+"""Look inside one run: the same GEMM run with different algorithms, flags or solutions.
+
+Calls are grouped by signature (shape, types, transposes, compute type,
+epilogue, leading dimensions); a group with more than one algorithm is a
+finding, each variant with where it ran (threads, first and last line, count).
+``batch_invariance`` groups GEMMs that differ in one dimension only (the token
+dimension) and shows which ranges of it ran which algorithm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from blaslog.caps import Caps
+from blaslog.explain import compare, explain
+from blaslog.records import GemmCall
+from blaslog.report import Finding, Location, sort_findings
+
+
+@dataclass(slots=True)
+class Variant:
+    """One algorithm a signature ran with."""
+
+    record: GemmCall
+    """The first call with this algorithm."""
+    calls: list[GemmCall] = field(default_factory=list)
+    """Every call with it."""
+
+    @property
+    def count(self) -> int:
+        """Calls, counting profile entries by their call_count."""
+        return sum(c.call_count for c in self.calls)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        threads = sorted({c.thread for c in self.calls if c.thread is not None})
+        return {"algo": self.record.algorithm_text(), "count": self.count, "threads": threads,
+                "first_line": self.calls[0].line, "last_line": self.calls[-1].line,
+                "lines": [c.line for c in self.calls[:50]], "alignment": _alignment_text(self.calls)}
+
+
+def _variant_key(record: GemmCall) -> tuple[Any, ...]:
+    return record.algorithm() + (dict(record.extra).get("flags"),)
+
+
+def group_variants(records: Sequence[GemmCall]) -> dict[tuple[Any, ...], list[Variant]]:
+    """Signature -> variants in order of first appearance."""
+    groups: dict[tuple[Any, ...], dict[tuple[Any, ...], Variant]] = {}
+    for record in records:
+        variants = groups.setdefault(record.signature(), {})
+        key = _variant_key(record)
+        variant = variants.get(key)
+        if variant is None:
+            variant = variants[key] = Variant(record)
+        variant.calls.append(record)
+    return {sig: list(v.values()) for sig, v in groups.items()}
+
+
+def check_run(records: Sequence[GemmCall], *, caps: Caps | None = None) -> list[Finding]:
+    """Findings for every signature that ran with more than one algorithm, flags value or solution."""
+    findings = []
+    for variants in group_variants(records).values():
+        if len(variants) < 2:
+            continue
+        findings.append(_finding(variants, caps))
+    return sort_findings(findings)
+
+
+def _finding(variants: list[Variant], caps: Caps | None) -> Finding:
+    first = variants[0].record
+    differences = [compare(first, v.record, caps) for v in variants[1:]]
+    worst = max((d for d in differences if d is not None), key=lambda d: _rank(d.cls))
+    fields: dict[str, list[Any]] = {}
+    for name, _ in worst.fields:
+        fields[name] = []
+    for d in differences:
+        if d is None:
+            continue
+        for name, _ in d.fields:
+            fields.setdefault(name, [])
+    from blaslog.records import LOG_KEYS
+
+    reverse = {v: k for k, v in LOG_KEYS.items()}
+    values = {name: tuple(_field(v.record, reverse.get(name, name)) for v in variants) for name in fields}
+    kind = "same_signature_different_flags" if "flags" in fields else "same_signature_different_algo"
+    described = "; ".join(
+        f"{v.record.algorithm_text()} x{v.count} (lines {v.calls[0].line}-{v.calls[-1].line}"
+        f"{', threads ' + ', '.join(sorted({str(c.thread) for c in v.calls if c.thread})) if any(c.thread for c in v.calls) else ''})"
+        for v in variants
+    )
+    title = f"{first.function} {first.shape_text()} {first.a_type}/{first.compute_type}: {len(variants)} algorithms"
+    text = explain(worst, first, variants[differences.index(worst) + 1].record, ("first", "other"))
+    text = f"The same GEMM ({first.shape_text()}, {first.a_type} inputs, compute {first.compute_type}) ran " \
+           f"with {len(variants)} different {'flags' if 'flags' in fields else 'algorithms'}: {described}. " + text
+    text += _alignment_note(variants)
+    if not any(c.thread for v in variants for c in v.calls):
+        text += " (This log names no threads.)"
+    return Finding(
+        kind=kind, cls=worst.cls, title=title, explanation=text,
+        location=Location(first.file, first.line, "variant 1"),
+        related=tuple(Location(v.record.file, v.record.line, f"variant {i}") for i, v in enumerate(variants[1:], 2)),
+        fields=tuple((name, vals) for name, vals in values.items()),
+        count=sum(v.count for v in variants),
+        data={"key": f"{first.file}|{first.signature()}", "file": first.file,
+              "signature": {"function": first.function, "trans": first.trans, "m": first.m, "n": first.n,
+                            "k": first.k, "batch_count": first.batch_count, "a_type": first.a_type,
+                            "compute_type": first.compute_type, "lda": first.lda, "ldb": first.ldb,
+                            "ldc": first.ldc},
+              "variants": [v.to_dict() for v in variants]},
+    )
+
+
+def _field(record: GemmCall, name: str) -> Any:
+    if name == "flags":
+        from blaslog.flags import rocblas_flags_name
+
+        text = dict(record.extra).get("flags")
+        return text if record.flags is None and text else rocblas_flags_name(record.flags)
+    return getattr(record, name)
+
+
+def _rank(cls: str) -> int:
+    from blaslog.report import SEVERITY
+
+    return SEVERITY.get(cls, 0)
+
+
+def _alignment(pointer: str | None) -> int | None:
+    if not pointer or not isinstance(pointer, str):
+        return None
+    try:
+        value = int(pointer.replace("0x0x", "0x"), 16)
+    except ValueError:
+        return None
+    if value == 0:
+        return None
+    align = 1
+    while value % (align * 2) == 0 and align < 256:
+        align *= 2
+    return align
+
+
+def _min_alignments(calls: list[GemmCall]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for call in calls:
+        for letter in "abcd":
+            align = _alignment(getattr(call, f"{letter}_ptr"))
+            if align is not None:
+                out[letter.upper()] = min(out.get(letter.upper(), 256), align)
+    return out
+
+
+def _alignment_text(calls: list[GemmCall]) -> dict[str, int]:
+    return _min_alignments(calls)
+
+
+def _alignment_note(variants: list[Variant]) -> str:
+    """Name an operand whose pointer alignment differs between variants (cuBLASLt's heuristic keys on it)."""
+    aligns = [_min_alignments(v.calls) for v in variants]
+    notes = []
+    for letter in "ABCD":
+        values = [a.get(letter) for a in aligns]
+        if None not in values and len(set(values)) > 1 and min(values) < 16:  # type: ignore[type-var]
+            listed = " vs ".join(f"{v}-byte" for v in values)
+            notes.append(f"{letter} ({listed})")
+    if not notes:
+        return ""
+    return (f" The operand pointers are aligned differently between the variants: {', '.join(notes)}; "
+            "cuBLASLt chooses among algorithms by pointer alignment (see minBytesAlignment in the heuristic line), "
+            "so an offset view or a sliced tensor can switch the kernel. Keeping operands 16-byte aligned "
+            "(contiguous copies) makes the choice stable.")
+
+
+# -- batch invariance -----------------------------------------------------------------------------
+
+_DIMS = ("m", "n", "k")
+
+
+def batch_invariance(records: Sequence[GemmCall]) -> list[Finding]:
+    """Groups of GEMMs that differ only in one dimension and ran different algorithms across its values."""
+    findings = []
+    for free in _DIMS:
+        groups: dict[tuple[Any, ...], list[GemmCall]] = {}
+        for record in records:
+            signature = list(record.signature())
+            index = 3 + _DIMS.index(free)
+            signature[index] = None
+            # leading dimensions follow the free dimension; leave them out too
+            signature = signature[:15]
+            groups.setdefault(tuple(signature), []).append(record)
+        for calls in groups.values():
+            values = {getattr(c, free) for c in calls}
+            algos = {_variant_key(c) for c in calls}
+            if len(values) < 2 or len(algos) < 2:
+                continue
+            findings.append(_batch_finding(free, calls))
+    return sort_findings(findings)
+
+
+def _batch_finding(free: str, calls: list[GemmCall]) -> Finding:
+    by_value: dict[int, GemmCall] = {}
+    for call in sorted(calls, key=lambda c: (getattr(c, free) or 0, c.line)):
+        by_value.setdefault(getattr(call, free) or 0, call)
+    ranges: list[dict[str, Any]] = []
+    for value, call in sorted(by_value.items()):
+        algo = call.algorithm_text()
+        if ranges and ranges[-1]["algo"] == algo:
+            ranges[-1]["to"] = value
+        else:
+            ranges.append({"from": value, "to": value, "algo": algo, "line": call.line})
+    first = calls[0]
+    listed = "; ".join(f"{free}={r['from']}" + (f"..{r['to']}" if r["to"] != r["from"] else "") + f": {r['algo']}"
+                       for r in ranges)
+    title = f"{first.function} {first.trans} {first.a_type}/{first.compute_type}: algorithm depends on {free}"
+    text = (f"GEMMs that differ only in {free} (the token dimension when it is the batch of rows) ran different "
+            f"algorithms: {listed}. A row's result then depends on how many rows were in the batch "
+            "(batch invariance is broken): padding to a fixed size, pinning the algorithm, or a batch-invariant "
+            "mode (cuBLASLt 13 CUBLASLT_MATMUL_DESC_BATCH_INVARIANCE_FLAGS) keeps results independent of batch size.")
+    return Finding(kind="batch_dependent_algo", cls="schedule" if len({r['algo'].split()[0] for r in ranges}) == 1 else "unknown",
+                   title=title, explanation=text, location=Location(first.file, first.line, "first"),
+                   related=tuple(Location(first.file, r["line"], f"{free}={r['from']}") for r in ranges[1:]),
+                   fields=((free, tuple(r["from"] for r in ranges)), ("algo", tuple(r["algo"] for r in ranges))),
+                   count=len(calls), data={"key": title, "dimension": free, "ranges": ranges})

@@ -1,0 +1,296 @@
+"""What cuBLASLt's and hipBLASLt's loggers share: `[time][LIB][tid][Level][function] key=value ...` lines.
+
+The grammar (``grammars/kv.lark``) parses every message generically into
+(key, value) pairs, values being strings or groups of pairs; this module turns
+a matmul ``[Trace]`` line into a :class:`GemmCall` and any other line into an
+:class:`Event`, keeping every key it does not model.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, Slot, to_int
+from blaslog.records import Event, GemmCall
+
+Pairs = tuple[tuple[str, Any], ...]
+
+LEVEL_EVENTS = {"api": "api", "error": "error", "info": "info", "trace": "trace", "hint": "hint", "hints": "hint"}
+
+# Keys that start a continuation of a record a person wrapped over several lines.
+_CONTINUATION_KEY = re.compile(r"^(?:#\s+)?[A-Za-z_][\w.]*=")
+_POINTER = re.compile(r"0[xX][0-9a-fA-F]+")
+
+
+class KvTransformer(LeafTransformer):
+    """Grammar tree -> (timestamp, library, thread, level, function, pairs, words)."""
+
+    def start(self, children: list[Any]) -> tuple[Any, ...]:
+        if len(children) == 6:
+            return tuple(children)
+        return (None, *children)
+
+    def message(self, children: list[Any]) -> Pairs:
+        return tuple(children)
+
+    def kv__pair(self, children: list[Any]) -> tuple[Any, Any]:
+        return (children[0], children[1])
+
+    def kv__empty_pair(self, children: list[Any]) -> tuple[Any, Any]:
+        return (children[0], "")
+
+    def kv__scalars(self, children: list[Any]) -> Any:
+        return children[0] if len(children) == 1 else " | ".join(children)
+
+    def kv__group(self, children: list[Any]) -> Pairs:
+        return tuple(children)
+
+    def kv__word(self, children: list[Any]) -> tuple[str, Any]:
+        return ("", children[0])
+
+
+class LoggerFormat(LogFormat):
+    """A `[time][LIB][tid][Level][function] message` logger (cuBLASLt, hipBLASLt)."""
+
+    transformer = KvTransformer
+    known_keys: frozenset[str] = frozenset()
+    """Top-level keys of the matmul line: a physical line starting with one continues a wrapped record."""
+
+    def continues(self, lines: list[str], line: str) -> bool:
+        last = lines[-1]
+        if last.endswith("\\"):
+            return True
+        if self.start.match(line):
+            return False
+        opened = sum(text.count("[") - text.count("]") for text in lines)
+        if opened > 0 and not line.startswith("["):
+            return True
+        match = _CONTINUATION_KEY.match(line.lstrip())
+        if match is None:
+            return False
+        key = match.group(0).lstrip("# \t").rstrip("=")
+        return key in self.known_keys
+
+    def clean(self, lines: list[str]) -> str:
+        parts = []
+        for text in lines:
+            if text.endswith("\\"):
+                text = text[:-1]
+            stripped = text.lstrip()
+            if parts and stripped.startswith("#"):
+                stripped = stripped.lstrip("#").lstrip()
+                text = stripped
+            parts.append(text)
+        return " ".join(parts) if len(parts) > 1 else parts[0]
+
+    def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
+        timestamp, library, thread, level, function, items = generic
+        warnings: list[str] = []
+        pairs = _dedupe(items, warnings, "")
+        if _is_matmul(level, function, pairs):
+            words = [value for key, value in items if key == ""]
+            if words:
+                raise RecordError(f"unexpected text {' '.join(map(str, words))[:60]!r} in a matmul line (cut short?)")
+            if "computeDesc" not in pairs:
+                raise RecordError("the matmul line has no computeDesc (cut short?)")
+            kwargs = self.gemm(pairs, warnings)
+            kwargs.update(
+                library=self.library, function=function, thread=thread, timestamp=timestamp,
+                level=level, log_format=self.name,
+            )
+            return GemmCall, kwargs, tuple(warnings)
+        words = [value for key, value in items if key == ""]
+        text = _render(items) if words else ""
+        return Event, dict(
+            library=self.library, function=function,
+            event=LEVEL_EVENTS.get(level.lower(), level.lower()),
+            text=text, fields=_flatten(tuple(p for p in items if p[0] != "")),
+            thread=thread, timestamp=timestamp, level=level, log_format=self.name,
+        ), tuple(warnings)
+
+    def gemm(self, pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+        """Keyword arguments of a GemmCall from a matmul line's pairs."""
+        return matmul_fields(pairs, warnings)
+
+
+def _is_matmul(level: str, function: str, pairs: dict[str, Any]) -> bool:
+    return level.lower() == "trace" and "Adesc" in pairs and isinstance(pairs["Adesc"], dict) and "matmul" in function.lower()
+
+
+def _dedupe(items: Pairs, warnings: list[str], where: str) -> dict[str, Any]:
+    """Pairs to a dict (groups too); a repeated key keeps its first value and is reported."""
+    out: dict[str, Any] = {}
+    dup: dict[str, Any] = {}
+    for key, value in items:
+        if key == "":
+            continue
+        if isinstance(value, tuple):
+            value = _dedupe(value, warnings, f"{where}{key}.")
+        if key in out:
+            if key not in dup:
+                warnings.append(f"key {where}{key} is printed more than once; the first value is used")
+            dup[key] = value
+            out.setdefault(f"{key}#2", value)
+            continue
+        out[key] = value
+    return out
+
+
+def _flatten(items: Pairs, prefix: str = "") -> tuple[tuple[str, Any], ...]:
+    out: list[tuple[str, Any]] = []
+    for key, value in items:
+        name = f"{prefix}{key}" if key else f"{prefix[:-1]}"
+        if isinstance(value, tuple):
+            out.extend(_flatten(value, f"{name}."))
+        else:
+            out.append((name, value))
+    return tuple(out)
+
+
+def _render(items: Pairs) -> str:
+    parts = []
+    for key, value in items:
+        text = f"[{_render(value)}]" if isinstance(value, tuple) else value
+        parts.append(f"{key}={text}" if key else text)
+    return " ".join(parts)
+
+
+def _op(value: Any) -> str:
+    if value is None:
+        return "N"
+    text = str(value).upper()
+    if text in ("OP_N", "N", "CUBLAS_OP_N", "HIPBLAS_OP_N"):
+        return "N"
+    if text in ("OP_T", "T", "CUBLAS_OP_T", "HIPBLAS_OP_T"):
+        return "T"
+    if text in ("OP_C", "C", "CUBLAS_OP_C", "HIPBLAS_OP_C", "OP_HERMITAN", "OP_CONJG"):
+        return "C"
+    raise RecordError(f"unknown transpose {value!r}")
+
+
+_DESC_KEYS = {"type", "rows", "cols", "ld", "order", "batchCount", "stridedBatchOffset", "batch_count", "batch_stride"}
+_COMPUTE_KEYS = {
+    "computeType", "scaleType", "transa", "transb", "transA", "transB", "epilogue", "biasPointer", "smCountTarget",
+    "aScalePointer", "bScalePointer", "cScalePointer", "dScalePointer",
+}
+_ALGO_KEYS = {
+    "algoId": ("algo_id", True), "tile": ("tile", False), "stages": ("stages", False),
+    "numSplitsK": ("num_splits_k", True), "reductionScheme": ("reduction_scheme", False),
+    "ctaSwizzling": ("cta_swizzling", True), "customOption": ("custom_option", True),
+    "innerShape": ("inner_shape", False), "clusterShape": ("cluster_shape", False),
+    "schedulingMode": ("scheduling_mode", True),
+}
+_TOP_KEYS = {
+    "A", "B", "C", "D", "Adesc", "Bdesc", "Cdesc", "Ddesc", "computeDesc", "algo", "workSpaceSizeInBytes",
+    "beta", "alpha", "outOfPlace", "stream",
+}
+
+
+def _null(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value.lower() in ("0x0", "0", "(nil)", ""))
+
+
+def _desc(pairs: dict[str, Any], name: str) -> dict[str, Any]:
+    value = pairs.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise RecordError(f"{name} should be a [...] group, got {value!r}")
+    return value
+
+
+def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """GemmCall keyword arguments from the pairs of a cuBLASLt or hipBLASLt matmul trace line."""
+    a, b, c, d = (_desc(pairs, f"{x}desc") for x in "ABCD")
+    compute = _desc(pairs, "computeDesc")
+    algo = _desc(pairs, "algo")
+    if not a:
+        raise RecordError("the matmul line has no Adesc")
+    transa = _op(compute.get("transa", compute.get("transA")))
+    transb = _op(compute.get("transb", compute.get("transB")))
+    a_rows, a_cols = to_int(a.get("rows"), "Adesc.rows"), to_int(a.get("cols"), "Adesc.cols")
+    m, k = (a_rows, a_cols) if transa == "N" else (a_cols, a_rows)
+    if d:
+        n = to_int(d.get("cols"), "Ddesc.cols")
+    elif b:
+        n = to_int(b.get("cols" if transb == "N" else "rows"), "Bdesc.cols")
+    else:
+        raise RecordError("the matmul line has neither Ddesc nor Bdesc")
+    out: dict[str, Any] = dict(m=m, n=n, k=k, transa=transa, transb=transb)
+    batch = 1
+    for letter, desc in zip("abcd", (a, b, c, d)):
+        if not desc:
+            continue
+        out[f"{letter}_type"] = desc.get("type")
+        if "ld" in desc:
+            out[f"ld{letter}"] = to_int(desc["ld"], f"{letter.upper()}desc.ld")
+        count = desc.get("batchCount", desc.get("batch_count"))
+        if count is not None:
+            batch = max(batch, to_int(count, f"{letter.upper()}desc.batchCount"))
+        stride = desc.get("stridedBatchOffset", desc.get("batch_stride"))
+        if stride is not None:
+            out[f"stride_{letter}"] = to_int(stride, f"{letter.upper()}desc.stridedBatchOffset", low=None)
+    out["batch_count"] = batch
+    orders = [f"{x}={desc['order']}" for x, desc in zip("ABCD", (a, b, c, d)) if desc.get("order") not in (None, "col", "ORDER_COL")]
+    out["order"] = " ".join(orders) or None
+    out["compute_type"] = compute.get("computeType")
+    out["scale_type"] = compute.get("scaleType")
+    epilogue = compute.get("epilogue")
+    out["epilogue"] = None if epilogue in (None, "EPILOGUE_DEFAULT") else epilogue
+    out["bias_pointer"] = not _null(compute.get("biasPointer"))
+    out["scale_pointers"] = any(not _null(compute.get(f"{x}ScalePointer")) for x in "abcd")
+    if "smCountTarget" in compute:
+        out["sm_count_target"] = to_int(compute["smCountTarget"], "computeDesc.smCountTarget")
+    for key, (name, numeric) in _ALGO_KEYS.items():
+        if key in algo:
+            out[name] = to_int(algo[key], f"algo.{key}", low=None) if numeric else algo[key]
+    if "workSpaceSizeInBytes" in pairs:
+        out["workspace_size"] = to_int(pairs["workSpaceSizeInBytes"], "workSpaceSizeInBytes")
+    if "outOfPlace" in pairs:
+        out["out_of_place"] = pairs["outOfPlace"] not in ("0", "false")
+    elif "C" in pairs and "D" in pairs and not isinstance(pairs["C"], Slot) and not isinstance(pairs["D"], Slot):
+        out["out_of_place"] = pairs["C"] != pairs["D"]
+    for key in ("alpha", "beta"):
+        if key in pairs:
+            out[key] = pairs[key]
+    out["stream"] = pairs.get("stream")
+    for letter in "ABCD":
+        out[f"{letter.lower()}_ptr"] = pairs.get(letter)
+    extra: list[tuple[str, Any]] = []
+    pointers: list[tuple[str, Any]] = []
+    groups = (("Adesc", a, _DESC_KEYS), ("Bdesc", b, _DESC_KEYS), ("Cdesc", c, _DESC_KEYS), ("Ddesc", d, _DESC_KEYS),
+              ("computeDesc", compute, _COMPUTE_KEYS), ("algo", algo, set(_ALGO_KEYS)))
+    for group, values, known in groups:
+        for key, value in values.items():
+            if key not in known:
+                (pointers if _pointer_like(value) else extra).append((f"{group}.{key}", value))
+        if group in ("computeDesc",):
+            for key in ("biasPointer", "aScalePointer", "bScalePointer", "cScalePointer", "dScalePointer"):
+                if key in values:
+                    pointers.append((f"computeDesc.{key}", values[key]))
+    for key, value in pairs.items():
+        if key in _TOP_KEYS:
+            continue
+        if isinstance(value, dict):
+            for sub, subvalue in _flatten_dict(value, key + "."):
+                (pointers if _pointer_like(subvalue) else extra).append((sub, subvalue))
+        else:
+            (pointers if _pointer_like(value) else extra).append((key, value))
+    out["extra"] = tuple(extra)
+    out["pointers"] = tuple(pointers)
+    return out
+
+
+def _flatten_dict(values: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
+    out = []
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out.extend(_flatten_dict(value, f"{prefix}{key}."))
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
+def _pointer_like(value: Any) -> bool:
+    return isinstance(value, Slot) or (isinstance(value, str) and _POINTER.fullmatch(value) is not None)

@@ -1,0 +1,32 @@
+"""cuBLASLt logger lines (CUBLASLT_LOG_LEVEL 1-5, CUBLASLT_LOG_MASK), grammar ``grammars/cublaslt.lark``.
+
+The ``[Trace]`` line of a matmul (``cublasLtMatmul`` or an internal name such
+as ``cublasLtSSSMatmul`` when cuBLAS routes through Lt) is the executed GEMM;
+every other line (``[Api]`` calls, ``[Info]``, ``[Error]``, hints) is an Event.
+"""
+
+from __future__ import annotations
+
+import re
+
+from blaslog.formats._logger import LoggerFormat
+
+
+class CublasLt(LoggerFormat):
+    """cuBLASLt logger."""
+
+    name = "cublaslt"
+    library = "cublasLt"
+    description = "cuBLASLt logger lines (CUBLASLT_LOG_LEVEL=1..5 / CUBLASLT_LOG_MASK), any level"
+    grammar = "cublaslt.lark"
+    # A line may begin with other text (program output without a newline); the record starts at its prefix.
+    start = re.compile(r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[cublasLt\]\[\d+\]\[")
+    volatile = re.compile(
+        r"((?<=^\[)\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?(?=\])"  # time stamp
+        r"|(?<=\[cublasLt\]\[)\d+(?=\]\[)"  # thread id
+        r"|(?<![\w.])0[xX](?!0+(?![0-9a-fA-F]))[0-9a-fA-F]+(?![\w.]))"  # pointers other than NULL
+    )
+    known_keys = frozenset(
+        "A Adesc B Bdesc C Cdesc D Ddesc computeDesc algo workSpace workSpaceSizeInBytes beta outOfPlace stream "
+        "preference operationDesc lightHandle result".split()
+    )

@@ -1,0 +1,240 @@
+"""rocBLAS logs (ROCBLAS_LAYER): trace (bit 1), bench (bit 2) and profile (bit 4); grammar ``grammars/rocblas.lark``.
+
+The grammar splits a line into its fields; which positional trace field means
+what depends on the function and the rocBLAS version, and is written down here
+once (FIELD_ORDERS, from the rocBLAS logging source as summarised in
+../shared/reference/AMD-FORMATS.md). Since ROCm 3.8 every trace line ends with
+the atomics mode; older traces lack it, print transposes as 111/112/113 and
+flags as integers. Flags are what the *caller* passed: an environment override
+(ROCBLAS_INTERNAL_FP16_ALT_IMPL) acts later and is not logged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from blaslog.flags import rocblas_flags_value
+from blaslog.formats._amd import CommandTransformer, option_dict
+from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int
+from blaslog.records import Event, GemmCall
+
+_EX = ("transA", "transB", "m", "n", "k", "alpha", "A", "a_type", "lda", "B", "b_type", "ldb", "beta", "C",
+       "c_type", "ldc", "D", "d_type", "ldd")
+_EX_TAIL = ("compute_type", "algo", "solution_index", "flags")
+
+#: Positional fields after the function name, per function family (the atomics mode may follow).
+FIELD_ORDERS: dict[str, tuple[str, ...]] = {
+    "gemm_ex": _EX + _EX_TAIL,
+    "gemm_ex3": _EX + _EX_TAIL,
+    "gemm_batched_ex": _EX + ("batch_count",) + _EX_TAIL,
+    "gemm_strided_batched_ex": (
+        "transA", "transB", "m", "n", "k", "alpha", "A", "a_type", "lda", "stride_a", "B", "b_type", "ldb",
+        "stride_b", "beta", "C", "c_type", "ldc", "stride_c", "D", "d_type", "ldd", "stride_d", "batch_count",
+    ) + _EX_TAIL,
+    "gemm": ("transA", "transB", "m", "n", "k", "alpha", "A", "lda", "B", "ldb", "beta", "C", "ldc"),
+    "gemm_batched": ("transA", "transB", "m", "n", "k", "alpha", "A", "lda", "B", "ldb", "beta", "C", "ldc",
+                     "batch_count"),
+    "gemm_strided_batched": ("transA", "transB", "m", "n", "k", "alpha", "A", "lda", "stride_a", "B", "ldb",
+                             "stride_b", "beta", "C", "ldc", "stride_c", "batch_count"),
+}
+_TYPED = {"h": "f16_r", "s": "f32_r", "d": "f64_r", "c": "f32_c", "z": "f64_c"}
+_FUNCTION = re.compile(r"^rocblas_(?:([hsdcz])(gemm(?:_batched|_strided_batched)?)|(gemm_\w*ex3?))(_64)?$")
+_TRANSPOSE = {"N": "N", "T": "T", "C": "C", "111": "N", "112": "T", "113": "C"}
+
+
+def _family(function: str) -> tuple[str | None, str | None]:
+    """(family key of FIELD_ORDERS, precision letter of a typed GEMM) or (None, None)."""
+    match = _FUNCTION.match(function)
+    if not match:
+        return None, None
+    if match.group(3):
+        return match.group(3), None
+    return match.group(2), match.group(1)
+
+
+def _trans(value: Any, what: str) -> str:
+    letter = _TRANSPOSE.get(str(value).strip("'\""))
+    if letter is None:
+        raise RecordError(f"{what}={value!r} is not a transpose (N, T, C or 111-113)")
+    return letter
+
+
+def _flags(value: Any, out: dict[str, Any], extra: list[tuple[str, Any]]) -> None:
+    try:
+        number = rocblas_flags_value(str(value))
+    except Exception:
+        raise RecordError(f"flags={value!r} is not a rocBLAS gemm flags name or number") from None
+    if number is None:
+        extra.append(("flags", str(value)))
+    out["flags"] = number
+
+
+def gemm_fields(values: dict[str, Any], family: str, precision: str | None, warnings: list[str]) -> dict[str, Any]:
+    """GemmCall keyword arguments from named rocBLAS values (trace, bench or profile)."""
+    out: dict[str, Any] = {}
+    extra: list[tuple[str, Any]] = []
+    out["transa"] = _trans(values.get("transA", "N"), "transA")
+    out["transb"] = _trans(values.get("transB", "N"), "transB")
+    for name in ("m", "n", "k"):
+        if name not in values:
+            raise RecordError(f"no {name}")
+        out[name] = to_int(values[name], name)
+    for name in ("lda", "ldb", "ldc", "ldd"):
+        if name in values:
+            out[name] = to_int(values[name], name)
+    for letter in "abcd":
+        if f"stride_{letter}" in values:
+            out[f"stride_{letter}"] = to_int(values[f"stride_{letter}"], f"stride_{letter}", low=None)
+    if "batch_count" in values:
+        out["batch_count"] = to_int(values["batch_count"], "batch_count")
+    if precision:
+        for letter in "abcd":
+            out[f"{letter}_type"] = _TYPED[precision]
+        out["compute_type"] = _TYPED[precision]
+    else:
+        for letter in "abcd":
+            out[f"{letter}_type"] = values.get(f"{letter}_type")
+        if out["d_type"] is None:
+            out["d_type"] = out["c_type"]
+        out["compute_type"] = values.get("compute_type", values.get("composite_compute_type"))
+    if "ldd" not in out and "ldc" in out and precision:
+        out["ldd"] = out["ldc"]
+    for name in ("algo", "solution_index"):
+        if name in values and values[name] is not None:
+            out[name] = to_int(values[name], name, low=None)
+    if "flags" in values:
+        _flags(values["flags"], out, extra)
+    for name in ("alpha", "beta"):
+        if name in values:
+            out[name] = values[name]
+    for letter in "ABCD":
+        if letter in values:
+            out[f"{letter.lower()}_ptr"] = values[letter]
+    if "call_count" in values:
+        out["call_count"] = to_int(values["call_count"], "call_count", low=1)
+    out["atomics"] = values.get("atomics_mode")
+    out["extra"] = tuple(extra)
+    return out
+
+
+class TraceTransformer(LeafTransformer):
+    """trace tree -> (function, [field text])."""
+
+    def trace(self, children: list[Any]) -> tuple[Any, list[Any]]:
+        return (children[0], children[1:])
+
+    def field(self, children: list[Any]) -> Any:
+        return children[0] if children else ""
+
+
+class RocblasTrace(LogFormat):
+    """rocBLAS trace lines (ROCBLAS_LAYER bit 1)."""
+
+    name = "rocblas-trace"
+    library = "rocblas"
+    description = "rocBLAS trace lines (ROCBLAS_LAYER=1): `rocblas_gemm_ex,N,T,...`"
+    grammar = "rocblas.lark"
+    start_rule = "trace"
+    start = re.compile(r"^rocblas_\w+,")
+    volatile = re.compile(r"((?<![\w.])0x[0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*(?=,|$))")
+    transformer = TraceTransformer
+
+    def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
+        function, fields = generic
+        warnings: list[str] = []
+        family, precision = _family(function)
+        if family is None or family not in FIELD_ORDERS:
+            return Event, dict(library=self.library, function=function, event="call",
+                               fields=tuple((str(i), value) for i, value in enumerate(fields, 1)),
+                               log_format=self.name), ()
+        order = FIELD_ORDERS[family]
+        values: dict[str, Any] = dict(zip(order, fields))
+        if len(fields) == len(order) + 1:
+            values["atomics_mode"] = fields[-1]
+        elif len(fields) != len(order):
+            raise RecordError(
+                f"{function} trace line has {len(fields)} fields after the name; expected {len(order) + 1} "
+                f"(ROCm 3.8 and later) or {len(order)} (older, no atomics mode)"
+            )
+        out = gemm_fields(values, family, precision, warnings)
+        out.update(library=self.library, function=function, log_format=self.name)
+        return GemmCall, out, tuple(warnings)
+
+
+class RocblasBench(LogFormat):
+    """rocBLAS bench lines (ROCBLAS_LAYER bit 2)."""
+
+    name = "rocblas-bench"
+    library = "rocblas"
+    description = "rocBLAS bench lines (ROCBLAS_LAYER=2): `./rocblas-bench -f gemm_ex ...`"
+    grammar = "rocblas.lark"
+    start_rule = "bench"
+    start = re.compile(r"^\s*(?:\S*/)?rocblas-bench\b")
+    transformer = CommandTransformer
+
+    def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
+        _program, options = generic
+        warnings: list[str] = []
+        values = option_dict(options, warnings)
+        routine = values.get("f") or values.get("function")
+        if routine is None:
+            raise RecordError("rocblas-bench line without -f FUNCTION")
+        ilp64 = values.get("api") == "1"
+        precision = None
+        if routine in ("gemm", "gemm_batched", "gemm_strided_batched"):
+            precision = {v: k for k, v in _TYPED.items()}.get(values.get("r") or values.get("precision") or "f32_r")
+            if precision is None:
+                raise RecordError(f"unknown precision -r {values.get('r')!r}")
+            function = f"rocblas_{precision}{routine}"
+        else:
+            function = f"rocblas_{routine}"
+        function += "_64" if ilp64 else ""
+        if routine not in FIELD_ORDERS:
+            return Event, dict(library=self.library, function=function, event="call",
+                               fields=tuple((k, v or "") for k, v in values.items()), log_format=self.name), tuple(warnings)
+        values["transA"] = values.get("transposeA", "N")
+        values["transB"] = values.get("transposeB", "N")
+        if "atomics_not_allowed" in values:
+            values["atomics_mode"] = "atomics_not_allowed"
+        elif "atomics_allowed" in values:
+            values["atomics_mode"] = "atomics_allowed"
+        out = gemm_fields(values, routine, precision, warnings)
+        known = {"f", "r", "api", "transposeA", "transposeB", "m", "n", "k", "alpha", "beta", "a_type", "b_type",
+                 "c_type", "d_type", "compute_type", "composite_compute_type", "lda", "ldb", "ldc", "ldd",
+                 "stride_a", "stride_b", "stride_c", "stride_d", "batch_count", "algo", "solution_index", "flags",
+                 "atomics_not_allowed", "atomics_allowed", "transA", "transB", "atomics_mode"}
+        out["extra"] += tuple((k, v if v is not None else "") for k, v in values.items() if k not in known)
+        out.update(library=self.library, function=function, log_format=self.name)
+        return GemmCall, out, tuple(warnings)
+
+
+class RocblasProfile(LogFormat):
+    """rocBLAS profile entries (ROCBLAS_LAYER bit 4)."""
+
+    name = "rocblas-profile"
+    library = "rocblas"
+    description = "rocBLAS profile YAML flow mappings (ROCBLAS_LAYER=4) with call_count"
+    grammar = "rocblas.lark"
+    start_rule = "profile"
+    start = re.compile(r"^\s*-\s*\{\s*rocblas_function\s*:")
+    transformer = CommandTransformer
+
+    def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
+        warnings: list[str] = []
+        values = option_dict(generic, warnings)
+        function = values.get("rocblas_function")
+        if not function:
+            raise RecordError("profile entry without rocblas_function")
+        family, precision = _family(function)
+        if family is None:
+            return Event, dict(library=self.library, function=function, event="call",
+                               fields=tuple(values.items()), log_format=self.name), tuple(warnings)
+        renamed = {("m" if k == "M" else "n" if k == "N" else "k" if k == "K" else k): v for k, v in values.items()}
+        out = gemm_fields(renamed, family, precision, warnings)
+        known = {"rocblas_function", "atomics_mode", "a_type", "b_type", "c_type", "d_type", "compute_type",
+                 "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "ldb", "ldc", "ldd", "stride_a",
+                 "stride_b", "stride_c", "stride_d", "batch_count", "algo", "solution_index", "flags", "call_count"}
+        out["extra"] += tuple((k, v) for k, v in renamed.items() if k not in known)
+        out.update(library=self.library, function=function, log_format=self.name)
+        return GemmCall, out, tuple(warnings)

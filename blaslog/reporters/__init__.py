@@ -1,0 +1,13 @@
+"""Output formats, as a registry: one module per format, each registering a Reporter subclass.
+
+``REPORTERS`` maps the ``--format`` value to the class; :func:`get_reporter`
+answers an unknown name with a suggestion. Every reporter renders any
+:class:`~blaslog.report.Report` to a string.
+"""
+
+from __future__ import annotations
+
+from blaslog.reporters import csv, github, gitlab, json, junit, markdown, sarif, table  # noqa: F401 - register
+from blaslog.reporters._base import REPORTERS, Reporter, get_reporter
+
+__all__ = ["REPORTERS", "Reporter", "get_reporter"]

@@ -1,0 +1,70 @@
+"""The Reporter interface, the registry, and text-safety helpers every reporter uses."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from abc import ABC, abstractmethod
+from typing import ClassVar, TypeVar
+
+from blaslog.errors import BlaslogError
+from blaslog.report import Report
+
+REPORTERS: dict[str, type[Reporter]] = {}
+R = TypeVar("R", bound="type[Reporter]")
+
+
+class Reporter(ABC):
+    """Renders a Report as text."""
+
+    name: ClassVar[str]
+    """The --format value."""
+    stable: ClassVar[bool] = False
+    """True when the output is a machine-readable contract."""
+    description: ClassVar[str] = ""
+    """One line for --help."""
+
+    @abstractmethod
+    def render(self, report: Report) -> str:
+        """The whole output."""
+
+
+def register(cls: R) -> R:
+    """Class decorator: add a reporter to REPORTERS under its name."""
+    REPORTERS[cls.name] = cls  # type: ignore[attr-defined]
+    return cls
+
+
+def get_reporter(name: str) -> Reporter:
+    """The reporter for a --format value; BlaslogError with a suggestion for an unknown one."""
+    try:
+        return REPORTERS[name]()
+    except KeyError:
+        close = difflib.get_close_matches(name, list(REPORTERS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise BlaslogError(f"unknown output format {name!r}{hint} Known: {', '.join(sorted(REPORTERS))}") from None
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: object, limit: int = 0) -> str:
+    """Text safe for a terminal or a CI log: control characters (ANSI escapes, CR, bidi overrides) shown escaped."""
+    value = "" if text is None else str(text)
+    value = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", value)
+    if limit and len(value) > limit:
+        value = value[: limit - 3] + "..."
+    return value
+
+
+def defuse_commands(text: str) -> str:
+    """Make sure no line of `text` can be read as a CI workflow command (`::cmd::` after leading spaces)."""
+    lines = text.split("\n")
+    return "\n".join(("| " + line) if line.lstrip().startswith("::") else line for line in lines)
+
+
+def cell(value: object, limit: int = 80) -> str:
+    """A table cell: printable, one line, cut to `limit`."""
+    if value is None:
+        return "-"
+    return printable(str(value).replace("\n", " "), limit)

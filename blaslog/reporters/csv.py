@@ -1,0 +1,49 @@
+"""CSV of the command's main table (records, findings or signatures)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from typing import Any
+
+from blaslog.report import Report
+from blaslog.reporters._base import Reporter, register
+
+_FORMULA = re.compile(r"^[=+\-@\t\r]")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def safe_cell(value: Any) -> str:
+    """A CSV cell that a spreadsheet will not run as a formula (log text is untrusted)."""
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list, tuple)):
+        value = json.dumps(value, ensure_ascii=True, default=str)
+    text = str(value)
+    if _FORMULA.match(text) and not _NUMBER.match(text):
+        return "'" + text
+    return text
+
+
+@register
+class CsvReporter(Reporter):
+    """Comma-separated values."""
+
+    name = "csv"
+    stable = True
+    description = "CSV of the records (parse), findings (diff, check) or signatures (summary)"
+
+    def render(self, report: Report) -> str:
+        rows = report.rows
+        columns: list[str] = []
+        for row in rows:  # every key of every row, in first-seen order: CSV keeps all fields
+            columns.extend(k for k in row if k not in columns)
+        columns = columns or report.columns
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([safe_cell(row.get(c)) for c in columns])
+        return out.getvalue()
