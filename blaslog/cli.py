@@ -108,8 +108,8 @@ def cli() -> None:
     """Find the GEMM algorithm differences behind numerical mismatches.
 
     Reads cuBLASLt (CUBLASLT_LOG_LEVEL=1..5), cuBLAS (CUBLAS_LOGINFO_DBG=1), rocBLAS (ROCBLAS_LAYER=1,2,4) and
-    hipBLASLt (HIPBLASLT_LOG_LEVEL, HIPBLASLT_LOG_MASK=32) logs. A LOG is a file, a gzip file, a directory,
-    a quoted glob, or - for standard input.
+    hipBLASLt (HIPBLASLT_LOG_LEVEL, HIPBLASLT_LOG_MASK=32) logs. A LOG is a file, a gzip file, a quoted glob
+    (expanded in name order), or - for standard input.
     """
 
 
@@ -254,7 +254,7 @@ def diff_cmd(sharded: str, unsharded: str, tp: int | None, rank: int | None, cap
              jobs: int, fmt: str, output: str | None, quiet: bool) -> None:
     """Compare a sharded (tensor-parallel) run with an unsharded run, GEMM by GEMM.
 
-    SHARDED and UNSHARDED are each a log file, a directory or a quoted glob ('logs/tp4/blaslt_*.log') of
+    SHARDED and UNSHARDED are each a log file or a quoted glob ('logs/tp4/blaslt_*.log') of
     per-rank files. Every sharded file is compared with the unsharded run; the report says which differ.
     """
     from blaslog.diff import diff_runs

@@ -141,26 +141,20 @@ def _reason(exc: BaseException) -> str:
 
 
 def expand(names: list[str] | tuple[str, ...]) -> list[str]:
-    """Expand globs and directories to files, sorted, so that the order inputs are named in does not matter.
+    """Expand quoted globs to files, sorted, so that the order matches expand to does not depend on the shell.
 
-    A name that is an existing file (or `-`) is kept as it is.
+    Other names (files, `-`, and names that are not there or are directories) are kept as they are; reading
+    them reports what is wrong.
     """
     out: list[str] = []
     for name in names:
-        if name == "-" or os.path.isfile(name):
-            out.append(name)
-        elif os.path.isdir(name):
-            files = sorted(p for p in glob.glob(os.path.join(glob.escape(name), "*")) if os.path.isfile(p))
-            if not files:
-                raise InputError(f"{name}: directory has no files")
-            out.extend(files)
-        elif glob.has_magic(name):
+        if name != "-" and not os.path.exists(name) and glob.has_magic(name):
             files = sorted(p for p in glob.glob(name) if os.path.isfile(p))
             if not files:
                 raise InputError(f"{name}: no file matches this pattern")
             out.extend(files)
         else:
-            out.append(name)  # reported as missing when read
+            out.append(name)
     return out
 
 

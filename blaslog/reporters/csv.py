@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from blaslog.report import Report
-from blaslog.reporters._base import Reporter, register
+from blaslog.reporters._base import Reporter, defuse_commands, printable, register
 
 _FORMULA = re.compile(r"^[=+\-@\t\r]")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -21,7 +21,7 @@ def safe_cell(value: Any) -> str:
         return ""
     if isinstance(value, (dict, list, tuple)):
         value = json.dumps(value, ensure_ascii=True, default=str)
-    text = str(value)
+    text = printable(value)
     if _FORMULA.match(text) and not _NUMBER.match(text):
         return "'" + text
     return text
@@ -46,4 +46,4 @@ class CsvReporter(Reporter):
         writer.writerow(columns)
         for row in rows:
             writer.writerow([safe_cell(row.get(c)) for c in columns])
-        return out.getvalue()
+        return defuse_commands(out.getvalue())

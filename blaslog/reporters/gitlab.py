@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from blaslog.report import Report
-from blaslog.reporters._base import Reporter, printable, register
+from blaslog.reporters._base import Reporter, defuse_commands, printable, register
 from blaslog.reporters.json import dumps
 
 _SEVERITY = {"precision": "critical", "unknown": "major", "reduction": "minor", "schedule": "info", "input": "minor"}
@@ -25,4 +25,4 @@ class GitlabReporter(Reporter):
             "severity": _SEVERITY.get(f.cls, "major"),
             "location": {"path": printable(f.location.file, 1000), "lines": {"begin": max(f.location.line, 1)}},
         } for f in report.findings]
-        return dumps(issues, indent=2) + "\n"
+        return defuse_commands(dumps(issues, indent=2) + "\n")

@@ -7,7 +7,7 @@ from typing import Any
 
 from blaslog.records import SCHEMA_VERSION
 from blaslog.report import Report
-from blaslog.reporters._base import Reporter, register
+from blaslog.reporters._base import Reporter, defuse_commands, register
 
 
 def dumps(value: Any, indent: int | None = None) -> str:
@@ -24,7 +24,7 @@ class JsonReporter(Reporter):
     description = "one JSON document (schema_version, records or findings, summary)"
 
     def render(self, report: Report) -> str:
-        return dumps(report.to_json(), indent=2) + "\n"
+        return defuse_commands(dumps(report.to_json(), indent=2) + "\n")
 
 
 @register
@@ -43,4 +43,4 @@ class JsonLinesReporter(Reporter):
                  for item in items or []]
         tail = {k: v for k, v in doc.items() if k not in ("records", "findings", "signatures")}
         lines.append(dumps({"type": "summary", **tail, "schema_version": SCHEMA_VERSION}))
-        return "\n".join(lines) + "\n"
+        return defuse_commands("\n".join(lines) + "\n")

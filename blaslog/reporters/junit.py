@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from blaslog.report import Case, Report
-from blaslog.reporters._base import Reporter, printable, register
+from blaslog.reporters._base import Reporter, defuse_commands, printable, register
 
 
 def _cases(report: Report) -> list[Case]:
@@ -44,4 +44,4 @@ class JunitReporter(Reporter):
                                         message=printable(f"{finding.cls}: {finding.title}", 500))
                 failure.text = printable(finding.explanation, 20000)
         ET.indent(suites)
-        return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+        return defuse_commands('<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n")

@@ -6,7 +6,7 @@ from typing import Any
 
 from blaslog import __version__
 from blaslog.report import CLASSES, Finding, Report
-from blaslog.reporters._base import Reporter, printable, register
+from blaslog.reporters._base import Reporter, defuse_commands, printable, register
 from blaslog.reporters.json import dumps
 
 _LEVEL = {"error": "error", "warning": "warning", "notice": "note"}
@@ -79,4 +79,4 @@ class SarifReporter(Reporter):
                 "results": results,
             }],
         }
-        return dumps(document, indent=2) + "\n"
+        return defuse_commands(dumps(document, indent=2) + "\n")

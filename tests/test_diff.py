@@ -1,0 +1,129 @@
+"""blaslog diff: the seed case and exactly the planted differences of fixtures/generated."""
+
+from __future__ import annotations
+
+import pytest
+
+import blaslog
+from blaslog.diff import dims_match, infer_tp
+from tests.conftest import GENERATED, SEED, expected_findings
+
+TP_EXPECTED = [e for e in expected_findings() if e["kind"] in ("tp_algo_diff", "tp_solution_diff")]
+PAIRS = sorted({(e["sharded_file"], e["unsharded_file"]) for e in TP_EXPECTED})
+
+
+def _run(sharded, unsharded, caps=None, tp=None):
+    s = blaslog.parse_file(str(sharded)).gemms
+    u = blaslog.parse_file(str(unsharded)).gemms
+    return blaslog.diff_runs(s, u, caps=caps, tp=tp, sharded_file=str(sharded), unsharded_file=str(unsharded))
+
+
+def test_seed_tp4_against_unsharded_is_a_precision_difference(seed_caps):
+    result = _run(SEED / "sharded.log", SEED / "unsharded.log", caps=seed_caps)
+    assert result.tp.tp == 4 and result.tp.how == "inferred"
+    assert len(result.pairs) == 1
+    (finding,) = result.findings
+    assert finding.cls == "precision"
+    fields = dict(finding.fields)
+    assert fields["algoId"] == (0, 21)
+    assert fields["tile"] == ("MATMUL_TILE_128x32", "MATMUL_TILE_64x64")
+    assert fields["stages"] == (None, "MATMUL_STAGES_16x6")
+    assert fields["ctaSwizzling"] == (1, None)
+    assert finding.data["sharded"]["k"] == 8 and finding.data["unsharded"]["k"] == 32
+    text = finding.explanation
+    assert "FMA with FP32 inputs" in text and "TF32 inputs" in text
+    assert "unsharded run is the less precise one" in text
+    assert "NVIDIA_TF32_OVERRIDE=0" in text and "allow_tf32" in text and "Pinning the algorithm" in text
+
+
+def test_seed_without_caps_says_numerics_unknown():
+    (finding,) = _run(SEED / "sharded.log", SEED / "unsharded.log").findings
+    assert finding.cls == "unknown"
+    assert "blaslog probe" in finding.explanation and "--caps" in finding.explanation
+
+
+def test_seed_ffn256_has_no_algorithm_difference_against_unsharded():
+    result = _run(SEED / "unsharded_ffn256.log", SEED / "unsharded.log")
+    assert result.findings == [] and result.identical_pairs == 1
+    assert result.tp.tp == 1
+
+
+def test_seed_ffn256_against_sharded_has_the_same_precision_difference(seed_caps):
+    result = _run(SEED / "sharded_joined.log", SEED / "unsharded_ffn256_joined.log", caps=seed_caps)
+    assert [f.cls for f in result.findings] == ["precision"]
+
+
+@pytest.mark.parametrize("sharded,unsharded", PAIRS)
+def test_generated_pairs_find_exactly_the_planted_differences(sharded, unsharded, generated_caps):
+    result = _run(GENERATED / sharded, GENERATED / unsharded, caps=generated_caps)
+    planted = [e for e in TP_EXPECTED if e["sharded_file"] == sharded and e["unsharded_file"] == unsharded]
+    assert result.tp.tp == planted[0]["tp"] and result.tp.confidence == 1.0
+    assert not result.unmatched_sharded and not result.unmatched_unsharded
+    assert len(result.findings) == len(planted)
+    for expected in planted:
+        matches = [f for f in result.findings
+                   if [f.data["sharded"][d] for d in "mnk"] == expected["sharded_mnk"]
+                   and [f.data["unsharded"][d] for d in "mnk"] == expected["unsharded_mnk"]]
+        assert len(matches) == 1, expected["id"]
+        finding = matches[0]
+        assert finding.cls == expected["class"]
+        assert sorted(name for name, _ in finding.fields) == sorted(expected["differing_fields"])
+        assert finding.count == expected["count"]
+        lines = sorted((o["sharded_line"], o["unsharded_line"]) for o in finding.data["occurrences"])
+        assert lines == sorted((o["sharded_line"], o["unsharded_line"]) for o in expected["occurrences"])
+        if "sharded_algo" in expected:
+            # the order of keys inside algo=[...] is the log's business; compare the pairs
+            assert sorted(finding.data["sharded_algo"].split()) == sorted(expected["sharded_algo"].split())
+            assert sorted(finding.data["unsharded_algo"].split()) == sorted(expected["unsharded_algo"].split())
+        if expected["class"] == "precision":
+            assert finding.data["numerical_impl_flags"] == expected["numerical_impl_flags"]
+
+
+@pytest.mark.parametrize("rank", ["321675", "321676", "321677"])
+def test_other_ranks_show_the_same_differences(rank, generated_caps):
+    result = _run(GENERATED / f"lt_fp32_tp4/blaslt_{rank}.log", GENERATED / "lt_fp32_unsharded.stdout.log",
+                  caps=generated_caps)
+    assert sorted(f.cls for f in result.findings) == ["precision", "reduction", "schedule"]
+    if rank == "321677":  # cut short during step 2: the last GEMM has no partner
+        assert len(result.unmatched_unsharded) == 1 and not result.unmatched_sharded
+
+
+def test_api_only_hipblaslt_logs_compare_shapes_and_say_so():
+    result = _run(GENERATED / "hipblaslt_bf16_tp2_rank0.api.log", GENERATED / "hipblaslt_bf16_unsharded.api.log")
+    assert result.algorithm_info is False
+    assert result.findings == [] and len(result.pairs) == 78 and result.tp.tp == 2
+
+
+def test_explicit_tp_overrides_and_a_wrong_tp_leaves_pairs_unmatched():
+    result = _run(GENERATED / "lt_fp16_tp4_rank0.log", GENERATED / "lt_fp16_unsharded.log.gz", tp=2)
+    assert result.tp.how == "given" and result.tp.tp == 2
+    assert len(result.unmatched_sharded) == 78 and not result.pairs
+
+
+def test_repeated_shape_pairs_with_its_own_occurrence():
+    """Two identical shapes in a row: each sharded call pairs with the unsharded call at the same position."""
+    def line(n, k, algo):
+        return (f"[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type=R_32F rows={k} "
+                f"cols=64 ld={k}] B=0X2 Bdesc=[type=R_32F rows={k} cols={n} ld={k}] C=0X3 Cdesc=[type=R_32F rows=64 "
+                f"cols={n} ld=64] D=0X3 Ddesc=[type=R_32F rows=64 cols={n} ld=64] computeDesc=[computeType=COMPUTE_32F "
+                f"scaleType=R_32F transa=OP_T] algo=[algoId={algo}] workSpace=0X0 workSpaceSizeInBytes=0 beta=0 "
+                "outOfPlace=0 stream=0X0\n")
+    sharded = blaslog.parse_text(line(16, 8, 1) + line(16, 8, 2) + line(16, 8, 1)).gemms
+    unsharded = blaslog.parse_text(line(16, 32, 1) + line(16, 32, 1) + line(16, 32, 1)).gemms
+    result = blaslog.diff_runs(sharded, unsharded)
+    assert result.tp.tp == 4
+    assert [(s.line, u.line) for s, u in result.pairs] == [(1, 1), (2, 2), (3, 3)]
+    (finding,) = result.findings
+    assert finding.location.line == 2 and finding.count == 1
+
+
+def test_dims_match_and_infer_tp():
+    a = blaslog.GemmCall("cublasLt", "x", m=64, n=1024, k=8)
+    b = blaslog.GemmCall("cublasLt", "x", m=64, n=1024, k=32)
+    batched_s = blaslog.GemmCall("cublasLt", "x", m=64, n=64, k=64, batch_count=8)
+    batched_u = blaslog.GemmCall("cublasLt", "x", m=64, n=64, k=64, batch_count=32)
+    assert dims_match(a, b, 4) and not dims_match(a, b, 2) and dims_match(a, a, 4)
+    assert dims_match(batched_s, batched_u, 4)
+    inference = infer_tp([(a, b), (batched_s, batched_u), (a, a)])
+    assert (inference.tp, inference.agreeing, inference.sharded_pairs, inference.equal_pairs) == (4, 2, 2, 1)
+    assert "TP 4 inferred from 2 of 2" in inference.describe()

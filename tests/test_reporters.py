@@ -1,0 +1,188 @@
+"""Every reporter renders an empty and a real report; CI formats validate and cannot be injected."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import blaslog
+from blaslog.report import Report
+from blaslog.reporters import REPORTERS, get_reporter
+from blaslog.reporters.github import escape_data, escape_property
+from blaslog.views import check_report, diff_report, parse_report, summary_report
+from tests.conftest import GENERATED, SEED
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+
+
+def _diff(caps):
+    s = blaslog.parse_file(str(GENERATED / "lt_fp32_tp4/blaslt_321674.log"))
+    u = blaslog.parse_file(str(GENERATED / "lt_fp32_unsharded.stdout.log"))
+    result = blaslog.diff_runs(s.gemms, u.gemms, caps=caps, sharded_file="s.log", unsharded_file="u.log")
+    return diff_report([result], s.files, u.files)
+
+
+@pytest.fixture(scope="module")
+def reports():
+    caps = blaslog.load_caps(GENERATED / "caps.json")
+    parsed = blaslog.parse_file(str(SEED / "sharded.log"))
+    rocblas = blaslog.parse_file(str(GENERATED / "rocblas_fp16_trace.log"))
+    return {
+        "empty-diff": Report("diff"),
+        "empty-parse": Report("parse"),
+        "parse": parse_report(parsed),
+        "parse-all": parse_report(blaslog.parse_file(str(GENERATED / "lt_fp32_unsharded.stdout.log")), kind="all"),
+        "diff": _diff(caps),
+        "check": check_report(rocblas.gemms, rocblas.files),
+        "summary": summary_report(rocblas.gemms, rocblas.files),
+    }
+
+
+def test_the_registry_has_every_format():
+    assert sorted(REPORTERS) == ["csv", "github", "gitlab", "json", "jsonl", "junit", "markdown", "sarif", "table"]
+
+
+@pytest.mark.parametrize("fmt", sorted(REPORTERS))
+@pytest.mark.parametrize("which", ["empty-diff", "empty-parse", "parse", "parse-all", "diff", "check", "summary"])
+def test_every_reporter_renders_every_report(fmt, which, reports):
+    text = get_reporter(fmt).render(reports[which])
+    assert isinstance(text, str)
+    if fmt in ("json", "sarif", "gitlab"):
+        json.loads(text)
+    if fmt == "jsonl":
+        for line in text.splitlines():
+            json.loads(line)
+    if fmt == "junit":
+        ET.fromstring(text)
+    if which in ("diff", "check") and fmt in ("table", "markdown", "github", "gitlab"):
+        assert "precision" in text
+
+
+def test_unknown_format_suggests():
+    with pytest.raises(blaslog.BlaslogError, match="did you mean 'sarif'"):
+        get_reporter("sarf")
+
+
+def test_json_diff_document(reports):
+    doc = json.loads(get_reporter("json").render(reports["diff"]))
+    assert doc["schema_version"] == 1 and doc["command"] == "diff"
+    classes = sorted(f["class"] for f in doc["findings"])
+    assert classes == ["precision", "reduction", "schedule"]
+    finding = next(f for f in doc["findings"] if f["class"] == "precision")
+    assert finding["fields"]["algoId"] == [0, 21]
+    assert finding["sharded"]["k"] == 256 and finding["unsharded"]["k"] == 1024
+    assert finding["sharded"]["file"].endswith("blaslt_321674.log") and finding["sharded"]["line"] == 85
+    assert finding["count"] == 4 and finding["explanation"]
+    assert doc["comparisons"][0]["tp_inference"]["tp"] == 4
+
+
+def test_json_parse_document(reports):
+    doc = json.loads(get_reporter("json").render(reports["parse"]))
+    assert doc["schema_version"] == 1
+    (record,) = doc["records"]
+    assert (record["m"], record["n"], record["k"]) == (64, 1024, 8)
+    (summary,) = doc["summary"]["files"]
+    assert summary["lines"] == 8 and summary["gemm_records"] == 1 and summary["unparsable_lines"] == 0
+
+
+def test_sarif_validates_against_the_official_schema(reports):
+    for which in ("diff", "check", "empty-diff"):
+        document = json.loads(get_reporter("sarif").render(reports[which]))
+        jsonschema.validate(document, SCHEMA)
+    document = json.loads(get_reporter("sarif").render(reports["diff"]))
+    run = document["runs"][0]
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} >= {"blaslog/precision", "blaslog/reduction"}
+    result = next(r for r in run["results"] if r["ruleId"] == "blaslog/precision")
+    assert result["level"] == "error"
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 85
+    again = json.loads(get_reporter("sarif").render(_diff(blaslog.load_caps(GENERATED / "caps.json"))))
+    assert [r["partialFingerprints"] for r in again["runs"][0]["results"]] == [
+        r["partialFingerprints"] for r in run["results"]]
+
+
+def test_junit_counts(reports):
+    root = ET.fromstring(get_reporter("junit").render(reports["diff"]))
+    suite = root.find("testsuite")
+    cases = suite.findall("testcase")
+    assert len(cases) == 78 and suite.get("tests") == "78"
+    failures = [c for c in cases if c.find("failure") is not None]
+    assert len(failures) == 12 and suite.get("failures") == "12"
+    names = [(c.get("classname"), c.get("name")) for c in cases]
+    assert len(set(names)) == len(names)
+
+
+def test_gitlab_code_quality_fields(reports):
+    issues = json.loads(get_reporter("gitlab").render(reports["diff"]))
+    assert len(issues) == 3
+    for issue in issues:
+        assert set(issue) >= {"description", "check_name", "fingerprint", "severity", "location"}
+        assert issue["severity"] in ("info", "minor", "major", "critical", "blocker")
+        assert isinstance(issue["location"]["lines"]["begin"], int) and issue["location"]["path"]
+    assert len({i["fingerprint"] for i in issues}) == 3
+
+
+def test_github_escaping_rules():
+    assert escape_data("50%\r\nnext") == "50%25%0D%0Anext"
+    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
+
+
+HOSTILE = [
+    "::add-mask::secret",
+    "::stop-commands::pwned",
+    "x%0A::error::forged",
+    "line\n::warning::forged",
+    "<script>alert(1)</script>",
+    "]]></failure><injected/>",
+    "\x1b[31mred\x1b[0m",
+    "A" * 5000,
+]
+
+
+@pytest.mark.parametrize("evil", HOSTILE)
+@pytest.mark.parametrize("fmt", sorted(REPORTERS))
+def test_log_text_cannot_inject_commands_or_break_documents(evil, fmt, tmp_path):
+    """Crafted values in a log's function name, keys and file name come out escaped in every format."""
+    safe_name = evil.replace("\n", " ").replace("\x1b", "")
+    line = ("[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type=R_32F rows=4 cols=8 ld=4] "
+            "B=0X2 Bdesc=[type=R_32F rows=8 cols=2 ld=8] C=0X3 Cdesc=[type=R_32F rows=4 cols=2 ld=4] D=0X3 "
+            "Ddesc=[type=R_32F rows=4 cols=2 ld=4] computeDesc=[computeType=COMPUTE_32F scaleType=R_32F] "
+            f"algo=[algoId=ALGO tile={safe_name.replace(' ', '_').replace('=', '_').replace('[', '(').replace(']', ')')}] "
+            "workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=0 stream=0X0")
+    first = blaslog.parse_text(line.replace("ALGO", "1") + "\n", name=evil).gemms
+    second = blaslog.parse_text(line.replace("ALGO", "2") + "\n", name=evil).gemms
+    result = blaslog.diff_runs(first, second)
+    report = diff_report([result], [], [])
+    text = get_reporter(fmt).render(report)
+    lines = text.splitlines()
+    for out in lines:
+        if out.lstrip().startswith("::"):
+            assert fmt == "github"
+            assert out.startswith(("::error ", "::warning ", "::notice ")), out
+            command, _, message = out[2:].partition("::")
+            assert "\n" not in message and "\r" not in message
+            name, _, props = command.partition(" ")
+            assert name in ("error", "warning", "notice")
+            keys = [prop.split("=", 1)[0] for prop in props.split(",")]
+            assert set(keys) <= {"file", "line", "title"} and len(keys) == len(set(keys))
+    assert "\x1b" not in text
+    if fmt in ("json", "sarif", "gitlab"):
+        json.loads(text)
+    if fmt == "junit":
+        ET.fromstring(text)
+    if fmt == "markdown":
+        assert "<script>" not in text
+
+
+def test_github_limits_ten_per_level_with_a_closing_count():
+    from blaslog.report import Finding, Location
+
+    findings = [Finding("tp_algo_diff", "precision", f"f{i}", "x", Location("a.log", i + 1)) for i in range(14)]
+    text = get_reporter("github").render(Report("diff", findings=findings))
+    errors = [line for line in text.splitlines() if line.startswith("::error")]
+    assert len(errors) == 10
+    assert "5 more error findings" in errors[-1]
+    assert errors[0].startswith("::error file=a.log,line=1,title=blaslog precision%3A f0::")
