@@ -214,6 +214,8 @@ def parse_cmd(logs: tuple[str, ...], kind: str, caps_path: str | None, log_forma
         caps = _load_caps(caps_path)
         result, failed = _read(logs, log_format, strict, jobs)
         _account(result.files, quiet)
+        if not result.files:
+            sys.exit(2)  # every input failed to open; each was reported
         if _nothing_read(result, failed):
             warn("blaslog: error: no BLAS log records found; was logging on? (CUBLASLT_LOG_LEVEL=2 or higher, "
                  "CUBLAS_LOGINFO_DBG=1, ROCBLAS_LAYER=1, HIPBLASLT_LOG_LEVEL=2 or HIPBLASLT_LOG_MASK=32)")
@@ -316,6 +318,8 @@ def check_cmd(logs: tuple[str, ...], batch: bool, caps_path: str | None, fail_on
         caps = _load_caps(caps_path)
         result, failed = _read(logs, log_format, strict, jobs)
         _account(result.files, quiet)
+        if not result.files:
+            sys.exit(2)  # every input failed to open; each was reported
         if _nothing_read(result, failed):
             raise CliError("no BLAS log records found in the inputs")
         report = check_report(result.gemms, result.files, caps=caps, batch=batch)
@@ -336,6 +340,8 @@ def summary_cmd(logs: tuple[str, ...], caps_path: str | None, log_format: tuple[
         caps = _load_caps(caps_path)
         result, failed = _read(logs, log_format, strict, jobs)
         _account(result.files, quiet)
+        if not result.files:
+            sys.exit(2)  # every input failed to open; each was reported
         if _nothing_read(result, failed):
             raise CliError("no BLAS log records found in the inputs")
         _emit(summary_report(result.gemms, result.files, caps=caps), fmt, output, quiet)

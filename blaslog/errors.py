@@ -57,7 +57,7 @@ class LogParseError(InputError, ValueError):
 
 def _excerpt(text: str, column: int, width: int = 120) -> tuple[str, int]:
     """Cut a long line down to `width` characters around `column`; return it and the new column."""
-    text = text.replace("\t", " ")
+    text = text.replace("\t", " ").replace("\n", "\u23ce")  # a multi-line record shows its line breaks as ⏎
     safe = "".join(c if c.isprintable() else "\N{REPLACEMENT CHARACTER}" for c in text)
     if len(safe) <= width:
         return safe, column

@@ -89,8 +89,8 @@ class Reader:
                 else:
                     self.ended_without_newline = True
                 if b"\x00" in raw:
-                    yield Line(number, raw.replace(b"\x00", b"").decode("utf-8", "replace")[:200],
-                               "binary data (NUL bytes): not text", True)
+                    preview = raw[:24].hex(" ") + (" ..." if len(raw) > 24 else "")
+                    yield Line(number, f"bytes: {preview}", "binary data (NUL bytes), not a text log line; skipped", True)
                     continue
                 try:
                     text = raw.decode("utf-8")

@@ -90,7 +90,7 @@ class _FileParser:
         if pending is not None:
             yield from self._finish(pending, at_end=True)
         if self.reader.stream_error:
-            self.problem(last_number + 1 if last_number else 0, self.reader.stream_error, severity="warning")
+            self.problem(last_number + 1 if last_number else 0, self.reader.stream_error)
         if summary.lines == 0 and not self.reader.stream_error:
             self.problem(0, "empty input", severity="warning")
 

@@ -23,6 +23,17 @@ def expected_findings() -> list[dict]:
     return [json.loads(line) for line in (GENERATED / "EXPECTED.jsonl").read_text().splitlines() if line.strip()]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """`pytest --update-golden` rewrites the expected outputs of the golden tests (review the diff)."""
+    parser.addoption("--update-golden", action="store_true", help="rewrite fixtures/bad/*.expected")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """True when the golden files are to be rewritten."""
+    return bool(request.config.getoption("--update-golden"))
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     """Click's runner with stdout and stderr kept apart."""

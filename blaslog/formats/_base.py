@@ -235,18 +235,33 @@ def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
 
 
+_TERMINAL_NAMES = {
+    "RSQB": "']'", "LSQB": "'['", "EQUAL": "'='", "COMMA": "','", "COLON": "':'", "SEMICOLON": "';'",
+    "LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "VBAR": "'|'", "$END": "the end of the record",
+    "TOKEN": "a word", "POINTER": "a pointer", "EMPTY_VALUE": "'='", "OUT_KEY": "a key", "_NL": "a new line",
+}
+
+
+def _terminal(name: str) -> str:
+    bare = name.split("__")[-1]
+    return _TERMINAL_NAMES.get(bare, bare.lower().replace("_", " "))
+
+
 def describe_error(exc: Exception, text: str) -> tuple[str, int]:
     """A one-line reason and a 1-based column for a grammar or build error."""
     if isinstance(exc, UnexpectedCharacters):
-        return f"unexpected character {text[exc.pos_in_stream]!r}" if exc.pos_in_stream < len(text) else "unexpected end", exc.column
+        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        expected = sorted({_terminal(t) for t in exc.allowed or ()})
+        hint = f"; expected {' or '.join(expected[:4])}" if expected else ""
+        return f"unexpected character {char!r}{hint}", exc.column
     if isinstance(exc, UnexpectedEOF):
         return "the record ends too early (cut short?)", len(text) + 1
     if isinstance(exc, UnexpectedToken):
         if exc.token.type == "$END":
             return "the record ends too early (cut short, or a `[` is not closed)", len(text) + 1
-        expected = sorted(exc.expected)
-        hint = f"; expected {', '.join(expected[:4])}" if expected else ""
-        return f"unexpected {exc.token!r}{hint}", exc.column
+        expected = sorted({_terminal(t) for t in exc.expected})
+        hint = f"; expected {' or '.join(expected[:4])}" if expected else ""
+        return f"unexpected {str(exc.token)[:40]!r}{hint}", exc.column
     if isinstance(exc, UnexpectedInput):
         return str(exc).splitlines()[0], getattr(exc, "column", 0)
     if isinstance(exc, RecordError):

@@ -16,6 +16,8 @@ from blaslog.records import Event, GemmCall
 
 Pairs = tuple[tuple[str, Any], ...]
 
+KNOWN_LEVELS = frozenset({"api", "info", "trace", "hint", "hints", "error", "debug", "warning", "warn", "bench",
+                          "profile", "extendedprofile"})
 LEVEL_EVENTS = {"api": "api", "error": "error", "info": "info", "trace": "trace", "hint": "hint", "hints": "hint"}
 
 # Keys that start a continuation of a record a person wrapped over several lines.
@@ -102,6 +104,8 @@ class LoggerFormat(LogFormat):
             return GemmCall, kwargs, tuple(warnings)
         words = [value for key, value in items if key == ""]
         text = _render(items) if words else ""
+        if level.lower() not in KNOWN_LEVELS:
+            warnings.append(f"level {level!r} is not one the library is known to print; kept as an event")
         return Event, dict(
             library=self.library, function=function,
             event=LEVEL_EVENTS.get(level.lower(), level.lower()),

@@ -1,0 +1,88 @@
+"""The bad-input corpus (fixtures/bad): each file gets exactly the message in its .expected file.
+
+`pytest --update-golden` rewrites the .expected files; review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from blaslog.cli import cli
+from tests.conftest import BAD
+
+CASES = sorted(p for p in BAD.iterdir() if p.suffix not in (".expected", ".md"))
+
+
+def test_corpus_is_there():
+    assert len(CASES) >= 15
+
+
+def _run(runner, *args: str) -> str:
+    cwd = os.getcwd()
+    os.chdir(BAD)  # messages name the file as given: keep them relative
+    try:
+        result = runner.invoke(cli, list(args))
+    finally:
+        os.chdir(cwd)
+    assert "Traceback" not in result.stderr and result.exception is None or isinstance(result.exception, SystemExit)
+    return f"exit: {result.exit_code}\n{result.stderr}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_message_is_exactly_the_expected_one(case, runner, update_golden):
+    got = _run(runner, "parse", case.name, "-f", "json")
+    expected_file = case.with_name(case.name + ".expected")
+    if update_golden:
+        expected_file.write_text(got)
+    assert got == expected_file.read_text()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_strict_stops_with_exit_2_on_errors(case, runner):
+    got = _run(runner, "parse", "--strict", case.name, "-f", "json", "-q")
+    normal = case.with_name(case.name + ".expected").read_text()
+    has_error = ": error:" in normal
+    assert got.startswith("exit: 2") == has_error or "no BLAS log records" in normal
+
+
+def test_directory(runner, tmp_path):
+    result = runner.invoke(cli, ["parse", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr.strip().endswith(f"{tmp_path}: is a directory; name the log files in it, or a glob such as "
+                                          f"'{tmp_path}/*.log'")
+
+
+def test_unreadable_file(runner, tmp_path, monkeypatch):
+    path = tmp_path / "locked.log"
+    path.write_text("x\n")
+    real_open = open
+
+    def deny(file, *args, **kwargs):
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied")
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", deny)
+    result = runner.invoke(cli, ["parse", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}: permission denied; check the file's read permission" in result.stderr
+
+
+def test_missing_file_among_good_ones_goes_on(runner):
+    from tests.conftest import SEED
+
+    result = runner.invoke(cli, ["parse", str(SEED / "sharded.log"), "nope.log", "-f", "json", "-q"])
+    assert result.exit_code == 2
+    assert "nope.log: no such file" in result.stderr
+    assert '"k": 8' in result.stdout
+
+
+def test_every_corpus_file_balances():
+    import blaslog
+
+    for case in CASES:
+        for summary in blaslog.parse_file(str(case)).files:
+            assert summary.balanced(), case.name

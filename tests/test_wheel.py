@@ -1,0 +1,52 @@
+"""The built wheel carries the grammars and works from a fresh virtual environment."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SEED
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                            "-w", str(out), str(ROOT)], capture_output=True, text=True, check=False)
+    if build.returncode != 0:
+        pytest.fail(f"building the wheel failed:\n{build.stdout}\n{build.stderr}")
+    (path,) = out.glob("blaslog-*.whl")
+    return path
+
+
+def test_wheel_contains_the_grammars(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    for grammar in ("cublaslt", "cublas", "kv", "rocblas", "hipblaslt", "bench", "flowmap"):
+        assert f"blaslog/grammars/{grammar}.lark" in names
+    assert "blaslog/data/cublaslt_enums.json" in names
+
+
+@pytest.mark.slow
+def test_installed_command_parses_a_fixture(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    # system site packages provide lark, pandas, click, tabulate without a network
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
+                    str(wheel)], check=True, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    where = subprocess.run([str(python), "-c", "import blaslog; print(blaslog.__file__)"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, check=True)
+    assert str(env_dir) in where.stdout
+    result = subprocess.run([str(env_dir / "bin" / "blaslog"), "parse", str(SEED / "sharded.log"), "-f", "csv", "-q"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    header, row = result.stdout.splitlines()[:2]
+    columns = dict(zip(header.split(","), row.split(",")))
+    assert (columns["m"], columns["n"], columns["k"], columns["algo_id"]) == ("64", "1024", "8", "0")
