@@ -1,0 +1,136 @@
+"""Property tests (hypothesis): round trips of the logger message syntax; no input crashes any grammar or the CLI."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import blaslog
+from blaslog.cli import cli
+from blaslog.formats import FORMAT_CLASSES
+from blaslog.formats._base import RecordError
+from tests.conftest import GENERATED, NVIDIA, SEED
+
+pytestmark = pytest.mark.property
+
+KEY = st.text(string.ascii_letters + string.digits + "_", min_size=1, max_size=12).filter(lambda k: k[0].isalpha())
+SCALAR = st.text(string.ascii_letters + string.digits + "_.:?-+/#*", min_size=1, max_size=16)
+POINTER = st.integers(min_value=1, max_value=2**48).map(lambda v: f"0X{v:X}")
+VALUE = st.one_of(SCALAR, POINTER)
+GROUP = st.lists(st.tuples(KEY, VALUE), min_size=1, max_size=5)
+PAIRS = st.lists(st.tuples(KEY, st.one_of(VALUE, GROUP)), min_size=1, max_size=8, unique_by=lambda kv: kv[0])
+
+
+def _render(pairs) -> str:
+    parts = []
+    for key, value in pairs:
+        if isinstance(value, list):
+            value = "[" + " ".join(f"{k}={v}" for k, v in value) + "]"
+        parts.append(f"{key}={value}")
+    return " ".join(parts)
+
+
+def _flatten(pairs):
+    out = []
+    for key, value in pairs:
+        if isinstance(value, list):
+            out.extend((f"{key}.{k}", v) for k, v in value)
+        else:
+            out.append((key, value))
+    return tuple(out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs=PAIRS, tid=st.integers(1, 10**7), level=st.sampled_from(["Api", "Info", "Hint", "Debug"]))
+def test_logger_messages_round_trip(pairs, tid, level):
+    line = f"[2024-05-22 07:22:32][cublasLt][{tid}][{level}][cublasLtSomething] {_render(pairs)}\n"
+    result = blaslog.parse_text(line)
+    (record,) = result.records
+    assert record.thread == str(tid) and record.level == level
+    assert record.fields == _flatten(pairs)
+    assert result.files[0].unparsable_lines == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(pairs=PAIRS, tid=st.integers(1, 10**7))
+def test_round_trip_is_stable_through_the_shape_cache(pairs, tid):
+    """The same shape twice with other pointers and thread: the second comes from the cache, equally right."""
+    first = f"[2024-05-22 07:22:32][cublasLt][{tid}][Api][f] {_render(pairs)} p=0X1234\n"
+    second = first.replace(f"[{tid}]", f"[{tid + 1}]").replace("p=0X1234", "p=0XABCD")
+    a, b = blaslog.parse_text(first + second).records
+    assert a.fields[:-1] == b.fields[:-1] == _flatten(pairs)
+    assert (a.thread, dict(a.fields)["p"], b.thread, dict(b.fields)["p"]) == (str(tid), "0X1234", str(tid + 1),
+                                                                                "0XABCD")
+
+
+def _real_lines():
+    lines = []
+    for path in [SEED / "sharded_joined.log", NVIDIA / "cublaslt_12.9.3_level5_api_error_nogpu.log",
+                 GENERATED / "rocblas_fp16_trace.log", GENERATED / "rocblas_fp16_bench.log",
+                 GENERATED / "rocblas_fp16_profile.yaml", GENERATED / "hipblaslt_bf16_tp2_rank0.bench.log",
+                 GENERATED / "cublas_classic_fp16.log"]:
+        lines.extend(path.read_text().splitlines()[:40])
+    lines.extend(line for line in (GENERATED / "hipblaslt_bf16_tp2_rank0.api.log").read_text().splitlines()[:30])
+    return lines
+
+
+REAL = _real_lines()
+
+
+@st.composite
+def mutated(draw):
+    line = draw(st.sampled_from(REAL))
+    for _ in range(draw(st.integers(0, 4))):
+        op = draw(st.sampled_from(["delete", "insert", "truncate", "duplicate"]))
+        if not line:
+            break
+        at = draw(st.integers(0, len(line) - 1))
+        if op == "delete":
+            line = line[:at] + line[at + 1:]
+        elif op == "insert":
+            line = line[:at] + draw(st.sampled_from(list("[]=,|{}:;' \"\\\x00\t") + ["0x", "i!", "::"])) + line[at:]
+        elif op == "truncate":
+            line = line[:at]
+        else:
+            line = line[:at] + line[at:at + 20] + line[at:]
+    return line
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.one_of(mutated(), st.text(max_size=300)))
+def test_no_grammar_raises_anything_but_its_own_errors(text):
+    from lark.exceptions import LarkError
+
+    for cls in FORMAT_CLASSES:
+        fmt = cls()
+        try:
+            fmt.parse(text, "x", 1, 1)
+        except (LarkError, RecordError):
+            pass
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.one_of(mutated(), st.text(max_size=120)), max_size=8))
+def test_pipeline_accounts_for_every_line(lines):
+    text = "\n".join(lines) + "\n"
+    result = blaslog.parse_text(text)
+    summary = result.files[0]
+    assert summary.balanced()
+    assert summary.lines == text.count("\n")  # only \n ends a line, whatever else the text holds
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(mutated(), min_size=1, max_size=5), command=st.sampled_from(["parse", "check", "summary"]),
+       fmt=st.sampled_from(["table", "json", "csv", "github", "sarif", "junit"]))
+def test_cli_never_shows_a_traceback(lines, command, fmt, tmp_path_factory):
+    from click.testing import CliRunner
+
+    path = tmp_path_factory.mktemp("fuzz") / "fuzz.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
+    result = CliRunner().invoke(cli, [command, str(path), "-f", fmt])
+    assert result.exit_code in (0, 1, 2), result.output
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
