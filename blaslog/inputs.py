@@ -14,9 +14,26 @@ from pathlib import Path
 from typing import BinaryIO
 
 from blaslog.errors import InputError
+from blaslog.formats._base import VOLATILE
 
 MAX_LINE = 1 << 20
 """Longest line (bytes) handed to a grammar; longer lines are reported, not parsed."""
+BLOCK = 1 << 22
+"""Bytes read at a time."""
+
+
+@dataclass(slots=True)
+class Batch:
+    """Consecutive lines of an input."""
+
+    start: int
+    """Line number of the first line."""
+    lines: list[str]
+    """The lines without their ends."""
+    shapes: list[str] | None
+    """Each line's shape (volatile values masked), or None when the batch needed line-by-line decoding."""
+    problems: dict[int, tuple[str, bool]]
+    """Index in `lines` -> (problem, fatal) for lines that could not be used as they are."""
 
 
 @dataclass(slots=True)
@@ -33,7 +50,7 @@ class Line:
     """True when the line must not be parsed (binary, too long)."""
 
 
-@dataclass(slots=True)
+@dataclass
 class Reader:
     """Iterates the lines of one input and remembers how the input ended."""
 
@@ -48,60 +65,108 @@ class Reader:
     notes: list[str] = field(default_factory=list)
 
     def lines(self) -> Iterator[Line]:
-        """The lines, in order."""
+        """The lines one by one (see :meth:`batches` for the fast path)."""
+        for batch in self.batches():
+            for index, text in enumerate(batch.lines):
+                problem = batch.problems.get(index) if batch.problems else None
+                if problem is None:
+                    yield Line(batch.start + index, text)
+                else:
+                    yield Line(batch.start + index, text, problem[0], problem[1])
+
+    def batches(self, block: int = BLOCK) -> Iterator[Batch]:
+        """The lines in batches of about `block` bytes, each with its lines' shapes when the batch is clean text."""
         stream, closers = self._open()
-        number = 0
+        # read1: a cut-short gzip stream then still gives every byte before the cut
+        read = getattr(stream, "read1", stream.read)
+        number = 1
+        leftover = b""
+        skipping = 0  # bytes of an overlong line being skipped
         try:
             while True:
                 try:
-                    raw = stream.readline(MAX_LINE + 1)
+                    data = read(block)
                 except (EOFError, OSError, zlib.error) as exc:
-                    self.stream_error = f"the input ends early ({_reason(exc)}); lines after {number} are lost"
-                    return
-                if not raw:
-                    return
-                if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
-                    # read the rest of the overlong line in bounded pieces
-                    total = len(raw)
-                    while True:
-                        try:
-                            more = stream.readline(MAX_LINE)
-                        except (EOFError, OSError, zlib.error) as exc:
-                            self.stream_error = f"the input ends early ({_reason(exc)})"
-                            more = b""
-                        total += len(more)
-                        if not more or more.endswith(b"\n"):
-                            break
+                    self.stream_error = f"the input ends early ({_reason(exc)}); whatever followed is lost"
+                    data = b""
+                    leftover = b"" if skipping else leftover
+                if not data:
+                    break
+                self.size += len(data)
+                if skipping:
+                    cut = data.find(b"\n")
+                    if cut < 0:
+                        skipping += len(data)
+                        continue
+                    skipping += cut + 1
+                    yield self._overlong(number, skipping)
                     number += 1
-                    self.size += total
-                    yield Line(number, raw[:200].decode("utf-8", "replace"),
-                               f"line of {total} bytes is too long for a BLAS log line; skipped", True)
-                    if not more:
-                        self.ended_without_newline = True
-                        return
+                    skipping = 0
+                    data = data[cut + 1:]
+                data = leftover + data
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    if len(data) > MAX_LINE:
+                        skipping, leftover = len(data), b""
+                        self._overlong_head = data[:200]
+                    else:
+                        leftover = data
                     continue
-                number += 1
-                self.size += len(raw)
-                if raw.endswith(b"\n"):
-                    raw = raw[:-1]
-                    if raw.endswith(b"\r"):
-                        raw = raw[:-1]
-                else:
-                    self.ended_without_newline = True
-                if b"\x00" in raw:
-                    preview = raw[:24].hex(" ") + (" ..." if len(raw) > 24 else "")
-                    yield Line(number, f"bytes: {preview}", "binary data (NUL bytes), not a text log line; skipped", True)
-                    continue
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    text = raw.decode("utf-8", "replace")
-                    yield Line(number, text, f"invalid UTF-8 at byte {exc.start + 1}; replaced with U+FFFD")
-                    continue
-                yield Line(number, text)
+                leftover = data[cut + 1:]
+                batch = self._batch(number, data[: cut + 1])
+                number += len(batch.lines)
+                yield batch
+                if len(leftover) > MAX_LINE:
+                    skipping, leftover = len(leftover), b""
+                    self._overlong_head = data[cut + 1: cut + 201]
+            if skipping:
+                self.ended_without_newline = True
+                yield self._overlong(number, skipping)
+            elif leftover:
+                self.ended_without_newline = True
+                yield self._batch(number, leftover + b"\n")
         finally:
             for closer in closers:
                 closer.close()
+
+    _overlong_head: bytes = b""
+
+    def _overlong(self, number: int, size: int) -> Batch:
+        text = self._overlong_head.decode("utf-8", "replace")
+        return Batch(number, [text], None, {0: (f"line of {size} bytes is too long for a BLAS log line; skipped", True)})
+
+    def _batch(self, number: int, data: bytes) -> Batch:
+        """Lines of `data` (which ends with a newline)."""
+        if b"\x00" not in data:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+            else:
+                lines = text.split("\n")
+                lines.pop()
+                shapes = VOLATILE.sub("\x00", text).split("\n")
+                shapes.pop()
+                if "\r" in text:
+                    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+                    shapes = [shape[:-1] if shape.endswith("\r") else shape for shape in shapes]
+                return Batch(number, lines, shapes, {})
+        lines = []
+        problems: dict[int, tuple[str, bool]] = {}
+        for index, raw in enumerate(data.split(b"\n")[:-1]):
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            if b"\x00" in raw:
+                preview = raw[:24].hex(" ") + (" ..." if len(raw) > 24 else "")
+                lines.append(f"bytes: {preview}")
+                problems[index] = ("binary data (NUL bytes), not a text log line; skipped", True)
+                continue
+            try:
+                lines.append(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                lines.append(raw.decode("utf-8", "replace"))
+                problems[index] = (f"invalid UTF-8 at byte {exc.start + 1}; replaced with U+FFFD", False)
+        return Batch(number, lines, None, problems)
 
     def _open(self) -> tuple[BinaryIO, list[BinaryIO]]:
         """The byte stream to read, and what to close afterwards."""

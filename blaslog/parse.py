@@ -12,16 +12,15 @@ writing) is kept as an Event of kind ``truncated`` with a warning.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Literal
 
 from lark.exceptions import LarkError
 
 from blaslog.errors import InputError, LogParseError, SourceLocation
 from blaslog.formats import Sniffer
-from blaslog.formats._base import LogFormat, RecordError, describe_error
-from blaslog.inputs import Line, Reader, expand, text_reader
+from blaslog.formats._base import UNCACHEABLE, RecordError, describe_error
+from blaslog.inputs import Reader, expand, text_reader
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Problem, Record
 
 OnError = Literal["raise", "warn", "skip"]
@@ -30,23 +29,20 @@ MAX_RECORD_LINES = 256
 """Most physical lines one record may span (a runaway join stops here)."""
 
 
-@dataclass(slots=True)
-class _Pending:
-    fmt: LogFormat
-    lines: list[str]
-    first: int
-    last: int
-    notes: list[str] = field(default_factory=list)
-
-
 class _FileParser:
-    """Parses one input; yields records and fills in its FileSummary."""
+    """Parses one input; yields records and fills in its FileSummary.
 
-    def __init__(self, reader: Reader, sniffer: Sniffer, on_error: OnError) -> None:
+    With `events` False, records other than GEMMs are counted (and checked: each shape is parsed once) but
+    not built, which is what makes large level-5 logs fast.
+    """
+
+    def __init__(self, reader: Reader, sniffer: Sniffer, on_error: OnError, events: bool = True) -> None:
         self.reader = reader
         self.sniffer = sniffer
         self.on_error = on_error
+        self.events = events
         self.summary = FileSummary(reader.name)
+        self.progress: Callable[[int, int], None] | None = None
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
         problem = Problem(self.reader.name, line, message, text, severity, column)
@@ -56,108 +52,145 @@ class _FileParser:
 
     def records(self) -> Iterator[Record]:
         summary = self.summary
-        pending: _Pending | None = None
-        last_number = 0
-        for line in self.reader.lines():
-            summary.lines += 1
-            last_number = line.number
-            if line.fatal:
+        sniffer = self.sniffer
+        known = sniffer.known  # shape -> dialect, for lines whose shape began a record before
+        pending: list[Any] | None = None  # [dialect, lines, first line number, shape or None]
+        number = 0
+        for batch in self.reader.batches():
+            shapes = batch.shapes
+            problems = batch.problems
+            start = batch.start
+            summary.lines += len(batch.lines)
+            for index, text in enumerate(batch.lines):
+                number = start + index
+                if problems and index in problems:
+                    message, fatal = problems[index]
+                    if fatal:
+                        if pending is not None:
+                            record = self._finish(pending, number - 1, at_end=False)
+                            pending = None
+                            if record is not None:
+                                yield record
+                        summary.unparsable_lines += 1
+                        self.problem(number, message, text)
+                        continue
+                    self.problem(number, message, text, severity="warning")
+                shape = shapes[index] if shapes is not None else None
+                fmt = known.get(shape) if shape is not None else None
                 if pending is not None:
-                    yield from self._finish(pending, at_end=False)
+                    if fmt is None and len(pending[1]) < MAX_RECORD_LINES and pending[0].continues(pending[1], text):
+                        pending[1].append(text)
+                        pending[3] = None
+                        continue
+                    record = self._finish(pending, number - 1, at_end=False)
                     pending = None
-                summary.unparsable_lines += 1
-                self.problem(line.number, line.problem or "unreadable line", line.text)
-                continue
-            if line.problem:
-                self.problem(line.number, line.problem, line.text, severity="warning")
-            text = line.text
-            if pending is not None:
-                if len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, text):
-                    pending.lines.append(text)
-                    pending.last = line.number
+                    if record is not None:
+                        yield record
+                if fmt is not None:
+                    pending = [fmt, [text], number, shape]
                     continue
-                yield from self._finish(pending, at_end=False)
-                pending = None
-            found = self.sniffer.sniff(text)
-            if found is None:
-                self._other(line)
-                continue
-            fmt, column = found
-            pending = _Pending(fmt, [text[column:] if column else text], line.number, line.number)
-            if column and text[:column].strip():
-                self.problem(line.number, f"other text before the {fmt.library} record was kept apart: "
-                             f"{text[:column].strip()[:80]!r}", text, severity="warning", column=column + 1)
+                found = sniffer.sniff(text)
+                if found is None:
+                    self._other(number, text)
+                    continue
+                fmt, column = found
+                if column:
+                    if text[:column].strip():
+                        self.problem(number, f"other text before the {fmt.library} record was kept apart: "
+                                     f"{text[:column].strip()[:80]!r}", text, severity="warning", column=column + 1)
+                    pending = [fmt, [text[column:]], number, None]
+                else:
+                    pending = [fmt, [text], number, shape]
+            if self.progress is not None:
+                self.progress(self.reader.size, summary.gemm_records)
         if pending is not None:
-            yield from self._finish(pending, at_end=True)
+            record = self._finish(pending, number, at_end=True)
+            if record is not None:
+                yield record
         if self.reader.stream_error:
-            self.problem(last_number + 1 if last_number else 0, self.reader.stream_error)
+            self.problem(number + 1, self.reader.stream_error)
         if summary.lines == 0 and not self.reader.stream_error:
             self.problem(0, "empty input", severity="warning")
 
-    def _other(self, line: Line) -> None:
-        if Sniffer.near_miss(line.text):
+    def _other(self, number: int, text: str) -> None:
+        if Sniffer.near_miss(text):
             self.summary.unparsable_lines += 1
             reason = ("a cuBLAS `i!` line outside a record (its `I! cuBLAS (...) function ... called:` header is missing)"
-                      if line.text.lstrip().startswith("i!") else
+                      if text.lstrip().startswith("i!") else
                       "looks like BLAS library output, but no known log format starts like this")
-            self.problem(line.number, reason, line.text)
+            self.problem(number, reason, text)
         else:
             self.summary.foreign_lines += 1
 
-    def _finish(self, pending: _Pending, at_end: bool) -> Iterator[Record]:
-        fmt, summary = pending.fmt, self.summary
-        count = pending.last - pending.first + 1
-        text = fmt.clean(pending.lines)
+    def _finish(self, pending: list[Any], last: int, at_end: bool) -> Record | None:
+        fmt, lines, first, shape = pending
+        summary = self.summary
+        count = last - first + 1
+        if shape is not None and len(lines) == 1:
+            template = fmt.cached(shape)
+            if template is not None and template is not UNCACHEABLE and template.cls is Event and not self.events:
+                summary.record_lines += 1
+                summary.other_records += 1
+                summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
+                for warning in template.warnings:
+                    self.problem(first, warning, lines[0], severity="warning")
+                return None
+        text = fmt.clean(lines)
         try:
-            record, warnings = fmt.parse(text, self.reader.name, pending.first, pending.last)
+            record, warnings = fmt.parse(text, self.reader.name, first, last)
         except (LarkError, RecordError) as exc:
             reason, column = describe_error(exc, text)
             if at_end and self.reader.ended_without_newline:
                 summary.record_lines += count
                 summary.other_records += 1
                 summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
-                self.problem(pending.last, f"the last record is cut short (no line end at the end of the input: "
+                self.problem(last, f"the last record is cut short (no line end at the end of the input: "
                              f"the writer was probably killed); kept as a truncated record ({reason})",
                              text, severity="warning", column=column)
-                yield Event(fmt.library, "?", "truncated", text=text, file=self.reader.name, line=pending.first,
-                            end_line=pending.last, log_format=fmt.name)
-                return
+                return Event(fmt.library, "?", "truncated", text=text, file=self.reader.name, line=first,
+                             end_line=last, log_format=fmt.name)
             summary.unparsable_lines += count
-            self.problem(pending.first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
-            return
+            self.problem(first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
+            return None
         summary.record_lines += count
         summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
+        if shape is not None and len(lines) == 1 and self.sniffer.known.get(shape) is None:
+            self.sniffer.remember(shape, fmt)
+        for warning in warnings:
+            self.problem(first, warning, text, severity="warning")
         if isinstance(record, GemmCall):
             summary.gemm_records += 1
-        else:
-            summary.other_records += 1
-        for warning in warnings:
-            self.problem(pending.first, warning, text, severity="warning")
-        yield record
+            return record
+        summary.other_records += 1
+        return record if self.events else None
 
 
 def iter_file(name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn",
-              summary_out: list[FileSummary] | None = None) -> Iterator[Record]:
+              summary_out: list[FileSummary] | None = None, events: bool = True,
+              progress: Callable[[int, int], None] | None = None) -> Iterator[Record]:
     """Stream the records of one input (a path, or `-` for standard input).
 
-    The input's FileSummary is appended to `summary_out` once the stream is exhausted.
-    Raises InputError when the input cannot be opened.
+    With `events` False only GEMM records are built (the others are counted). The input's FileSummary is
+    appended to `summary_out` once the stream is exhausted. `progress(bytes, gemms)` is called as the
+    input is read. Raises InputError when the input cannot be opened.
     """
-    parser = _FileParser(Reader(name), Sniffer(_names(log_format)), on_error)
+    parser = _FileParser(Reader(name), Sniffer(_names(log_format)), on_error, events)
+    parser.progress = progress
     yield from parser.records()
     if summary_out is not None:
         summary_out.append(parser.summary)
 
 
-def parse_file(name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn") -> ParseResult:
-    """Parse one input into a ParseResult."""
+def parse_file(name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn",
+               events: bool = True) -> ParseResult:
+    """Parse one input into a ParseResult (with `events` False, only its GEMM records are kept)."""
     summaries: list[FileSummary] = []
-    records = tuple(iter_file(name, log_format=log_format, on_error=on_error, summary_out=summaries))
+    records = tuple(iter_file(name, log_format=log_format, on_error=on_error, summary_out=summaries, events=events))
     return ParseResult(records, tuple(summaries))
 
 
 def parse(names: str | Iterable[str], *, log_format: Iterable[str] | str | None = None,
-          on_error: OnError = "warn", jobs: int = 1) -> ParseResult:
+          on_error: OnError = "warn", jobs: int = 1, events: bool = True) -> ParseResult:
     """Parse inputs (paths, globs, directories, `-`) into one ParseResult, inputs in sorted order.
 
     With `jobs` > 1 several files are parsed in parallel processes.
@@ -168,9 +201,9 @@ def parse(names: str | Iterable[str], *, log_format: Iterable[str] | str | None 
     if jobs > 1 and len(files) > 1 and "-" not in files:
         from blaslog._parallel import parse_parallel
 
-        results = parse_parallel(files, log_format=_names(log_format), on_error=on_error, jobs=jobs)
+        results = parse_parallel(files, log_format=_names(log_format), on_error=on_error, jobs=jobs, events=events)
     else:
-        results = [parse_file(name, log_format=log_format, on_error=on_error) for name in files]
+        results = [parse_file(name, log_format=log_format, on_error=on_error, events=events) for name in files]
     return ParseResult(
         tuple(r for result in results for r in result.records),
         tuple(s for result in results for s in result.files),

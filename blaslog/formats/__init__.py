@@ -43,6 +43,13 @@ class Sniffer:
         self._by_group = {f"f{i}": fmt for i, fmt in enumerate(self.formats)}
         pattern = "|".join(f"(?P<f{i}>{fmt.start.pattern})" for i, fmt in enumerate(self.formats))
         self._start = re.compile(pattern)
+        self.known: dict[str, LogFormat] = {}
+        """Shapes of lines that began a one-line record, with their dialect (skips sniffing them again)."""
+
+    def remember(self, shape: str, fmt: LogFormat) -> None:
+        """Note that lines of this shape begin a record of `fmt`."""
+        if len(self.known) < 200_000:
+            self.known[shape] = fmt
 
     def sniff(self, line: str) -> tuple[LogFormat, int] | None:
         """(dialect, column where its record starts) for a line that begins a record, else None."""

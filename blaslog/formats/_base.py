@@ -2,17 +2,15 @@
 
 A dialect is a :class:`LogFormat`: a Lark grammar (the one definition of its
 syntax, in ``grammars/``), a Transformer from the grammar's tree to keyword
-arguments of a record, and a few regular expressions that only *find* things:
+arguments of a record, and a ``start`` regular expression that only *finds*
+lines that may begin a record (a cheap prefilter; the grammar decides).
 
-* ``start``: does this physical line begin a record of the dialect? (a cheap
-  prefilter; the grammar decides whether it really is one);
-* ``volatile``: the values that change from call to call (pointers, time
-  stamps, thread ids).
-
-Speed comes from running the grammar once per distinct call *shape*: a record
-whose text, with its volatile values masked, was seen before is rebuilt from
-the cached result with the new values put back. The cache keys on the masked
-text, so a record whose non-volatile text differs in any byte is parsed anew.
+Speed comes from running the grammar once per distinct call *shape*: the text
+with its volatile values (VOLATILE: pointers, time stamps, thread ids, sizes)
+masked. A record whose shape was seen before is rebuilt from the cached
+Template with its own values put back (integers converted and range-checked
+again); a shape whose build step computes with a volatile value is marked
+UNCACHEABLE and parsed every time. Any other byte of difference is a new shape.
 """
 
 from __future__ import annotations
@@ -29,25 +27,51 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, Unex
 
 from blaslog.records import Event, GemmCall, Record
 
-CACHE_LIMIT = 50_000
+CACHE_LIMIT = 200_000
 """Most distinct call shapes kept per dialect (a log of only distinct calls must not grow memory forever)."""
+
+VOLATILE = re.compile(
+    r"(0x0x[0-9a-fA-F]+"  # cuBLAS pointers
+    r"|[0-9](?<![\w.(\-][0-9])"  # the rest starts at a digit that does not continue a word, number or `(`
+    r"(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"  # time stamps
+    r"|(?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*"  # pointers other than NULL
+    r"|\d*\.\d+"  # decimals
+    r"|\d+))(?![\w.])"  # numbers of two digits or more
+)
+"""The values that change from call to call in every dialect: pointers, time stamps, thread ids, sizes.
+
+The *shape* of a record is its text with each match replaced by NUL; records of one shape share a
+template, so the grammar runs once per shape. Single digits, NULL pointers, negative numbers and numbers
+inside `(...)` stay part of the shape (they are flags and enum values more often than sizes).
+"""
+
+
+def mask(text: str) -> tuple[str, list[str]]:
+    """(shape, volatile values) of a record's text."""
+    parts = VOLATILE.split(text)
+    return "\x00".join(parts[0::2]), parts[1::2]
 
 
 class Slot:
     """Stands for the i-th volatile value of a record while its shape is cached.
 
-    It deliberately supports no arithmetic or conversion: a build step that
-    tries to compute with a volatile value raises TypeError, and that shape is
-    then parsed every time instead of cached.
+    It supports no conversion, comparison or hashing: a build step that computes with a volatile value
+    raises TypeError, and that shape is then parsed every time instead of cached. ``kind`` says what
+    the value looked like (`ptr`, `time` or `num`), which build steps may ask.
     """
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "kind")
+    __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, kind: str = "num") -> None:
         self.index = index
+        self.kind = kind
 
     def __repr__(self) -> str:
-        return f"Slot({self.index})"
+        return f"Slot({self.index}, {self.kind})"
+
+    def __eq__(self, other: object) -> bool:
+        raise TypeError("volatile value")
 
     def __int__(self) -> int:
         raise TypeError("volatile value")
@@ -60,6 +84,20 @@ class Slot:
 
     def __bool__(self) -> bool:
         return True
+
+
+class IntSlot(Slot):
+    """A volatile value a build step wants as an integer: converted, range-checked, when the template is used."""
+
+    __slots__ = ("what", "low", "high")
+
+    def __init__(self, slot: Slot, what: str, low: int | None, high: int) -> None:
+        super().__init__(slot.index, slot.kind)
+        self.what, self.low, self.high = what, low, high
+
+    def convert(self, text: str) -> int:
+        """The integer, or RecordError."""
+        return to_int(text, self.what, low=self.low, high=self.high)
 
 
 class RecordError(Exception):
@@ -76,30 +114,46 @@ class LeafTransformer(Transformer[Token, Any]):
     def __default_token__(self, token: Token) -> str | Slot:
         return self.leaf(token)
 
-    def __init__(self, spans: dict[tuple[int, int], int]) -> None:
+    def __init__(self, spans: dict[tuple[int, int], Slot]) -> None:
         super().__init__()
         self._spans = spans
-        self.used = 0
 
     def leaf(self, token: Token) -> str | Slot:
         """The token's text, or its Slot when the token is one of the masked volatile values."""
-        index = self._spans.get((token.start_pos, token.end_pos)) if self._spans else None
-        if index is None:
-            return str(token)
-        self.used += 1
-        return Slot(index)
+        slot = self._spans.get((token.start_pos, token.end_pos)) if self._spans else None
+        return str(token) if slot is None else slot
 
 
 @dataclass(slots=True)
-class _Template:
+class Template:
+    """A parsed record shape: the record's keyword arguments with Slots where the volatile values go."""
+
     cls: type
     kwargs: dict[str, Any]
     warnings: tuple[str, ...]
-    direct: tuple[tuple[str, int], ...]
-    nested: tuple[tuple[str, int, int, int], ...]
+    direct: tuple[tuple[str, Slot], ...]
+    nested: tuple[tuple[str, int, int, Slot], ...]
+
+    def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
+        """A record of this shape with the given volatile values."""
+        kwargs = dict(self.kwargs)
+        for name, slot in self.direct:
+            kwargs[name] = slot.convert(values[slot.index]) if type(slot) is IntSlot else values[slot.index]
+        if self.nested:
+            patched: dict[str, list[Any]] = {}
+            for name, i, j, slot in self.nested:
+                items = patched.get(name)
+                if items is None:
+                    items = patched[name] = [list(p) for p in kwargs[name]]
+                value = values[slot.index]
+                items[i][j] = slot.convert(value) if type(slot) is IntSlot else value
+            for name, items in patched.items():
+                kwargs[name] = tuple(tuple(p) for p in items)
+        return self.cls(file=path, line=line, end_line=end_line, **kwargs)  # type: ignore[no-any-return]
 
 
-_UNCACHEABLE = object()
+UNCACHEABLE = object()
+"""Cache entry of a shape whose records must be built from their own text every time."""
 
 
 @functools.cache
@@ -128,8 +182,6 @@ class LogFormat:
     start_rule: ClassVar[str] = "start"
     start: ClassVar[re.Pattern[str]]
     """Matches (with .match) a physical line that begins a record."""
-    volatile: ClassVar[re.Pattern[str] | None] = None
-    """One capture group; each match is a value that changes from call to call."""
     transformer: ClassVar[type[LeafTransformer]]
     multiline: ClassVar[bool] = False
 
@@ -146,85 +198,70 @@ class LogFormat:
         return " ".join(lines)
 
     # -- parsing -----------------------------------------------------------
-    def parse(self, text: str, path: str, line: int, end_line: int) -> tuple[Record, tuple[str, ...]]:
+    def parse(self, text: str, path: str, line: int, end_line: int,
+              shape: tuple[str, list[str]] | None = None) -> tuple[Record, tuple[str, ...]]:
         """Parse one record's text into a record and warnings about it.
 
-        Raises UnexpectedInput (the grammar rejects it) or RecordError (it parses but makes no sense).
+        `shape` is ``mask(text)`` when the caller has it already. Raises UnexpectedInput (the grammar
+        rejects it) or RecordError (it parses but makes no sense).
         """
-        if self.volatile is not None:
-            parts = self.volatile.split(text)
-            key = "\x00".join(parts[0::2])
-            values = parts[1::2]
-        else:
-            key, values = text, []
+        key, values = shape if shape is not None else mask(text)
+        template = self.template(key, text, values)
+        if template is UNCACHEABLE:
+            cls, kwargs, warnings = self.build(self.transformer({}).transform(self._tree(text)))
+            return cls(file=path, line=line, end_line=end_line, **kwargs), warnings
+        return template.instantiate(values, path, line, end_line), template.warnings
+
+    def template(self, key: str, text: str, values: list[str]) -> Any:
+        """The cached Template of a shape (made from `text` on first sight), or UNCACHEABLE."""
         template = self._cache.get(key)
         if template is None:
             template = self._make_template(text, values)
             if len(self._cache) < CACHE_LIMIT:
                 self._cache[key] = template
-        if template is _UNCACHEABLE:
-            cls, kwargs, warnings = self._build_plain(text)
-            return cls(file=path, line=line, end_line=end_line, **kwargs), warnings
-        kwargs = dict(template.kwargs)
-        for name, index in template.direct:
-            kwargs[name] = values[index]
-        if template.nested:
-            patched: dict[str, list[Any]] = {}
-            for name, i, j, index in template.nested:
-                items = patched.setdefault(name, [list(p) for p in kwargs[name]])
-                items[i][j] = values[index]
-            for name, items in patched.items():
-                kwargs[name] = tuple(tuple(p) for p in items)
-        return template.cls(file=path, line=line, end_line=end_line, **kwargs), template.warnings
+        return template
+
+    def cached(self, key: str) -> Any:
+        """The cached entry of a shape, or None when it was never seen."""
+        return self._cache.get(key)
 
     def _tree(self, text: str) -> Any:
         return load_grammar(self.grammar, self.start_rule).parse(text)
 
-    def _build_plain(self, text: str) -> tuple[type, dict[str, Any], tuple[str, ...]]:
-        generic = self.transformer({}).transform(self._tree(text))
-        return self.build(generic)
-
     def _make_template(self, text: str, values: list[str]) -> Any:
         tree = self._tree(text)  # grammar errors propagate to the caller
-        if not values:
-            cls, kwargs, warnings = self.build(self.transformer({}).transform(tree))
-            return _Template(cls, kwargs, warnings, (), ())
-        spans = {}
-        pos = 0
-        for match in self.volatile.finditer(text):  # type: ignore[union-attr]
-            spans[match.span(1)] = pos
-            pos += 1
-        transformer = self.transformer(spans)
+        spans: dict[tuple[int, int], Slot] = {}
+        for index, match in enumerate(VOLATILE.finditer(text)):
+            value = match.group(1)
+            kind = "ptr" if value[:2] in ("0x", "0X") else "time" if ("-" in value or ":" in value) else "num"
+            spans[match.span(1)] = Slot(index, kind)
         try:
-            cls, kwargs, warnings = self.build(transformer.transform(tree))
+            cls, kwargs, warnings = self.build(self.transformer(spans).transform(tree))
         except (TypeError, RecordError, LarkError):
             # let the plain path raise the real error, or build what needs the real values
-            return _UNCACHEABLE
-        direct: list[tuple[str, int]] = []
-        nested: list[tuple[str, int, int, int]] = []
-        seen = 0
+            return UNCACHEABLE
+        direct: list[tuple[str, Slot]] = []
+        nested: list[tuple[str, int, int, Slot]] = []
         for name, value in kwargs.items():
             if isinstance(value, Slot):
-                direct.append((name, value.index))
-                seen += 1
+                direct.append((name, value))
             elif isinstance(value, tuple):
                 for i, item in enumerate(value):
-                    if isinstance(item, tuple):
-                        for j, sub in enumerate(item):
-                            if isinstance(sub, Slot):
-                                nested.append((name, i, j, sub.index))
-                                seen += 1
-                            elif not _plain(sub):
-                                return _UNCACHEABLE
-                    elif isinstance(item, Slot) or not _plain(item):
-                        return _UNCACHEABLE
+                    if not isinstance(item, tuple):
+                        if isinstance(item, Slot) or not _plain(item):
+                            return UNCACHEABLE
+                        continue
+                    for j, sub in enumerate(item):
+                        if isinstance(sub, Slot):
+                            nested.append((name, i, j, sub))
+                        elif not _plain(sub):
+                            return UNCACHEABLE
             elif not _plain(value):
-                return _UNCACHEABLE
-        if seen != len(values):
-            # a volatile value was consumed by a computation or dropped: the
-            # template cannot reproduce the next record faithfully
-            return _UNCACHEABLE
-        return _Template(cls, kwargs, warnings, tuple(direct), tuple(nested))
+                return UNCACHEABLE
+        # A volatile value the record does not hold (Bdesc rows, say, implied by k and n) is not needed to
+        # rebuild it; one that a build step computed with raised TypeError above. Either way the template
+        # reproduces what a fresh build of the next record of this shape would give.
+        return Template(cls, kwargs, warnings, tuple(direct), tuple(nested))
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         """Turn the Transformer's output into (record class, keyword arguments, warnings)."""
@@ -269,10 +306,15 @@ def describe_error(exc: Exception, text: str) -> tuple[str, int]:
     return str(exc), 0
 
 
-def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1) -> int:
-    """An integer field, with a clear error for non-numbers and out-of-range values."""
+def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1) -> Any:
+    """An integer field, with a clear error for non-numbers and out-of-range values.
+
+    A volatile value becomes an IntSlot, converted (and checked) each time its template is used.
+    """
     if isinstance(value, Slot):
-        raise TypeError("volatile value")
+        if isinstance(value, IntSlot) or value.kind != "num":
+            raise TypeError("volatile value")
+        return IntSlot(value, what, low, high)
     try:
         number = int(value, 0) if isinstance(value, str) and value.lower().startswith(("0x", "-0x")) else int(value)
     except (TypeError, ValueError):
@@ -282,4 +324,5 @@ def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1)
     return number
 
 
-__all__ = ["Event", "GemmCall", "LogFormat", "RecordError", "Slot", "describe_error", "load_grammar", "to_int"]
+__all__ = ["VOLATILE", "Event", "GemmCall", "LogFormat", "RecordError", "Slot", "Template", "describe_error", "load_grammar",
+           "mask", "to_int"]

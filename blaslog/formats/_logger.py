@@ -230,8 +230,8 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         if "ld" in desc:
             out[f"ld{letter}"] = to_int(desc["ld"], f"{letter.upper()}desc.ld")
         count = desc.get("batchCount", desc.get("batch_count"))
-        if count is not None:
-            batch = max(batch, to_int(count, f"{letter.upper()}desc.batchCount"))
+        if count is not None and batch == 1:  # the first layout with a batch count gives it (they agree)
+            batch = to_int(count, f"{letter.upper()}desc.batchCount")
         stride = desc.get("stridedBatchOffset", desc.get("batch_stride"))
         if stride is not None:
             out[f"stride_{letter}"] = to_int(stride, f"{letter.upper()}desc.stridedBatchOffset", low=None)
@@ -251,10 +251,8 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
             out[name] = to_int(algo[key], f"algo.{key}", low=None) if numeric else algo[key]
     if "workSpaceSizeInBytes" in pairs:
         out["workspace_size"] = to_int(pairs["workSpaceSizeInBytes"], "workSpaceSizeInBytes")
-    if "outOfPlace" in pairs:
+    if "outOfPlace" in pairs:  # when not printed (hipBLASLt) compare c_ptr and d_ptr
         out["out_of_place"] = pairs["outOfPlace"] not in ("0", "false")
-    elif "C" in pairs and "D" in pairs and not isinstance(pairs["C"], Slot) and not isinstance(pairs["D"], Slot):
-        out["out_of_place"] = pairs["C"] != pairs["D"]
     for key in ("alpha", "beta"):
         if key in pairs:
             out[key] = pairs[key]
@@ -269,7 +267,7 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         for key, value in values.items():
             if key not in known:
                 (pointers if _pointer_like(value) else extra).append((f"{group}.{key}", value))
-        if group in ("computeDesc",):
+        if group == "computeDesc":
             for key in ("biasPointer", "aScalePointer", "bScalePointer", "cScalePointer", "dScalePointer"):
                 if key in values:
                     pointers.append((f"computeDesc.{key}", values[key]))
@@ -297,4 +295,6 @@ def _flatten_dict(values: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
 
 
 def _pointer_like(value: Any) -> bool:
-    return isinstance(value, Slot) or (isinstance(value, str) and _POINTER.fullmatch(value) is not None)
+    if isinstance(value, Slot):
+        return value.kind == "ptr"
+    return isinstance(value, str) and _POINTER.fullmatch(value) is not None

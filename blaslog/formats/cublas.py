@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int
+from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, Slot, to_int
 from blaslog.records import Event, GemmCall
 
 _GEMM = re.compile(r"^cublas(?:[SDCHZ]gemm|Gemm)(?:3m)?(?:Ex)?(?:Batched|StridedBatched)?(?:Ex)?(?:_v2)?(?:_64)?$")
@@ -77,12 +77,6 @@ class Cublas(LogFormat):
     grammar = "cublas.lark"
     start = re.compile(r"^I! cuBLAS \(")
     multiline = True
-    volatile = re.compile(
-        r"((?<=IN HEX:)0x0x[0-9a-fA-F]+"  # pointers
-        r"|(?<=Time: )\d{4}-\d\d-\d\dT[\d:.]+"  # time stamp
-        r"|(?<=elapsed from start )[\d.]+|(?<=minutes or )[\d.]+"  # elapsed
-        r"|(?<=Process=)\d+|(?<=Thread=)\d+)"  # process and thread ids
-    )
     transformer = CublasTransformer
 
     def continues(self, lines: list[str], line: str) -> bool:
@@ -179,11 +173,14 @@ def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context:
     for key, value in context.items():
         if key in ("Thread",):
             continue
-        (pointers if _is_pointer(value) or key == "Process" else extra).append((f"context.{key}", _text(value)))
+        (pointers if _is_pointer(value) or key in ("Process", "Handle", "StreamId") else extra).append(
+            (f"context.{key}", _text(value)))
     out["extra"] = tuple(extra)
     out["pointers"] = tuple(pointers)
     return out
 
 
 def _is_pointer(value: Any) -> bool:
-    return not isinstance(value, (str, tuple)) or (isinstance(value, str) and value.startswith("0x"))
+    if isinstance(value, Slot):
+        return value.kind == "ptr"
+    return isinstance(value, str) and value.startswith("0x")

@@ -21,11 +21,6 @@ class CublasLt(LoggerFormat):
     grammar = "cublaslt.lark"
     # A line may begin with other text (program output without a newline); the record starts at its prefix.
     start = re.compile(r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[cublasLt\]\[\d+\]\[")
-    volatile = re.compile(
-        r"((?<=^\[)\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?(?=\])"  # time stamp
-        r"|(?<=\[cublasLt\]\[)\d+(?=\]\[)"  # thread id
-        r"|(?<![\w.])0[xX](?!0+(?![0-9a-fA-F]))[0-9a-fA-F]+(?![\w.]))"  # pointers other than NULL
-    )
     known_keys = frozenset(
         "A Adesc B Bdesc C Cdesc D Ddesc computeDesc algo workSpace workSpaceSizeInBytes beta outOfPlace stream "
         "preference operationDesc lightHandle result".split()

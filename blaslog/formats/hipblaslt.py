@@ -30,11 +30,6 @@ class HipblasLt(LoggerFormat):
     grammar = "hipblaslt.lark"
     start_rule = "logger"
     start = re.compile(r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[HIPBLASLT\]\[\d+\]\[")
-    volatile = re.compile(
-        r"((?<=^\[)\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?(?=\])"
-        r"|(?<=\[HIPBLASLT\]\[)\d+(?=\]\[)"
-        r"|(?<![\w.])0[xX](?!0+(?![0-9a-fA-F]))[0-9a-fA-F]+(?![\w.]))"
-    )
     transformer = _LoggerTransformer
     known_keys = frozenset(
         "A Adesc B Bdesc C Cdesc D Ddesc computeDesc workSpace workSpaceSizeInBytes alpha alphaVector beta stream".split()

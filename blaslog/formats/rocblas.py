@@ -137,7 +137,6 @@ class RocblasTrace(LogFormat):
     grammar = "rocblas.lark"
     start_rule = "trace"
     start = re.compile(r"^rocblas_\w+,")
-    volatile = re.compile(r"((?<![\w.])0x[0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*(?=,|$))")
     transformer = TraceTransformer
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
