@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from blaslog.errors import InputError
-from blaslog.formats._base import VOLATILE
+from blaslog.formats._base import SHAPE
 
 MAX_LINE = 1 << 20
 """Longest line (bytes) handed to a grammar; longer lines are reported, not parsed."""
@@ -31,7 +31,8 @@ class Batch:
     lines: list[str]
     """The lines without their ends."""
     shapes: list[str] | None
-    """Each line's shape (volatile values masked), or None when the batch needed line-by-line decoding."""
+    """Each line's SHAPE key (time stamps, pointers, thread ids masked), or None when the batch needed
+    line-by-line decoding."""
     problems: dict[int, tuple[str, bool]]
     """Index in `lines` -> (problem, fatal) for lines that could not be used as they are."""
 
@@ -145,7 +146,7 @@ class Reader:
             else:
                 lines = text.split("\n")
                 lines.pop()
-                shapes = VOLATILE.sub("\x00", text).split("\n")
+                shapes = SHAPE.sub("\x00", text).split("\n")
                 shapes.pop()
                 if "\r" in text:
                     lines = [line[:-1] if line.endswith("\r") else line for line in lines]

@@ -56,6 +56,8 @@ class _FileParser:
         known = sniffer.known  # shape -> dialect, for lines whose shape began a record before
         pending: list[Any] | None = None  # [dialect, lines, first line number, shape or None]
         number = 0
+        skip_events = not self.events
+        quick: dict[str, int] = {}  # records counted on the fast path, per dialect
         for batch in self.reader.batches():
             shapes = batch.shapes
             problems = batch.problems
@@ -82,10 +84,19 @@ class _FileParser:
                         pending[1].append(text)
                         pending[3] = None
                         continue
-                    record = self._finish(pending, number - 1, at_end=False)
+                    template = pending[0].quick.get(pending[3]) if skip_events and pending[3] is not None else None
+                    if template is not None and template is not UNCACHEABLE and template.cls is Event \
+                            and len(pending[1]) == 1:
+                        # a known non-GEMM shape that nobody asked to see: count it, build nothing
+                        if template.warnings:
+                            self._count_known(pending)
+                        else:
+                            quick[pending[0].name] = quick.get(pending[0].name, 0) + 1
+                    else:
+                        record = self._finish(pending, number - 1, at_end=False)
+                        if record is not None:
+                            yield record
                     pending = None
-                    if record is not None:
-                        yield record
                 if fmt is not None:
                     pending = [fmt, [text], number, shape]
                     continue
@@ -107,10 +118,24 @@ class _FileParser:
             record = self._finish(pending, number, at_end=True)
             if record is not None:
                 yield record
+        for name, count in quick.items():
+            summary.record_lines += count
+            summary.other_records += count
+            summary.formats[name] = summary.formats.get(name, 0) + count
         if self.reader.stream_error:
             self.problem(number + 1, self.reader.stream_error)
         if summary.lines == 0 and not self.reader.stream_error:
             self.problem(0, "empty input", severity="warning")
+
+    def _count_known(self, pending: list[Any]) -> None:
+        fmt, lines, first, shape = pending
+        summary = self.summary
+        summary.record_lines += 1
+        summary.other_records += 1
+        summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
+        warnings = fmt.quick[shape].warnings
+        for warning in warnings:
+            self.problem(first, warning, lines[0], severity="warning")
 
     def _other(self, number: int, text: str) -> None:
         if Sniffer.near_miss(text):
@@ -126,14 +151,10 @@ class _FileParser:
         fmt, lines, first, shape = pending
         summary = self.summary
         count = last - first + 1
-        if shape is not None and len(lines) == 1:
-            template = fmt.cached(shape)
-            if template is not None and template is not UNCACHEABLE and template.cls is Event and not self.events:
-                summary.record_lines += 1
-                summary.other_records += 1
-                summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
-                for warning in template.warnings:
-                    self.problem(first, warning, lines[0], severity="warning")
+        if shape is not None and len(lines) == 1 and not self.events:
+            template = fmt.quick.get(shape)
+            if template is not None and template.cls is Event:
+                self._count_known(pending)
                 return None
         text = fmt.clean(lines)
         try:
@@ -154,8 +175,11 @@ class _FileParser:
             return None
         summary.record_lines += count
         summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
-        if shape is not None and len(lines) == 1 and self.sniffer.known.get(shape) is None:
-            self.sniffer.remember(shape, fmt)
+        if shape is not None and len(lines) == 1:
+            if self.sniffer.known.get(shape) is None:
+                self.sniffer.remember(shape, fmt)
+            if fmt.last_template is not UNCACHEABLE and shape not in fmt.quick and len(fmt.quick) < 200_000:
+                fmt.quick[shape] = fmt.last_template
         for warning in warnings:
             self.problem(first, warning, text, severity="warning")
         if isinstance(record, GemmCall):

@@ -46,6 +46,19 @@ inside `(...)` stay part of the shape (they are flags and enum values more often
 """
 
 
+SHAPE = re.compile(
+    r"([0-9](?<![\w.(\-][0-9])(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"  # time stamps
+    r"|(?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*"  # pointers other than NULL
+    r"|(?<=\[[0-9])\d+(?=\]\[))(?![\w.]))"  # thread ids: `[1234][`
+)
+"""A cheaper mask for whole blocks of input: time stamps, pointers and thread ids only.
+
+Every SHAPE match is also a VOLATILE match at the same place, so two lines with the same SHAPE key have
+the same VOLATILE shape, and a key can stand for the template of its first line. (A level-5 log repeats
+its sizes, so masking them is not needed to find repeated lines; it only spares the grammar for new ones.)
+"""
+
+
 def mask(text: str) -> tuple[str, list[str]]:
     """(shape, volatile values) of a record's text."""
     parts = VOLATILE.split(text)
@@ -187,6 +200,10 @@ class LogFormat:
 
     def __init__(self) -> None:
         self._cache: dict[str, Any] = {}
+        self.quick: dict[str, Any] = {}
+        """SHAPE key of a one-line record -> its Template (filled by the parse pipeline)."""
+        self.last_template: Any = None
+        """The template the last parse used."""
 
     # -- record assembly -------------------------------------------------
     def continues(self, lines: list[str], line: str) -> bool:
@@ -206,7 +223,7 @@ class LogFormat:
         rejects it) or RecordError (it parses but makes no sense).
         """
         key, values = shape if shape is not None else mask(text)
-        template = self.template(key, text, values)
+        template = self.last_template = self.template(key, text, values)
         if template is UNCACHEABLE:
             cls, kwargs, warnings = self.build(self.transformer({}).transform(self._tree(text)))
             return cls(file=path, line=line, end_line=end_line, **kwargs), warnings

@@ -134,3 +134,14 @@ def test_cli_never_shows_a_traceback(lines, command, fmt, tmp_path_factory):
     assert result.exit_code in (0, 1, 2), result.output
     assert "Traceback" not in result.output and "Traceback" not in result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(mutated(), st.text(alphabet=string.digits + "xX[]-: .(,=abcdefABCDEF", max_size=80)))
+def test_every_block_shape_match_is_a_volatile_match(text):
+    """SHAPE (used on whole blocks) masks a subset of what VOLATILE masks, at the same spans: equal SHAPE keys
+    then mean equal shapes, which is what lets a key stand for its first line's template."""
+    from blaslog.formats._base import SHAPE, VOLATILE
+
+    full = {m.span(1) for m in VOLATILE.finditer(text)}
+    assert {m.span(1) for m in SHAPE.finditer(text)} <= full
