@@ -86,8 +86,9 @@ def output_options(default: str = "table") -> Any:
 
 def input_options(func: Any) -> Any:
     """--log-format / --strict / --jobs, shared by the commands that read logs."""
-    func = click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True,
-                        help="Parse several input files in parallel processes.")(func)
+    func = click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0,
+                        help="Processes to parse with (0, the default: one per CPU for inputs over 64 MB, else 1). "
+                             "Several inputs are parsed side by side; one large input is cut into pieces.")(func)
     func = click.option("--strict", is_flag=True,
                         help="Stop at the first unparsable line (exit 2) instead of reporting it and going on.")(func)
     func = click.option("--log-format", "log_format", multiple=True, metavar="NAME",
@@ -121,38 +122,79 @@ def _load_caps(path: str | None) -> Any:
     return load_caps(path)
 
 
-def _read(logs: Sequence[str], log_format: Sequence[str], strict: bool, jobs: int = 1) -> tuple[ParseResult, list[str]]:
-    """Parse inputs one by one; an input that cannot be opened is reported and the others go on."""
-    from blaslog.inputs import expand
-    from blaslog.parse import parse
+def _jobs(jobs: int, names: Sequence[str]) -> int:
+    if jobs:
+        return jobs
+    size = sum(os.path.getsize(n) for n in names if n != "-" and os.path.isfile(n))
+    return min(os.cpu_count() or 1, 8) if size >= 64 << 20 else 1
+
+
+def _read_runs(logs: Sequence[str], log_format: Sequence[str], strict: bool, jobs: int,
+               quiet: bool) -> tuple[list[tuple[Any, FileSummary]], list[str]]:
+    """Each readable input as a CompactRun (GEMMs only, compact) with its summary; unreadable ones reported."""
+    from blaslog.inputs import Reader, expand
+    from blaslog.runs import read_run
 
     names = expand(list(logs))
+    good: list[str] = []
     failed: list[str] = []
-    records: list[Any] = []
-    summaries: list[FileSummary] = []
-    good = [n for n in names if n == "-" or Path(n).is_file()]
     for name in names:
-        if name not in good:
-            try:
-                parse(name)  # raises the precise reason (missing, directory, permission)
-            except InputError as exc:
-                warn(f"blaslog: error: {exc}")
-                failed.append(name)
-                if strict:
-                    raise CliError(str(exc)) from None
-    if good:
         try:
-            result = parse(good, log_format=list(log_format) or None, on_error="raise" if strict else "warn",
-                           jobs=jobs)
+            if name != "-":
+                for closer in Reader(name)._open()[1]:  # raises the precise reason: missing, directory, ...
+                    closer.close()
+            good.append(name)
         except InputError as exc:
-            if strict:
-                raise
             warn(f"blaslog: error: {exc}")
-            failed.extend(good)
-            result = ParseResult((), ())
-        records.extend(result.records)
-        summaries.extend(result.files)
-    return ParseResult(tuple(records), tuple(summaries)), failed
+            failed.append(name)
+            if strict:
+                raise CliError(str(exc)) from None
+    on_error = "raise" if strict else "warn"
+    processes = _jobs(jobs, good)
+    if processes > 1 and good and "-" not in good:
+        from blaslog._parallel import read_runs_parallel
+
+        return read_runs_parallel(good, log_format=list(log_format) or None, on_error=on_error, jobs=processes), failed
+    results = []
+    for name in good:
+        progress = _progress(name, quiet)
+        try:
+            results.append(read_run(name, log_format=list(log_format) or None, on_error=on_error, progress=progress))
+        finally:
+            if progress is not None:
+                progress.close()
+    return results, failed
+
+
+class _Progress:
+    """A one-line progress display on stderr: bytes, GEMM records, rate."""
+
+    def __init__(self, name: str, total: int) -> None:
+        import time
+
+        self.name, self.total, self.start, self.last = name, total, time.monotonic(), 0.0
+
+    def __call__(self, done: int, gemms: int) -> None:
+        import time
+
+        now = time.monotonic()
+        if now - self.last < 0.25:
+            return
+        self.last = now
+        rate = done / max(now - self.start, 1e-9) / 1e6
+        share = f" {100 * done / self.total:3.0f}%" if self.total else ""
+        click.echo(f"\r{self.name}:{share} {done / 1e6:,.0f} MB, {gemms:,} GEMMs, {rate:,.0f} MB/s ", err=True, nl=False)
+
+    def close(self) -> None:
+        click.echo("\r\033[K", err=True, nl=False)
+
+
+def _progress(name: str, quiet: bool) -> _Progress | None:
+    """A progress display for a large input when stderr is a terminal and --quiet is not given."""
+    if quiet or name == "-" or not sys.stderr.isatty():
+        return None
+    size = os.path.getsize(name) if os.path.isfile(name) else 0
+    return _Progress(name, size) if size >= 32 << 20 else None
 
 
 def _account(files: Sequence[FileSummary], quiet: bool, max_problems: int = 5) -> None:
@@ -194,8 +236,17 @@ def _emit(report: Report, fmt: str, output: str | None, quiet: bool, summary_fil
             warn(f"blaslog: warning: cannot append the summary to {target} ({exc.strerror or exc})")
 
 
-def _nothing_read(result: ParseResult, failed: list[str]) -> bool:
-    return not result.files or all(s.gemm_records + s.other_records == 0 for s in result.files)
+def _gemms(logs: Sequence[str], log_format: Sequence[str], strict: bool, jobs: int,
+           quiet: bool) -> tuple[list[Any], list[FileSummary], list[str]]:
+    """Every GEMM call of the inputs (compactly stored), their summaries, and the inputs that failed."""
+    runs, failed = _read_runs(logs, log_format, strict, jobs, quiet)
+    files = [summary for _, summary in runs]
+    _account(files, quiet)
+    if not runs:
+        sys.exit(2)  # every input failed to open; each was reported
+    if all(s.gemm_records + s.other_records == 0 for s in files):
+        raise CliError("no BLAS log records found in the inputs")
+    return [occurrence for run, _ in runs for occurrence in run], files, failed
 
 
 @cli.command("parse", epilog=EXIT_CODES)
@@ -207,21 +258,90 @@ def _nothing_read(result: ParseResult, failed: list[str]) -> bool:
 @output_options()
 def parse_cmd(logs: tuple[str, ...], kind: str, caps_path: str | None, log_format: tuple[str, ...], strict: bool,
               jobs: int, fmt: str, output: str | None, quiet: bool) -> None:
-    """Print the records of LOG... (every executed GEMM; with --kind all, every record)."""
-    from blaslog.views import parse_report
+    """Print the records of LOG... (every executed GEMM; with --kind all, every record).
+
+    With --format json, jsonl or csv the records are written as they are read, in bounded memory.
+    """
+    from blaslog.reporters import get_reporter
+    from blaslog.views import parse_report, record_row
 
     with translate_errors():
         caps = _load_caps(caps_path)
-        result, failed = _read(logs, log_format, strict, jobs)
-        _account(result.files, quiet)
-        if not result.files:
+        reporter = get_reporter(fmt)
+        summaries: list[FileSummary] = []
+        names, failed = _openable(logs, strict)
+        if not names:
             sys.exit(2)  # every input failed to open; each was reported
-        if _nothing_read(result, failed):
+        rows = (record_row(record, caps) for name in names for record in _records(name, log_format, strict, kind,
+                                                                                  summaries, quiet))
+        chunks = reporter.stream(rows, lambda: summaries)
+        if chunks is not None:
+            _write_stream(chunks, output)
+        else:
+            records = [record for name in names for record in _records(name, log_format, strict, kind, summaries,
+                                                                         quiet)]
+        _account(summaries, quiet)
+        if all(s.gemm_records + s.other_records == 0 for s in summaries):
+            if output and chunks is not None:
+                Path(output + ".part").unlink(missing_ok=True)
             warn("blaslog: error: no BLAS log records found; was logging on? (CUBLASLT_LOG_LEVEL=2 or higher, "
                  "CUBLAS_LOGINFO_DBG=1, ROCBLAS_LAYER=1, HIPBLASLT_LOG_LEVEL=2 or HIPBLASLT_LOG_MASK=32)")
             sys.exit(2)
-        _emit(parse_report(result, kind=kind, caps=caps), fmt, output, quiet)
+        if chunks is None:
+            _emit(parse_report(ParseResult(tuple(records), tuple(summaries)), kind=kind, caps=caps), fmt, output,
+                  quiet)
+        elif output:
+            os.replace(output + ".part", output)
     sys.exit(2 if failed else 0)
+
+
+def _openable(logs: Sequence[str], strict: bool) -> tuple[list[str], list[str]]:
+    """The inputs that can be opened; the others are reported (exit 2 at once with --strict)."""
+    from blaslog.inputs import Reader, expand
+
+    good, failed = [], []
+    for name in expand(list(logs)):
+        try:
+            if name != "-":
+                for closer in Reader(name)._open()[1]:
+                    closer.close()
+            good.append(name)
+        except InputError as exc:
+            warn(f"blaslog: error: {exc}")
+            failed.append(name)
+            if strict:
+                raise CliError(str(exc)) from None
+    return good, failed
+
+
+def _records(name: str, log_format: Sequence[str], strict: bool, kind: str, summaries: list[FileSummary],
+             quiet: bool) -> Any:
+    from blaslog.parse import iter_file
+
+    progress = _progress(name, quiet)
+    try:
+        yield from iter_file(name, log_format=list(log_format) or None, on_error="raise" if strict else "warn",
+                             summary_out=summaries, events=kind == "all", progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _write_stream(chunks: Any, output: str | None) -> None:
+    """Write streamed output to stdout, or to OUTPUT.part (renamed once the run succeeded)."""
+    if output is None:
+        for chunk in chunks:
+            click.echo(chunk, nl=False)
+        return
+    try:
+        with open(output + ".part", "w", encoding="utf-8") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+    except OSError as exc:
+        raise CliError(f"{output}: cannot write the report ({exc.strerror or exc})") from None
+    except BaseException:
+        Path(output + ".part").unlink(missing_ok=True)
+        raise
 
 
 def _fail_options(func: Any) -> Any:
@@ -274,28 +394,27 @@ def diff_cmd(sharded: str, unsharded: str, tp: int | None, rank: int | None, cap
         if len(unsharded_names) > 1:
             warn(f"note: {len(unsharded_names)} unsharded files given; {unsharded_names[0]} is the reference")
             unsharded_names = unsharded_names[:1]
-        ref, failed_u = _read(unsharded_names, log_format, strict)
-        _account(ref.files, quiet)
-        if failed_u or not ref.gemms:
+        refs, failed_u = _read_runs(unsharded_names, log_format, strict, jobs, quiet)
+        _account([summary for _, summary in refs], quiet)
+        if failed_u or not refs or not len(refs[0][0]):
             raise CliError(f"{unsharded}: no GEMM records to compare with (a level-2 or higher log is needed)")
+        ref_run, ref_summary = refs[0]
+        ref_gemms = list(ref_run)
+        sides, failed = _read_runs(sharded_names, log_format, strict, jobs, quiet)
         results = []
         summaries: list[FileSummary] = []
-        failed: list[str] = []
-        for name in sharded_names:
-            side, bad = _read([name], log_format, strict)
-            failed.extend(bad)
-            _account(side.files, quiet)
-            summaries.extend(side.files)
-            if not side.gemms:
-                if not bad:
-                    warn(f"blaslog: error: {name}: no GEMM records")
-                    failed.append(name)
+        for run, summary in sides:
+            _account([summary], quiet)
+            summaries.append(summary)
+            if not len(run):
+                warn(f"blaslog: error: {summary.path}: no GEMM records")
+                failed.append(summary.path)
                 continue
-            results.append(diff_runs(side.gemms, ref.gemms, tp=tp, caps=caps, sharded_file=name,
-                                     unsharded_file=unsharded_names[0]))
+            results.append(diff_runs(list(run), ref_gemms, tp=tp, caps=caps, sharded_file=summary.path,
+                                     unsharded_file=ref_summary.path))
         if not results:
             raise CliError(f"{sharded}: no GEMM records to compare")
-        report = diff_report(results, summaries, ref.files)
+        report = diff_report(results, summaries, [ref_summary])
         _finish(report, fmt, output, quiet, fail_on, exit_zero, summary_file, failed)
 
 
@@ -316,13 +435,8 @@ def check_cmd(logs: tuple[str, ...], batch: bool, caps_path: str | None, fail_on
 
     with translate_errors():
         caps = _load_caps(caps_path)
-        result, failed = _read(logs, log_format, strict, jobs)
-        _account(result.files, quiet)
-        if not result.files:
-            sys.exit(2)  # every input failed to open; each was reported
-        if _nothing_read(result, failed):
-            raise CliError("no BLAS log records found in the inputs")
-        report = check_report(result.gemms, result.files, caps=caps, batch=batch)
+        gemms, files, failed = _gemms(logs, log_format, strict, jobs, quiet)
+        report = check_report(gemms, files, caps=caps, batch=batch)
         _finish(report, fmt, output, quiet, fail_on, exit_zero, summary_file, failed)
 
 
@@ -338,13 +452,8 @@ def summary_cmd(logs: tuple[str, ...], caps_path: str | None, log_format: tuple[
 
     with translate_errors():
         caps = _load_caps(caps_path)
-        result, failed = _read(logs, log_format, strict, jobs)
-        _account(result.files, quiet)
-        if not result.files:
-            sys.exit(2)  # every input failed to open; each was reported
-        if _nothing_read(result, failed):
-            raise CliError("no BLAS log records found in the inputs")
-        _emit(summary_report(result.gemms, result.files, caps=caps), fmt, output, quiet)
+        gemms, files, failed = _gemms(logs, log_format, strict, jobs, quiet)
+        _emit(summary_report(gemms, files, caps=caps), fmt, output, quiet)
     sys.exit(2 if failed else 0)
 
 
@@ -408,8 +517,8 @@ def probe_cmd(algo_id: int | None, compute_type: str, scale_type: str, types: st
 
     with translate_errors():
         if from_logs:
-            result, failed = _read(from_logs, (), False)
-            configs = native.configs_from_records(result.gemms)
+            gemms, _files, _failed = _gemms(from_logs, (), False, 0, True)
+            configs = native.configs_from_records(gemms)
             if not configs:
                 raise CliError("no cuBLASLt GEMM with an algoId in the logs (a level-2 or higher cuBLASLt log is needed)")
         elif algo_id is not None:

@@ -83,8 +83,14 @@ class DiffResult:
     """Pairs that ran the same algorithm."""
 
 
+def _call(record: Any) -> GemmCall:
+    """The distinct call behind a record (an Occurrence of a CompactRun, or the record itself)."""
+    return getattr(record, "call", record)  # type: ignore[no-any-return]
+
+
 def coarse_key(record: GemmCall) -> tuple[Any, ...]:
     """What must agree between a sharded GEMM and its counterpart, dimensions left out."""
+    record = _call(record)
     return (record.library, record.family, record.trans, record.a_type, record.b_type, record.c_type, record.d_type,
             record.compute_type, record.scale_type, record.epilogue, record.order, record.batch_count > 1)
 
@@ -265,12 +271,18 @@ def diff_runs(sharded: Sequence[GemmCall], unsharded: Sequence[GemmCall], *, tp:
 def _findings(pairs: list[tuple[GemmCall, GemmCall]], caps: Caps | None) -> tuple[list[Finding], int]:
     folded: dict[Any, list[tuple[GemmCall, GemmCall, Difference]]] = {}
     identical = 0
+    compared: dict[tuple[int, int], tuple[Difference | None, Any]] = {}  # per pair of distinct calls
     for s, u in pairs:
-        difference = compare(s, u, caps)
+        ids = (id(_call(s)), id(_call(u)))
+        known = compared.get(ids)
+        if known is None:
+            difference = compare(_call(s), _call(u), caps)
+            key = (difference.fields, difference.cls, _call(s).signature(), _call(u).signature()) if difference else None
+            known = compared[ids] = (difference, key)
+        difference, key = known
         if difference is None:
             identical += 1
             continue
-        key = (difference.fields, difference.cls, s.signature(), u.signature())
         folded.setdefault(key, []).append((s, u, difference))
     findings = []
     for occurrences in folded.values():

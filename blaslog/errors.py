@@ -44,6 +44,9 @@ class LogParseError(InputError, ValueError):
         self.text = text
         super().__init__(self.render())
 
+    def __reduce__(self) -> tuple[type, tuple[SourceLocation, str, str]]:
+        return (type(self), (self.location, self.message, self.text))  # picklable across worker processes
+
     def render(self) -> str:
         """The full message: location, reason, the text, and a caret under the column."""
         out = f"{self.location}: {self.message}"

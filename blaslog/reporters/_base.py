@@ -5,7 +5,8 @@ from __future__ import annotations
 import difflib
 import re
 from abc import ABC, abstractmethod
-from typing import ClassVar, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, ClassVar, TypeVar
 
 from blaslog.errors import BlaslogError
 from blaslog.report import Report
@@ -27,6 +28,13 @@ class Reporter(ABC):
     @abstractmethod
     def render(self, report: Report) -> str:
         """The whole output."""
+
+    def stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str] | None:
+        """Records as they are parsed, for `blaslog parse` on large inputs; None when the format cannot stream.
+
+        `files` gives the inputs' FileSummary objects once `rows` is exhausted.
+        """
+        return None
 
 
 def register(cls: R) -> R:

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from blaslog.report import Report
@@ -47,3 +48,19 @@ class CsvReporter(Reporter):
         for row in rows:
             writer.writerow([safe_cell(row.get(c)) for c in columns])
         return defuse_commands(out.getvalue())
+
+    def stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str]:
+        from blaslog.frame import EVENT_COLUMNS
+        from blaslog.records import GEMM_FIELD_NAMES
+
+        columns = ["kind", *GEMM_FIELD_NAMES, "algo"] + [c for c in (*EVENT_COLUMNS, "event") if c not in GEMM_FIELD_NAMES]
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([safe_cell(row.get(c)) for c in columns])
+            if out.tell() > 1 << 16:
+                yield defuse_commands(out.getvalue())
+                out.seek(0)
+                out.truncate()
+        yield defuse_commands(out.getvalue())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from blaslog.records import SCHEMA_VERSION
@@ -26,6 +27,15 @@ class JsonReporter(Reporter):
     def render(self, report: Report) -> str:
         return defuse_commands(dumps(report.to_json(), indent=2) + "\n")
 
+    def stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str]:
+        yield '{\n  "schema_version": %d,\n  "command": "parse",\n  "records": [' % SCHEMA_VERSION
+        first = True
+        for row in rows:
+            yield ("\n    " if first else ",\n    ") + dumps(row)
+            first = False
+        summary = dumps({"files": [f.to_dict() for f in files()]}, indent=2).replace("\n", "\n  ")
+        yield ("\n  ]" if not first else "]") + ',\n  "summary": ' + summary + "\n}\n"
+
 
 @register
 class JsonLinesReporter(Reporter):
@@ -44,3 +54,9 @@ class JsonLinesReporter(Reporter):
         tail = {k: v for k, v in doc.items() if k not in ("records", "findings", "signatures")}
         lines.append(dumps({"type": "summary", **tail, "schema_version": SCHEMA_VERSION}))
         return defuse_commands("\n".join(lines) + "\n")
+
+    def stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str]:
+        for row in rows:
+            yield dumps({"type": "item", **row}) + "\n"
+        yield dumps({"type": "summary", "schema_version": SCHEMA_VERSION, "command": "parse",
+                     "summary": {"files": [f.to_dict() for f in files()]}}) + "\n"

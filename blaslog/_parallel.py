@@ -1,0 +1,90 @@
+"""Parsing in several processes: one input per worker, and a large input cut into pieces at record starts."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from blaslog.inputs import Reader
+from blaslog.records import ParseResult
+from blaslog.runs import CompactRun, merge, read_run
+
+SPLIT_MIN = 64 << 20
+"""Inputs smaller than this are not cut into pieces."""
+
+# A line that always begins a one-line record: a piece may start there.
+_BOUNDARY = re.compile(rb"\n(?=\[\d{4}-\d\d-\d\d[ T][\d:.]+\]\[(?:cublasLt|HIPBLASLT)\]\[\d+\]\[|rocblas_\w+,|\./rocblas-bench |hipblaslt-bench )")
+
+
+class _RangeReader(Reader):
+    """A Reader over bytes [start, end) of a file (which begin and end at line starts)."""
+
+    def __init__(self, name: str, start: int, end: int) -> None:
+        super().__init__(name)
+        self.start, self.end = start, end
+
+    def _open(self) -> tuple[Any, list[Any]]:
+        handle = open(self.name, "rb")  # noqa: SIM115 - closed by batches()
+        handle.seek(self.start)
+        stream = io.BytesIO(handle.read(self.end - self.start))
+        return stream, [stream, handle]
+
+
+def split_points(path: str, pieces: int) -> list[int]:
+    """Byte offsets that cut `path` into about `pieces` parts, each cut just before a record start."""
+    size = os.path.getsize(path)
+    points = [0]
+    with open(path, "rb") as handle:
+        for i in range(1, pieces):
+            handle.seek(size * i // pieces)
+            window = handle.read(1 << 20)
+            match = _BOUNDARY.search(window)
+            if match is None:
+                continue
+            point = size * i // pieces + match.start() + 1
+            if point > points[-1]:
+                points.append(point)
+    points.append(size)
+    return points
+
+
+def _piece(name: str, start: int, end: int, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any, int]:
+    from blaslog.formats import Sniffer
+    from blaslog.parse import _FileParser
+
+    parser = _FileParser(_RangeReader(name, start, end), Sniffer(log_format), on_error, events=False)  # type: ignore[arg-type]
+    run = CompactRun(name).extend(parser.records())
+    return run, parser.summary, parser.summary.lines
+
+
+def _whole(name: str, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any]:
+    return read_run(name, log_format=log_format, on_error=on_error)
+
+
+def read_runs_parallel(names: list[str], *, log_format: list[str] | None, on_error: str,
+                       jobs: int) -> list[tuple[CompactRun, Any]]:
+    """CompactRun and FileSummary of each input, using up to `jobs` processes (inputs in the given order)."""
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        if len(names) == 1:
+            name = names[0]
+            gzip = open(name, "rb").read(2) == b"\x1f\x8b"
+            if os.path.getsize(name) >= SPLIT_MIN and not gzip:
+                points = split_points(name, jobs)
+                futures = [pool.submit(_piece, name, a, b, log_format, on_error) for a, b in zip(points, points[1:])]
+                return [merge([f.result() for f in futures], name)]
+        futures = [pool.submit(_whole, name, log_format, on_error) for name in names]
+        return [f.result() for f in futures]
+
+
+def parse_parallel(names: list[str], *, log_format: list[str] | None, on_error: str, jobs: int,
+                   events: bool = True) -> list[ParseResult]:
+    """ParseResults of several inputs parsed in parallel processes."""
+    from blaslog.parse import parse_file
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(parse_file, name, log_format=log_format, on_error=on_error, events=events)  # type: ignore[arg-type]
+                   for name in names]
+        return [f.result() for f in futures]

@@ -1,0 +1,152 @@
+"""Compact storage of a run's GEMM calls: each distinct call once, then where each call happened.
+
+A training log repeats a few hundred distinct GEMMs (equal in everything but place, time and pointers)
+hundreds of thousands of times. A :class:`CompactRun` keeps each distinct :class:`GemmCall` once and,
+per call, three integers (which call, line, thread), so memory does not grow with the log beyond a
+few bytes per call. Iterating it gives :class:`Occurrence` objects, which read like GemmCall records
+(every attribute comes from the distinct call, except `line`, `end_line` and `thread`); their pointers
+and time stamp are those of the first call of that kind.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from blaslog.records import GemmCall
+
+
+class Occurrence:
+    """One GEMM call: a distinct call and where it happened."""
+
+    __slots__ = ("call", "end_line", "line", "thread")
+
+    def __init__(self, call: GemmCall, line: int, end_line: int, thread: str | None) -> None:
+        self.call = call
+        self.line = line
+        self.end_line = end_line
+        self.thread = thread
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.call, name)
+
+    def __repr__(self) -> str:
+        return f"Occurrence({self.call.function} {self.call.shape_text()} at {self.call.file}:{self.line})"
+
+    def __eq__(self, other: object) -> bool:
+        return self.call == (other.call if isinstance(other, Occurrence) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.call)
+
+    def record(self) -> GemmCall:
+        """A full GemmCall for this occurrence."""
+        return replace(self.call, line=self.line, end_line=self.end_line, thread=self.thread)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, like GemmCall.to_dict."""
+        out = self.call.to_dict()
+        out.update(line=self.line, end_line=self.end_line, thread=self.thread)
+        return out
+
+
+class CompactRun:
+    """The GEMM calls of one input, in order."""
+
+    def __init__(self, path: str = "") -> None:
+        self.path = path
+        self.calls: list[GemmCall] = []
+        self._index: dict[GemmCall, int] = {}
+        self.threads: list[str | None] = []
+        self._thread_index: dict[str | None, int] = {}
+        self.which = array("I")
+        self.lines = array("Q")
+        self.thread_of = array("I")
+        self.spans: dict[int, int] = {}  # position -> end_line, for records over several lines
+
+    def add(self, record: GemmCall) -> None:
+        """Append one call."""
+        index = self._index.get(record)
+        if index is None:
+            index = self._index[record] = len(self.calls)
+            self.calls.append(record)
+        thread = self._thread_index.get(record.thread)
+        if thread is None:
+            thread = self._thread_index[record.thread] = len(self.threads)
+            self.threads.append(record.thread)
+        if record.end_line != record.line:
+            self.spans[len(self.which)] = record.end_line
+        self.which.append(index)
+        self.lines.append(record.line)
+        self.thread_of.append(thread)
+
+    def extend(self, records: Iterable[Any]) -> CompactRun:
+        """Append GEMM records (others are ignored); returns self."""
+        for record in records:
+            if isinstance(record, GemmCall):
+                self.add(record)
+        return self
+
+    def __len__(self) -> int:
+        return len(self.which)
+
+    def __iter__(self) -> Iterator[Occurrence]:
+        calls, threads, spans = self.calls, self.threads, self.spans
+        for position, (index, line, thread) in enumerate(zip(self.which, self.lines, self.thread_of)):
+            yield Occurrence(calls[index], line, spans.get(position, line), threads[thread])
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path, "calls": self.calls, "threads": self.threads, "which": self.which,
+                "lines": self.lines, "thread_of": self.thread_of, "spans": self.spans}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._index = {call: i for i, call in enumerate(self.calls)}
+        self._thread_index = {thread: i for i, thread in enumerate(self.threads)}
+
+
+def read_run(name: str, *, log_format: list[str] | None = None, on_error: str = "warn",
+             progress: Any = None) -> tuple[CompactRun, Any]:
+    """Parse one input into a CompactRun of its GEMMs and its FileSummary (other records are counted)."""
+    from blaslog.parse import iter_file
+
+    summaries: list[Any] = []
+    run = CompactRun(name).extend(iter_file(name, log_format=log_format, on_error=on_error,  # type: ignore[arg-type]
+                                            summary_out=summaries, events=False, progress=progress))
+    return run, summaries[0]
+
+
+def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactRun, Any]:
+    """Join the runs and summaries of consecutive pieces of one input; each piece's lines start at 1,
+    the int is its line count."""
+    from blaslog.records import FileSummary
+
+    run = CompactRun(name)
+    summary = FileSummary(name)
+    offset = 0
+    for piece, piece_summary, lines in parts:
+        for occurrence in piece:
+            record = occurrence.call
+            index = run._index.get(record)
+            if index is None:
+                index = run._index[record] = len(run.calls)
+                run.calls.append(replace(record, file=name))
+            thread = run._thread_index.get(occurrence.thread)
+            if thread is None:
+                thread = run._thread_index[occurrence.thread] = len(run.threads)
+                run.threads.append(occurrence.thread)
+            if occurrence.end_line != occurrence.line:
+                run.spans[len(run.which)] = occurrence.end_line + offset
+            run.which.append(index)
+            run.lines.append(occurrence.line + offset)
+            run.thread_of.append(thread)
+        for field in ("lines", "gemm_records", "other_records", "record_lines", "foreign_lines", "unparsable_lines"):
+            setattr(summary, field, getattr(summary, field) + getattr(piece_summary, field))
+        for fmt, count in piece_summary.formats.items():
+            summary.formats[fmt] = summary.formats.get(fmt, 0) + count
+        summary.problems.extend(replace(p, path=name, line=p.line + offset if p.line else 0)
+                                for p in piece_summary.problems if not (p.message == "empty input" and lines))
+        offset += lines
+    return run, summary
