@@ -20,10 +20,13 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TEMPLATE = ROOT / "fixtures" / "generated" / "lt_fp32_tp4" / "blaslt_321674.log"
+TEMPLATES = {
+    "tp4": ROOT / "fixtures" / "generated" / "lt_fp32_tp4" / "blaslt_321674.log",
+    "unsharded": ROOT / "fixtures" / "generated" / "lt_fp32_unsharded.stdout.log",
+}
 ROCBLAS = ROOT / "fixtures" / "generated" / "rocblas_fp16_trace.log"
 _DEVICE = re.compile(r"0X15[0-9A-F]{10}")
-_TIME = re.compile(r"^\[2026-06-06 15:31:(\d\d)\]")
+_TIME = re.compile(r"^\[2026-06-06 15:3\d:(\d\d)\]")
 
 
 def _step_lines(template: list[str]) -> list[str]:
@@ -33,9 +36,9 @@ def _step_lines(template: list[str]) -> list[str]:
     return template[2:cut]  # without the per-thread create lines, written once
 
 
-def level5(out, size: int, seed: int) -> None:
+def level5(out, size: int, seed: int, run: str = "tp4") -> None:
     rng = random.Random(seed)
-    template = TEMPLATE.read_text().splitlines()
+    template = [line for line in TEMPLATES[run].read_text().splitlines() if line.startswith("[")]
     head, step = template[:2], _step_lines(template)
     written = 0
     for line in head:
@@ -94,11 +97,15 @@ def main() -> None:
     parser.add_argument("--size", type=float, required=True, help="megabytes to write (approximately)")
     parser.add_argument("--kind", choices=["level5", "distinct", "rocblas"], default="level5")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--run", choices=sorted(TEMPLATES), default="tp4", help="level5: which fixture run to repeat")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8", buffering=1 << 20) as out:
-        {"level5": level5, "distinct": distinct, "rocblas": rocblas}[args.kind](out, int(args.size * 1e6), args.seed)
+        if args.kind == "level5":
+            level5(out, int(args.size * 1e6), args.seed, args.run)
+        else:
+            {"distinct": distinct, "rocblas": rocblas}[args.kind](out, int(args.size * 1e6), args.seed)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ UNCACHEABLE and parsed every time. Any other byte of difference is a new shape.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -26,6 +27,9 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from blaslog.records import Event, GemmCall, Record
+
+CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
+"""BLASLOG_SHAPE_CACHE=0 parses every record with the grammar (for the benchmark's baseline and for debugging)."""
 
 CACHE_LIMIT = 200_000
 """Most distinct call shapes kept per dialect (a log of only distinct calls must not grow memory forever)."""
@@ -233,7 +237,7 @@ class LogFormat:
         """The cached Template of a shape (made from `text` on first sight), or UNCACHEABLE."""
         template = self._cache.get(key)
         if template is None:
-            template = self._make_template(text, values)
+            template = self._make_template(text, values) if CACHE else UNCACHEABLE
             if len(self._cache) < CACHE_LIMIT:
                 self._cache[key] = template
         return template

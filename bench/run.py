@@ -1,0 +1,123 @@
+"""The benchmark: blaslog against baselines run alongside, on logs generated here.
+
+    python bench/run.py                 # 10 MB, 100 MB and 1 GB level-5 logs (about 10 minutes on 2 cores)
+    python bench/run.py --sizes 10 100  # smaller
+    python bench/run.py --markdown      # the table as Markdown (for bench/RESULTS.md)
+
+Each row runs one command in a fresh process and records its wall time and peak memory (the child's
+maximum resident set size). Baselines: reading the file (`wc -l`, `grep -c`), a plain regular-expression
+extractor of the same fields (`bench/regex_baseline.py`, what a user would write), and blaslog with its
+shape cache switched off (BLASLOG_SHAPE_CACHE=0, on the 10 MB log only: it is slow by design).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+PY = sys.executable
+
+
+def generate(kind: str, size: int, run: str = "tp4") -> Path:
+    path = DATA / f"{kind}_{run}_{size}mb.log"
+    if not path.exists():
+        subprocess.run([PY, str(HERE / "generate.py"), "--kind", kind, "--size", str(size), "--run", run,
+                        "--out", str(path)], check=True)
+    return path
+
+
+def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(seconds, peak MB) of a command run in its own process."""
+    start = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False)
+    seconds = time.perf_counter() - start
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"failed: {' '.join(command)}\n{result.stderr.decode()[-2000:]}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # ru_maxrss of children is the largest so far; a child smaller than an earlier one reads as that one,
+    # so each command is also timed under /usr/bin/time when it is there
+    if shutil.which("time") or Path("/usr/bin/time").exists():
+        timed = subprocess.run(["/usr/bin/time", "-f", "%M", *command], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, env=env, check=False)
+        peak_kb = float(timed.stderr.decode().strip().splitlines()[-1])
+        return seconds, peak_kb / 1024
+    return seconds, max(peak, before) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000], help="log sizes in MB")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    blaslog = [PY, "-m", "blaslog"]
+    rows: list[tuple[str, str, float, float, float, str]] = []
+
+    def row(what: str, command: list[str], size_mb: float, records: str = "", env: dict[str, str] | None = None,
+            label: str = "") -> float:
+        seconds, peak = measure(command, env)
+        rows.append((label, what, seconds, size_mb / seconds, peak, records))
+        print(f"{label:>8} {what:<58} {seconds:8.2f} s {size_mb / seconds:8.1f} MB/s {peak:8.0f} MB {records}",
+              flush=True)
+        return seconds
+
+    for size in args.sizes:
+        sharded = generate("level5", size, "tp4")
+        unsharded = generate("level5", size, "unsharded")
+        mb = sharded.stat().st_size / 1e6
+        gemms = sum(1 for line in open(sharded, "rb") if b"][Trace][" in line)
+        label = f"{size} MB"
+        row("baseline: wc -l", ["wc", "-l", str(sharded)], mb, label=label)
+        row("baseline: grep -c Trace", ["grep", "-c", "Trace", str(sharded)], mb, label=label)
+        row("baseline: regex extractor (bench/regex_baseline.py)", [PY, str(HERE / "regex_baseline.py"), str(sharded)],
+            mb, f"{gemms} GEMMs", label=label)
+        if size <= 10:
+            row("blaslog parse, shape cache off (BLASLOG_SHAPE_CACHE=0)",
+                [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", "1"], mb, f"{gemms} GEMMs",
+                env={**os.environ, "BLASLOG_SHAPE_CACHE": "0"}, label=label)
+        parse1 = row("blaslog parse -f jsonl, 1 process", [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", "1"],
+                     mb, f"{gemms} GEMMs", label=label)
+        row("blaslog parse -f jsonl --kind all (every record built)", [*blaslog, "parse", str(sharded), "-f", "jsonl",
+                                                                      "--kind", "all", "-q", "-j", "1"],
+            mb, "all records", label=label)
+        row("blaslog summary, 1 process", [*blaslog, "summary", str(sharded), "-q", "-j", "1"], mb, label=label)
+        row(f"blaslog summary, {os.cpu_count()} processes (file cut in pieces)",
+            [*blaslog, "summary", str(sharded), "-q", "-j", str(os.cpu_count())], mb, label=label)
+        row("blaslog check", [*blaslog, "check", str(sharded), "-q"], mb, label=label)
+        diff = row("blaslog diff sharded unsharded (both logs)",
+                   [*blaslog, "diff", str(sharded), str(unsharded), "-q", "--exit-zero"], 2 * mb, label=label)
+        print(f"{'':>8} diff / (2 x one-process parse) = {diff / (2 * parse1):.2f}")
+    distinct = generate("distinct", 20)
+    row("blaslog parse, every line a different call", [*blaslog, "parse", str(distinct), "-f", "jsonl", "-q", "-j", "1"],
+        distinct.stat().st_size / 1e6, label="20 MB")
+    ranks = [generate("level5", 100, "tp4")]
+    for i in range(1, 4):
+        path = DATA / f"rank{i}.log"
+        if not path.exists():
+            shutil.copy(ranks[0], path)
+        ranks.append(path)
+    total = sum(p.stat().st_size for p in ranks) / 1e6
+    one = row("4 per-rank logs, summary, 1 process", [*blaslog, "summary", *map(str, ranks), "-q", "-j", "1"], total,
+              label="4x100 MB")
+    both = row(f"4 per-rank logs, summary, {os.cpu_count()} processes",
+               [*blaslog, "summary", *map(str, ranks), "-q", "-j", str(os.cpu_count())], total, label="4x100 MB")
+    print(f"{'':>8} speed-up {one / both:.2f} on {os.cpu_count()} cores")
+    if args.markdown:
+        print(f"\nMachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+              f"{platform.python_version()}\n")
+        print("| input | command | seconds | MB/s | peak MB | records |\n|---|---|---|---|---|---|")
+        for label, what, seconds, rate, peak, records in rows:
+            print(f"| {label} | {what} | {seconds:.2f} | {rate:.1f} | {peak:.0f} | {records} |")
+
+
+if __name__ == "__main__":
+    main()
