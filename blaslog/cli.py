@@ -72,14 +72,15 @@ def _reporter_names() -> list[str]:
     return sorted(REPORTERS)
 
 
-def output_options(default: str = "table") -> Any:
+def output_options(default: str = "table", extra: tuple[str, ...] = ()) -> Any:
     """--format / --output / --quiet, shared by the reporting commands."""
     def decorate(func: Any) -> Any:
         func = click.option("--quiet", "-q", is_flag=True, help="No accounting summary or notes on stderr.")(func)
-        func = click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
-                            help="Write the report to FILE (only once the run succeeded) instead of stdout.")(func)
-        func = click.option("--format", "-f", "fmt", type=click.Choice(_reporter_names()), default=default,
-                            show_default=True, help="Output format.")(func)
+        func = click.option("--output", "-o", type=click.Path(writable=True),
+                            help="Write the report to FILE (only once the run succeeded) instead of stdout"
+                                 + (" (a folder for --format parquet)." if extra else "."))(func)
+        func = click.option("--format", "-f", "fmt", type=click.Choice(sorted([*_reporter_names(), *extra])),
+                            default=default, show_default=True, help="Output format.")(func)
         return func
     return decorate
 
@@ -253,11 +254,16 @@ def _gemms(logs: Sequence[str], log_format: Sequence[str], strict: bool, jobs: i
 @click.argument("logs", nargs=-1, required=True)
 @click.option("--kind", type=click.Choice(["gemm", "all"]), default="gemm", show_default=True,
               help="gemm: executed GEMMs only; all: every record (API calls, errors, info too).")
+@click.option("--parquet", "parquet_dir", type=click.Path(file_okay=False),
+              help="Also write the GEMM records as Parquet under DIR, partitioned by run (the input's folder, or "
+                   "--run) and rank (needs pyarrow: pip install 'blaslog[parquet]').")
+@click.option("--run", "run_name", help="Run name for --parquet partitions.")
 @caps_option
 @input_options
-@output_options()
-def parse_cmd(logs: tuple[str, ...], kind: str, caps_path: str | None, log_format: tuple[str, ...], strict: bool,
-              jobs: int, fmt: str, output: str | None, quiet: bool) -> None:
+@output_options(extra=("parquet",))
+def parse_cmd(logs: tuple[str, ...], kind: str, parquet_dir: str | None, run_name: str | None,
+              caps_path: str | None, log_format: tuple[str, ...], strict: bool, jobs: int, fmt: str,
+              output: str | None, quiet: bool) -> None:
     """Print the records of LOG... (every executed GEMM; with --kind all, every record).
 
     With --format json, jsonl or csv the records are written as they are read, in bounded memory.
@@ -267,11 +273,23 @@ def parse_cmd(logs: tuple[str, ...], kind: str, caps_path: str | None, log_forma
 
     with translate_errors():
         caps = _load_caps(caps_path)
-        reporter = get_reporter(fmt)
         summaries: list[FileSummary] = []
         names, failed = _openable(logs, strict)
         if not names:
             sys.exit(2)  # every input failed to open; each was reported
+        if fmt == "parquet":
+            if not output:
+                raise CliError("--format parquet writes a folder: give it with --output DIR")
+            parquet_dir = output
+        if parquet_dir:
+            from blaslog.parquet import write_parquet
+
+            files = write_parquet(names, parquet_dir, lambda name, out: _records(name, log_format, strict, "gemm",
+                                                                                    out, quiet), run=run_name)
+            _account(files, quiet)
+            warn(f"wrote {sum(f.gemm_records for f in files)} GEMM records under {parquet_dir}")
+            sys.exit(2 if failed or all(f.gemm_records == 0 for f in files) else 0)
+        reporter = get_reporter(fmt)
         rows = (record_row(record, caps) for name in names for record in _records(name, log_format, strict, kind,
                                                                                   summaries, quiet))
         chunks = reporter.stream(rows, lambda: summaries)

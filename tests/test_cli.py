@@ -187,3 +187,41 @@ def test_python_dash_m_and_console_script_agree():
     out = subprocess.run([sys.executable, "-m", "blaslog", "decode-flags", "0x40202"], capture_output=True, text=True,
                          check=False)
     assert out.returncode == 0 and "HMMA" in out.stdout
+
+
+def test_parquet_partitioned_by_run_and_rank(runner, tmp_path):
+    pytest.importorskip("pyarrow")
+    import pandas as pd
+
+    out = tmp_path / "gemms"
+    result = invoke(runner, "parse", str(GENERATED / "lt_fp32_tp4" / "*.log"), "--format", "parquet", "--output", out,
+                    "-q")
+    assert result.exit_code == 0, result.output
+    frame = pd.read_parquet(out)
+    assert sorted(frame.groupby(["run", "rank"], observed=True).size().items()) == [
+        (("lt_fp32_tp4", 0), 78), (("lt_fp32_tp4", 1), 78), (("lt_fp32_tp4", 2), 78), (("lt_fp32_tp4", 3), 77)]
+    assert set(frame["algo_id"].dropna().astype(int)) == {0, 21}
+    assert invoke(runner, "parse", str(SEED / "sharded.log"), "--format", "parquet").exit_code == 2
+
+
+def test_memory_does_not_grow_with_repeated_calls():
+    """A CompactRun holds each distinct call once: more repeats add a few bytes per call, not a record."""
+    import tracemalloc
+
+    import blaslog
+    from blaslog.runs import CompactRun
+
+    line = (SEED / "sharded_joined.log").read_text().strip()
+
+    def size(repeats: int) -> tuple[int, int]:
+        text = "\n".join(line.replace("[321674]", f"[{321674 + i % 7}]") for i in range(repeats)) + "\n"
+        tracemalloc.start()
+        run = CompactRun().extend(blaslog.parse_text(text, name="t").records)
+        current, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return current, len(run.calls)
+
+    small, calls_small = size(2_000)
+    large, calls_large = size(20_000)
+    assert calls_small == calls_large == 1
+    assert (large - small) / 18_000 < 64  # bytes per additional call

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# GPU validation kit: on a machine with an NVIDIA GPU, PyTorch and libcublasLt (the nvidia-cublas wheel that
+# PyTorch installs is found automatically), in under 10 minutes:
+#   1. the tests marked `gpu` (the real probe),
+#   2. real level-5 cuBLASLt logs of a small TP simulation (scripts/tp_simulation.py),
+#   3. blaslog probe --from those logs -> caps.json,
+#   4. blaslog diff of every sharded run against the unsharded one, with and without TF32,
+# everything written to one folder (default: gpu-validation/, or $OUT when set).
+#
+#   bash scripts/gpu_validate.sh [OUT]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-${OUT:-gpu-validation}}"
+mkdir -p "$out"
+status=0
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+{
+  echo "# blaslog GPU validation, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>&1 || true
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1 || true
+} | tee "$out/environment.txt"
+
+echo "== 1. gpu tests" | tee -a "$out/summary.txt"
+timeout 180 python3 -m pytest -m gpu -p no:cacheprovider -q tests 2>&1 | tee "$out/gpu-tests.txt" | tail -3 | tee -a "$out/summary.txt" || status=1
+
+echo "== 2. TP simulation logs" | tee -a "$out/summary.txt"
+timeout 300 python3 scripts/tp_simulation.py --out "$out/logs" 2>&1 | tee -a "$out/summary.txt" || status=1
+
+echo "== 3. probe" | tee -a "$out/summary.txt"
+timeout 120 python3 -m blaslog probe --from "$out/logs/*/*.log" --out "$out/caps.json" > "$out/probe.txt" 2>&1 || status=1
+head -20 "$out/probe.txt" | tee -a "$out/summary.txt"
+
+echo "== 4. diffs" | tee -a "$out/summary.txt"
+for mode in tf32 fp32; do
+  for tp in 2 4; do
+    name="${mode}_tp${tp}_vs_tp1"
+    python3 -m blaslog diff "$out/logs/${mode}_tp${tp}/*.log" "$out/logs/${mode}_tp1/*.log" --caps "$out/caps.json" \
+      --format json --output "$out/$name.json" --exit-zero -q
+    python3 -m blaslog diff "$out/logs/${mode}_tp${tp}/*.log" "$out/logs/${mode}_tp1/*.log" --caps "$out/caps.json" \
+      --exit-zero > "$out/$name.txt" 2>&1
+    echo "$name: $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['findings']), 'findings', [f['class'] for f in d['findings']], 'TP', [c['tp'] for c in d['comparisons']])" "$out/$name.json")" | tee -a "$out/summary.txt"
+  done
+done
+python3 -m blaslog check "$out/logs/*/*.log" --caps "$out/caps.json" --exit-zero > "$out/check.txt" 2>&1
+echo "exit status $status" | tee -a "$out/summary.txt"
+exit $status
