@@ -210,7 +210,8 @@ def expand(names: list[str] | tuple[str, ...]) -> list[str]:
     """Expand quoted globs to files, sorted, so that the order matches expand to does not depend on the shell.
 
     Other names (files, `-`, and names that are not there or are directories) are kept as they are; reading
-    them reports what is wrong.
+    them reports what is wrong. The result is in name order (`-` first), each name once, so that reports do
+    not depend on the order inputs were named in.
     """
     out: list[str] = []
     for name in names:
@@ -221,7 +222,7 @@ def expand(names: list[str] | tuple[str, ...]) -> list[str]:
             out.extend(files)
         else:
             out.append(name)
-    return out
+    return sorted(dict.fromkeys(out), key=lambda name: (name != "-", name))
 
 
 def text_reader(text: str, name: str = "<text>") -> Reader:

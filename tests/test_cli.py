@@ -225,3 +225,20 @@ def test_memory_does_not_grow_with_repeated_calls():
     large, calls_large = size(20_000)
     assert calls_small == calls_large == 1
     assert (large - small) / 18_000 < 64  # bytes per additional call
+
+
+@pytest.mark.parametrize("command", [["diff", str(GENERATED / "lt_fp32_tp4" / "*.log"),
+                                      str(GENERATED / "lt_fp32_unsharded.stdout.log"), "--caps",
+                                      str(GENERATED / "caps.json")],
+                                     ["check", str(GENERATED / "rocblas_fp16_trace.log"),
+                                      str(GENERATED / "lt_fp32_unsharded.stdout.log")],
+                                     ["summary", str(GENERATED / "rocblas_fp16_trace.log"),
+                                      str(GENERATED / "lt_fp32_unsharded.stdout.log")]])
+@pytest.mark.parametrize("fmt", ["json", "sarif", "table", "csv"])
+def test_reports_are_byte_identical_run_to_run_and_whatever_the_input_order(runner, command, fmt):
+    first = invoke(runner, *command, "-f", fmt, "-q")
+    again = invoke(runner, *command, "-f", fmt, "-q")
+    assert first.stdout == again.stdout
+    if command[0] != "diff":
+        swapped = invoke(runner, command[0], command[2], command[1], "-f", fmt, "-q")
+        assert swapped.stdout == first.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import string
 
 import pytest
@@ -15,6 +16,10 @@ from blaslog.formats._base import RecordError
 from tests.conftest import GENERATED, NVIDIA, SEED
 
 pytestmark = pytest.mark.property
+
+# CI runs a bounded number of examples; a longer fuzz run (on the benchmark machine) multiplies them:
+#   BLASLOG_FUZZ_SCALE=200 python -m pytest tests/property -p no:cacheprovider
+SCALE = int(os.environ.get("BLASLOG_FUZZ_SCALE", "1"))
 
 KEY = st.text(string.ascii_letters + string.digits + "_", min_size=1, max_size=12).filter(lambda k: k[0].isalpha())
 SCALAR = st.text(string.ascii_letters + string.digits + "_.:?-+/#*", min_size=1, max_size=16)
@@ -43,7 +48,7 @@ def _flatten(pairs):
     return tuple(out)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150 * SCALE, deadline=None)
 @given(pairs=PAIRS, tid=st.integers(1, 10**7), level=st.sampled_from(["Api", "Info", "Hint", "Debug"]))
 def test_logger_messages_round_trip(pairs, tid, level):
     line = f"[2024-05-22 07:22:32][cublasLt][{tid}][{level}][cublasLtSomething] {_render(pairs)}\n"
@@ -54,7 +59,7 @@ def test_logger_messages_round_trip(pairs, tid, level):
     assert result.files[0].unparsable_lines == 0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60 * SCALE, deadline=None)
 @given(pairs=PAIRS, tid=st.integers(1, 10**7))
 def test_round_trip_is_stable_through_the_shape_cache(pairs, tid):
     """The same shape twice with other pointers and thread: the second comes from the cache, equally right."""
@@ -99,7 +104,7 @@ def mutated(draw):
     return line
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.one_of(mutated(), st.text(max_size=300)))
 def test_no_grammar_raises_anything_but_its_own_errors(text):
     from lark.exceptions import LarkError
@@ -112,7 +117,7 @@ def test_no_grammar_raises_anything_but_its_own_errors(text):
             pass
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(st.one_of(mutated(), st.text(max_size=120)), max_size=8))
 def test_pipeline_accounts_for_every_line(lines):
     text = "\n".join(lines) + "\n"
@@ -122,7 +127,7 @@ def test_pipeline_accounts_for_every_line(lines):
     assert summary.lines == text.count("\n")  # only \n ends a line, whatever else the text holds
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(mutated(), min_size=1, max_size=5), command=st.sampled_from(["parse", "check", "summary"]),
        fmt=st.sampled_from(["table", "json", "csv", "github", "sarif", "junit"]))
 def test_cli_never_shows_a_traceback(lines, command, fmt, tmp_path_factory):
@@ -136,7 +141,7 @@ def test_cli_never_shows_a_traceback(lines, command, fmt, tmp_path_factory):
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300 * SCALE, deadline=None)
 @given(text=st.one_of(mutated(), st.text(alphabet=string.digits + "xX[]-: .(,=abcdefABCDEF", max_size=80)))
 def test_every_block_shape_match_is_a_volatile_match(text):
     """SHAPE (used on whole blocks) masks a subset of what VOLATILE masks, at the same spans: equal SHAPE keys
