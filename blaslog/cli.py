@@ -133,23 +133,9 @@ def _jobs(jobs: int, names: Sequence[str]) -> int:
 def _read_runs(logs: Sequence[str], log_format: Sequence[str], strict: bool, jobs: int,
                quiet: bool) -> tuple[list[tuple[Any, FileSummary]], list[str]]:
     """Each readable input as a CompactRun (GEMMs only, compact) with its summary; unreadable ones reported."""
-    from blaslog.inputs import Reader, expand
     from blaslog.runs import read_run
 
-    names = expand(list(logs))
-    good: list[str] = []
-    failed: list[str] = []
-    for name in names:
-        try:
-            if name != "-":
-                for closer in Reader(name)._open()[1]:  # raises the precise reason: missing, directory, ...
-                    closer.close()
-            good.append(name)
-        except InputError as exc:
-            warn(f"blaslog: error: {exc}")
-            failed.append(name)
-            if strict:
-                raise CliError(str(exc)) from None
+    good, failed = _openable(logs, strict)
     on_error = "raise" if strict else "warn"
     processes = _jobs(jobs, good)
     if processes > 1 and good and "-" not in good:

@@ -242,3 +242,45 @@ def test_reports_are_byte_identical_run_to_run_and_whatever_the_input_order(runn
     if command[0] != "diff":
         swapped = invoke(runner, command[0], command[2], command[1], "-f", fmt, "-q")
         assert swapped.stdout == first.stdout
+
+
+def test_ctrl_c_exits_130(monkeypatch, capsys):
+    import blaslog.cli as cli_module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_module, "cli", interrupted)
+    with pytest.raises(SystemExit) as exit_info:
+        cli_module.main()
+    assert exit_info.value.code == 130
+    assert "interrupted" in capsys.readouterr().err
+
+
+def test_ctrl_c_inside_a_command_exits_130(runner, monkeypatch):
+    import blaslog.runs
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(blaslog.runs, "read_run", interrupted)
+    result = runner.invoke(cli, ["summary", str(SEED / "sharded.log"), "-j", "1"])
+    assert result.exit_code == 130
+
+
+def test_progress_line_only_for_large_inputs_on_a_terminal(monkeypatch, tmp_path, capsys):
+    from blaslog import cli as cli_module
+
+    big = tmp_path / "big.log"
+    with open(big, "wb") as handle:
+        handle.truncate(40 << 20)
+    monkeypatch.setattr(cli_module.sys.stderr, "isatty", lambda: True, raising=False)
+    progress = cli_module._progress(str(big), quiet=False)
+    assert progress is not None
+    assert cli_module._progress(str(big), quiet=True) is None
+    assert cli_module._progress(str(SEED / "sharded.log"), quiet=False) is None
+    progress.last = -1
+    progress(20 << 20, 1234)
+    progress.close()
+    err = capsys.readouterr().err
+    assert "50%" in err and "1,234 GEMMs" in err and "MB/s" in err
