@@ -194,7 +194,7 @@ def _account(files: Sequence[FileSummary], quiet: bool, max_problems: int = 5) -
         shown = [p for p in s.problems if not quiet or p.severity == "error"][:max_problems]
         for problem in shown:
             warn(problem.render())
-        rest = len([p for p in s.problems if not quiet or p.severity == "error"]) - len(shown)
+        rest = len([p for p in s.problems if not quiet or p.severity == "error"]) - len(shown) + s.more_problems
         if rest > 0:
             warn(f"{s.path}: {rest} more problems (see --format json)")
 

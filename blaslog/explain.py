@@ -13,6 +13,9 @@ from blaslog.caps import Caps
 from blaslog.flags import ROCBLAS_NUMERIC_FLAGS, decode_flags, numeric_difference, rocblas_flags_name
 from blaslog.records import ALGORITHM_FIELDS, LOG_KEYS, TYPE_FIELDS, GemmCall
 
+#: Keys kept in `extra` that change the arithmetic (cuBLAS's math mode: TF32 tensor-op math or not).
+NUMERIC_EXTRA = ("context.MathMode",)
+
 #: Input precision order of cuBLASLt numerical impl input bits, least precise first.
 _INPUT_RANK = {0x400000: 1, 0x800000: 1, 0x200000: 1, 0x20000: 2, 0x10000: 3, 0x40000: 4, 0x80000: 5, 0x100000: 6}
 
@@ -38,15 +41,18 @@ class Difference:
 def compare(a: GemmCall, b: GemmCall, caps: Caps | None) -> Difference | None:
     """The algorithm difference between two records of the same GEMM, or None when they ran alike."""
     changed = [name for name in TYPE_FIELDS + ALGORITHM_FIELDS if getattr(a, name) != getattr(b, name)]
-    flags_text = (dict(a.extra).get("flags"), dict(b.extra).get("flags"))
-    if flags_text[0] != flags_text[1] and "flags" not in changed:
+    extra_a, extra_b = dict(a.extra), dict(b.extra)
+    if extra_a.get("flags") != extra_b.get("flags") and "flags" not in changed:
         changed.append("flags")
-    if not changed:
+    math = [key for key in NUMERIC_EXTRA if extra_a.get(key) != extra_b.get(key)]
+    if not changed and not math:
         return None
     fa = caps.flags(a) if caps else None
     fb = caps.flags(b) if caps else None
     fields = tuple((LOG_KEYS.get(name, name), (_show(a, name), _show(b, name))) for name in changed)
-    return Difference(fields, _classify(a, b, changed, fa, fb), (fa, fb))
+    fields += tuple((key.split(".")[-1], (extra_a.get(key), extra_b.get(key))) for key in math)
+    cls = "precision" if math else _classify(a, b, changed, fa, fb)
+    return Difference(fields, cls, (fa, fb))
 
 
 def _show(record: GemmCall, name: str) -> Any:
@@ -159,6 +165,11 @@ def _precision(diff: Difference, a: GemmCall, b: GemmCall, roles: tuple[str, str
     if changed_types:
         listed = ", ".join(f"{n} {x} vs {y}" for n, x, y in changed_types)
         out.append(f"The {ra} and {rb} GEMMs were asked for different arithmetic: {listed}.")
+    if "MathMode" in diff.names:
+        modes = dict(diff.fields)["MathMode"]
+        out.append(f"The cuBLAS handles ran in different math modes ({modes[0]} vs {modes[1]}): "
+                   "CUBLAS_TF32_TENSOR_OP_MATH lets FP32 GEMMs use TF32 tensor cores; set the same mode (or "
+                   "torch.backends.cuda.matmul.allow_tf32) in both runs.")
     if "flags" in diff.names:
         out.append(rocblas_flags_text(a, b, roles))
     return " ".join(out)

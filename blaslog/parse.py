@@ -21,7 +21,7 @@ from blaslog.errors import InputError, LogParseError, SourceLocation
 from blaslog.formats import Sniffer
 from blaslog.formats._base import UNCACHEABLE, RecordError, describe_error
 from blaslog.inputs import Reader, expand, text_reader
-from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Problem, Record
+from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
 
 OnError = Literal["raise", "warn", "skip"]
 
@@ -45,10 +45,12 @@ class _FileParser:
         self.progress: Callable[[int, int], None] | None = None
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
-        problem = Problem(self.reader.name, line, message, text, severity, column)
         if severity == "error" and self.on_error == "raise":
             raise LogParseError(SourceLocation(self.reader.name, line, column), message, text)
-        self.summary.problems.append(problem)
+        if len(self.summary.problems) >= MAX_PROBLEMS:
+            self.summary.more_problems += 1
+            return
+        self.summary.problems.append(Problem(self.reader.name, line, message, text[:2000], severity, column))
 
     def records(self) -> Iterator[Record]:
         summary = self.summary

@@ -359,6 +359,10 @@ class Problem:
         return LogParseError(where, f"{self.severity}: {self.message}", self.text).render()
 
 
+MAX_PROBLEMS = 1000
+"""Problems kept per input."""
+
+
 @dataclass(slots=True)
 class FileSummary:
     """Line accounting for one input: lines = record_lines + foreign_lines + unparsable_lines."""
@@ -380,7 +384,9 @@ class FileSummary:
     formats: dict[str, int] = field(default_factory=dict)
     """Records per dialect."""
     problems: list[Problem] = field(default_factory=list)
-    """Unparsable lines and warnings, in line order."""
+    """Unparsable lines and warnings, in line order (the first MAX_PROBLEMS of them)."""
+    more_problems: int = 0
+    """Problems beyond the first MAX_PROBLEMS, counted only (a log with a problem on every line stays small)."""
 
     def balanced(self) -> bool:
         """True when every line is accounted for."""
@@ -401,6 +407,7 @@ class FileSummary:
                 {"line": p.line, "severity": p.severity, "message": p.message, "text": p.text[:200]}
                 for p in self.problems[:max_problems]
             ],
+            "more_problems": self.more_problems + max(0, len(self.problems) - max_problems),
         }
 
 

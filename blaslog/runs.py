@@ -148,5 +148,6 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactR
             summary.formats[fmt] = summary.formats.get(fmt, 0) + count
         summary.problems.extend(replace(p, path=name, line=p.line + offset if p.line else 0)
                                 for p in piece_summary.problems if not (p.message == "empty input" and lines))
+        summary.more_problems += piece_summary.more_problems
         offset += lines
     return run, summary

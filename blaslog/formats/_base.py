@@ -227,11 +227,22 @@ class LogFormat:
         rejects it) or RecordError (it parses but makes no sense).
         """
         key, values = shape if shape is not None else mask(text)
-        template = self.last_template = self.template(key, text, values)
+        try:
+            template = self.last_template = self.template(key, text, values)
+        except LarkError:
+            record = self.fallback(text, path, line, end_line)
+            if record is None:
+                raise
+            self.last_template = UNCACHEABLE
+            return record, ()
         if template is UNCACHEABLE:
             cls, kwargs, warnings = self.build(self.transformer({}).transform(self._tree(text)))
             return cls(file=path, line=line, end_line=end_line, **kwargs), warnings
         return template.instantiate(values, path, line, end_line), template.warnings
+
+    def fallback(self, text: str, path: str, line: int, end_line: int) -> Record | None:
+        """A record for text the grammar's main rule rejects, when the dialect has a looser reading; else None."""
+        return None
 
     def template(self, key: str, text: str, values: list[str]) -> Any:
         """The cached Template of a shape (made from `text` on first sight), or UNCACHEABLE."""

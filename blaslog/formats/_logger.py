@@ -113,6 +113,25 @@ class LoggerFormat(LogFormat):
             thread=thread, timestamp=timestamp, level=level, log_format=self.name,
         ), tuple(warnings)
 
+    def fallback(self, text: str, path: str, line: int, end_line: int) -> Event | None:
+        """A free-text level (Error, Info, Hint ...) whose message is not pairs: an Event with the text as is."""
+        from lark.exceptions import LarkError
+
+        from blaslog.formats._base import load_grammar
+
+        try:
+            tree = load_grammar(self.grammar, "text_line").parse(text)
+        except LarkError:
+            return None
+        parts = {token.type.split("__")[-1]: str(token) for token in tree.children}
+        level = parts.get("LEVEL", "")
+        if level.lower() in ("trace", "api"):
+            return None  # those must be pairs; a failure there is an error
+        return Event(self.library, parts.get("FUNCTION", "?"), LEVEL_EVENTS.get(level.lower(), level.lower()),
+                     text=parts.get("TEXT", ""), file=path, line=line, end_line=end_line,
+                     thread=parts.get("THREAD", parts.get("PROCESS")), timestamp=parts.get("TIMESTAMP"), level=level,
+                     log_format=self.name)
+
     def gemm(self, pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         """Keyword arguments of a GemmCall from a matmul line's pairs."""
         return matmul_fields(pairs, warnings)

@@ -34,6 +34,8 @@ class CublasTransformer(LeafTransformer):
             elif kind == "context":
                 out["context"].extend(value)
                 out["trailer"].append("context")
+            elif kind == "note":
+                out.setdefault("notes", []).append(value)
             else:
                 out["trailer"].append(kind)
                 out[kind] = value
@@ -67,6 +69,9 @@ class CublasTransformer(LeafTransformer):
     def compiled(self, children: list[Any]) -> tuple[str, Any]:
         return ("compiled", children[0])
 
+    def note(self, children: list[Any]) -> tuple[str, Any]:
+        return ("note", children[0])
+
 
 class Cublas(LogFormat):
     """cuBLAS classic API log."""
@@ -99,6 +104,7 @@ class Cublas(LogFormat):
         args = {name: value for name, _ctype, value in generic["args"]}
         if _GEMM.match(function) and {"m", "n", "k"} <= set(args):
             kwargs = _gemm(function, args, generic, context)
+            kwargs["extra"] += tuple(("note", note) for note in generic.get("notes", []))
             kwargs["pointers"] += elapsed
             kwargs.update(common)
             kwargs["version"] = generic["version"]
@@ -108,6 +114,7 @@ class Cublas(LogFormat):
         fields += list(elapsed)
         if "compiled" in generic:
             fields.append(("compiled_with", generic["compiled"]))
+        fields += [("note", note) for note in generic.get("notes", [])]
         fields.insert(0, ("version", generic["version"]))
         return Event, dict(library=self.library, function=function, event="call", fields=tuple(fields), **common), tuple(warnings)
 
