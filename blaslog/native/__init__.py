@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from blaslog.errors import LibraryLoadError, LibraryNotFound, NativeError, ProbeCrashed
-from blaslog.native import _loader  # finds the library; loads nothing until asked
+from blaslog.native import _loader as _loader  # finds the library; loads nothing until asked
 
 TIMEOUT = 120.0
 """Seconds the worker may take in all."""

@@ -28,7 +28,7 @@ class JsonReporter(Reporter):
         return defuse_commands(dumps(report.to_json(), indent=2) + "\n")
 
     def stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str]:
-        yield '{\n  "schema_version": %d,\n  "command": "parse",\n  "records": [' % SCHEMA_VERSION
+        yield f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "command": "parse",\n  "records": ['
         first = True
         for row in rows:
             yield ("\n    " if first else ",\n    ") + dumps(row)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from blaslog import LibraryNotFound, NativeError, native
-from blaslog.native import _loader  # noqa: F401 - reached through blaslog.native in a subprocess
 from blaslog.cli import cli
 from blaslog.errors import ProbeCrashed
 from tests.conftest import SEED
