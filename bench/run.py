@@ -36,32 +36,23 @@ def generate(kind: str, size: int, run: str = "tp4") -> Path:
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(seconds, peak MB) of a command run in its own process.
+    """(seconds, peak MB) of a command run once in its own process, under /usr/bin/time when it is there.
 
     Output goes through a pipe to `cat > /dev/null`: GNU grep stops at the first match when its output
     is /dev/null itself, which would make the grep baseline look infinitely fast.
     """
-    start = time.perf_counter()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    timer = ["/usr/bin/time", "-f", "%M"] if Path("/usr/bin/time").exists() else []
     sink = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    result = subprocess.run(command, stdout=sink.stdin, stderr=subprocess.PIPE, env=env, check=False)
+    start = time.perf_counter()
+    result = subprocess.run([*timer, *command], stdout=sink.stdin, stderr=subprocess.PIPE, env=env, check=False)
+    seconds = time.perf_counter() - start
     sink.stdin.close()  # type: ignore[union-attr]
     sink.wait()
-    seconds = time.perf_counter() - start
     if result.returncode not in (0, 1):
         raise SystemExit(f"failed: {' '.join(command)}\n{result.stderr.decode()[-2000:]}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    # ru_maxrss of children is the largest so far; a child smaller than an earlier one reads as that one,
-    # so each command is also timed under /usr/bin/time when it is there
-    if shutil.which("time") or Path("/usr/bin/time").exists():
-        sink = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
-        timed = subprocess.run(["/usr/bin/time", "-f", "%M", *command], stdout=sink.stdin,
-                               stderr=subprocess.PIPE, env=env, check=False)
-        sink.stdin.close()  # type: ignore[union-attr]
-        sink.wait()
-        peak_kb = float(timed.stderr.decode().strip().splitlines()[-1])
-        return seconds, peak_kb / 1024
-    return seconds, max(peak, before) / 1024
+    if timer:
+        return seconds, float(result.stderr.decode().strip().splitlines()[-1]) / 1024
+    return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def main() -> None:

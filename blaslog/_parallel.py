@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
@@ -29,8 +28,21 @@ class _RangeReader(Reader):
     def _open(self) -> tuple[Any, list[Any]]:
         handle = open(self.name, "rb")  # noqa: SIM115 - closed by batches()
         handle.seek(self.start)
-        stream = io.BytesIO(handle.read(self.end - self.start))
-        return stream, [stream, handle]
+        return _Bounded(handle, self.end - self.start), [handle]
+
+
+class _Bounded:
+    """Reads at most `left` bytes of a file, a block at a time (a piece of a large input, in bounded memory)."""
+
+    def __init__(self, handle: Any, left: int) -> None:
+        self.handle, self.left = handle, left
+
+    def read1(self, size: int) -> bytes:
+        data = self.handle.read(min(size, self.left)) if self.left > 0 else b""
+        self.left -= len(data)
+        return data
+
+    read = read1
 
 
 def split_points(path: str, pieces: int) -> list[int]:
@@ -70,7 +82,8 @@ def read_runs_parallel(names: list[str], *, log_format: list[str] | None, on_err
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         if len(names) == 1:
             name = names[0]
-            gzip = open(name, "rb").read(2) == b"\x1f\x8b"
+            with open(name, "rb") as handle:
+                gzip = handle.read(2) == b"\x1f\x8b"
             if os.path.getsize(name) >= SPLIT_MIN and not gzip:
                 points = split_points(name, jobs)
                 futures = [pool.submit(_piece, name, a, b, log_format, on_error) for a, b in zip(points, points[1:])]

@@ -1,0 +1,41 @@
+"""Parsing in several processes gives exactly what one process gives."""
+
+from __future__ import annotations
+
+import pytest
+
+import blaslog._parallel as parallel
+from blaslog.runs import read_run
+from tests.conftest import GENERATED
+
+
+@pytest.mark.parametrize("name", ["lt_fp32_unsharded.stdout.log", "lt_fp32_tp4/blaslt_321677.log",
+                                  "rocblas_fp16_trace.log", "hipblaslt_bf16_tp2_rank0.api.log"])
+def test_one_input_cut_in_pieces(name, monkeypatch):
+    path = str(GENERATED / name)
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    points = parallel.split_points(path, 3)
+    assert len(points) >= 3  # really cut
+    ((run, summary),) = parallel.read_runs_parallel([path], log_format=None, on_error="warn", jobs=3)
+    one_run, one_summary = read_run(path)
+    assert [(o.call, o.line, o.end_line, o.thread) for o in run] == [
+        (o.call, o.line, o.end_line, o.thread) for o in one_run]
+    assert summary.to_dict() == one_summary.to_dict()
+    assert summary.balanced()
+
+
+def test_several_inputs_side_by_side():
+    paths = [str(p) for p in sorted((GENERATED / "lt_fp32_tp4").glob("*.log"))]
+    results = parallel.read_runs_parallel(paths, log_format=None, on_error="warn", jobs=2)
+    assert [s.path for _, s in results] == paths
+    assert [len(r) for r, _ in results] == [78, 78, 78, 77]
+
+
+def test_parse_parallel_equals_serial():
+    import blaslog
+
+    paths = [str(GENERATED / "rocblas_fp16_trace.log"), str(GENERATED / "rocblas_fp16_bench.log")]
+    together = blaslog.parse(paths, jobs=2)
+    alone = blaslog.parse(paths, jobs=1)
+    assert together.records == alone.records
+    assert [f.to_dict() for f in together.files] == [f.to_dict() for f in alone.files]
