@@ -35,9 +35,19 @@ def test_wheel_contains_the_grammars(wheel):
 @pytest.mark.slow
 def test_installed_command_parses_a_fixture(wheel, tmp_path):
     env_dir = tmp_path / "venv"
-    # system site packages provide lark, pandas, click, tabulate without a network
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
+    # the dependencies (lark, pandas, click, tabulate) come from this interpreter's folders, without a network;
+    # a .pth file appends them after the new environment's own site-packages, where the wheel goes
+    import click
+    import lark
+    import pandas
+    import tabulate
+
+    folders = {str(Path(m.__file__).resolve().parents[1 if m.__file__.endswith("__init__.py") else 0])
+               for m in (click, lark, pandas, tabulate)}
+    site = next((env_dir / "lib").glob("python3*/site-packages"))
+    (site / "_dependencies.pth").write_text("\n".join(sorted(folders)) + "\n")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
                     str(wheel)], check=True, capture_output=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
