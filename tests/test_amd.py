@@ -161,3 +161,19 @@ def test_mixed_file_sniffs_per_line():
     only = blaslog.parse_text(text, log_format="rocblas-bench")
     assert only.files[0].formats == {"rocblas-bench": 1}
     assert only.files[0].balanced()
+
+
+def test_hipblaslt_profile_entries():
+    line = ("- { function: matmul, M: 1024, N: 2048, K: 4096, lda: 1024, ldb: 4096, ldc: 1024, ldd: 1024, "
+            "stride_a: 0, stride_b: 0, stride_c: 0, stride_d: 0, alpha: 1.000000, beta: 0.000000, transA: N, "
+            "transB: T, batch_count: 1, scaleA: 0, scaleB: 0, scaleC: 0, scaleD: 0, swizzleA: false, swizzleB: false, "
+            "scaleAlpha_vector: false, gradient: false, use_e: false, bias_vector: false, bias_source: d, "
+            "a_type: bf16_r, b_type: bf16_r, c_type: bf16_r, d_type: bf16_r, scale_type: f32_r, bias_type: f32_r, "
+            "aux_type: f32_r, compute_type: c_f32_r, activation_type: none, flush: false, any_stride: true, "
+            "rotating: 0, cold_iters: 0, iters: 0, algo_method: index, solution_index: 163377, call_count: 12 }")
+    result = blaslog.parse_text(line + "\n- { function: other_thing, x: 1 }\n")
+    assert result.files[0].formats == {"hipblaslt-profile": 2} and result.files[0].unparsable_lines == 0
+    gemm = result.gemms[0]
+    assert (gemm.m, gemm.n, gemm.k, gemm.transb, gemm.call_count, gemm.solution_index) == (1024, 2048, 4096, "T",
+                                                                                          12, 163377)
+    assert gemm.compute_type == "c_f32_r" and dict(gemm.extra)["algo_method"] == "index"

@@ -280,3 +280,28 @@ def test_to_frame_dtypes():
     assert frame["num_splits_k"].isna().sum() == 74
     events = result.to_frame(kind="event")
     assert len(events) == 1552
+
+
+@pytest.mark.parametrize("path", [p for p in ALL_LOGS if p.name.startswith(("lt_", "blaslt_", "hipblaslt", "rocblas"))],
+                         ids=lambda p: p.name)
+def test_gemm_shapes_are_cacheable(path):
+    """Every GEMM shape of the bundled training logs is served from the shape cache (a build step that
+    computes with a volatile value would silently send every such line through the grammar)."""
+    from blaslog.formats._base import UNCACHEABLE
+
+    sniffer_formats = {}
+    result = blaslog.parse_file(str(path))
+    from blaslog.formats import FORMAT_CLASSES
+    from blaslog.formats._base import mask
+
+    by_name = {cls.name: cls() for cls in FORMAT_CLASSES}
+    text = path.read_bytes()
+    if path.suffix == ".gz":
+        text = gzip.decompress(text)
+    lines = text.decode().replace("\r\n", "\n").split("\n")
+    for record in result.gemms:
+        fmt = by_name[record.log_format]
+        line = lines[record.line - 1]
+        fmt.parse(line, "x", 1, 1, mask(line))
+        sniffer_formats[record.log_format] = fmt
+        assert fmt.last_template is not UNCACHEABLE, line[:200]

@@ -16,11 +16,11 @@ from blaslog.errors import UnknownFormatError
 from blaslog.formats._base import LogFormat
 from blaslog.formats.cublas import Cublas
 from blaslog.formats.cublaslt import CublasLt
-from blaslog.formats.hipblaslt import HipblasLt, HipblasLtBench
+from blaslog.formats.hipblaslt import HipblasLt, HipblasLtBench, HipblasLtProfile
 from blaslog.formats.rocblas import RocblasBench, RocblasProfile, RocblasTrace
 
 FORMAT_CLASSES: tuple[type[LogFormat], ...] = (
-    CublasLt, Cublas, RocblasTrace, RocblasBench, RocblasProfile, HipblasLt, HipblasLtBench,
+    CublasLt, Cublas, RocblasTrace, RocblasBench, RocblasProfile, HipblasLt, HipblasLtBench, HipblasLtProfile,
 )
 """Every dialect, in sniffing order."""
 

@@ -241,7 +241,7 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     else:
         raise RecordError("the matmul line has neither Ddesc nor Bdesc")
     out: dict[str, Any] = dict(m=m, n=n, k=k, transa=transa, transb=transb)
-    batch = 1
+    batch, batched = 1, False
     for letter, desc in zip("abcd", (a, b, c, d)):
         if not desc:
             continue
@@ -249,8 +249,8 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         if "ld" in desc:
             out[f"ld{letter}"] = to_int(desc["ld"], f"{letter.upper()}desc.ld")
         count = desc.get("batchCount", desc.get("batch_count"))
-        if count is not None and batch == 1:  # the first layout with a batch count gives it (they agree)
-            batch = to_int(count, f"{letter.upper()}desc.batchCount")
+        if count is not None and not batched:  # the first layout with a batch count gives it (they agree)
+            batch, batched = to_int(count, f"{letter.upper()}desc.batchCount"), True
         stride = desc.get("stridedBatchOffset", desc.get("batch_stride"))
         if stride is not None:
             out[f"stride_{letter}"] = to_int(stride, f"{letter.upper()}desc.stridedBatchOffset", low=None)

@@ -94,6 +94,52 @@ class HipblasLtBench(LogFormat):
         return GemmCall, out, tuple(warnings)
 
 
+class HipblasLtProfile(LogFormat):
+    """hipBLASLt profile entries (HIPBLASLT_LOG_MASK=64, extended 128): one per distinct call, with call_count."""
+
+    name = "hipblaslt-profile"
+    library = "hipblaslt"
+    description = "hipBLASLt profile YAML flow mappings (HIPBLASLT_LOG_MASK=64/128) with call_count"
+    grammar = "hipblaslt.lark"
+    start_rule = "profile"
+    start = re.compile(r"^\s*-\s*\{\s*function\s*:")
+    transformer = CommandTransformer
+
+    def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
+        warnings: list[str] = []
+        values = option_dict(generic, warnings)
+        function = values.get("function", "?")
+        if function != "matmul" or not {"M", "N", "K"} <= set(values):
+            return Event, dict(library=self.library, function=function, event="call",
+                               fields=tuple(values.items()), log_format=self.name), tuple(warnings)
+        out: dict[str, Any] = {name.lower(): to_int(values[name], name) for name in ("M", "N", "K")}
+        for name in ("lda", "ldb", "ldc", "ldd"):
+            if values.get(name) is not None:
+                out[name] = to_int(values[name], name)
+        for letter in "abcd":
+            if values.get(f"stride_{letter}") is not None:
+                out[f"stride_{letter}"] = to_int(values[f"stride_{letter}"], f"stride_{letter}", low=None)
+            out[f"{letter}_type"] = values.get(f"{letter}_type")
+        out["batch_count"] = to_int(values.get("batch_count", "1"), "batch_count")
+        out["transa"] = _letter(values.get("transA", "N"))
+        out["transb"] = _letter(values.get("transB", "N"))
+        out["compute_type"] = values.get("compute_type")
+        out["scale_type"] = values.get("scale_type")
+        if values.get("solution_index") is not None:
+            out["solution_index"] = to_int(values["solution_index"], "solution_index", low=None)
+        out["activation"] = values.get("activation_type")
+        if values.get("bias_vector") == "true":
+            out["bias_pointer"] = True
+        out["alpha"], out["beta"] = values.get("alpha"), values.get("beta")
+        out["call_count"] = to_int(values.get("call_count", "1"), "call_count", low=1)
+        known = {"function", "M", "N", "K", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c",
+                 "stride_d", "a_type", "b_type", "c_type", "d_type", "batch_count", "transA", "transB",
+                 "compute_type", "scale_type", "solution_index", "activation_type", "alpha", "beta", "call_count"}
+        out["extra"] = tuple((k, v) for k, v in values.items() if k not in known)
+        out.update(library=self.library, function="matmul", log_format=self.name)
+        return GemmCall, out, tuple(warnings)
+
+
 def _letter(value: Any) -> str:
     text = str(value).upper()
     if text not in ("N", "T", "C"):
@@ -101,4 +147,4 @@ def _letter(value: Any) -> str:
     return text
 
 
-__all__ = ["Event", "HipblasLt", "HipblasLtBench"]
+__all__ = ["Event", "HipblasLt", "HipblasLtBench", "HipblasLtProfile"]
