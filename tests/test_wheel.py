@@ -37,8 +37,11 @@ def test_installed_command_parses_a_fixture(wheel, tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    # the dependencies (lark, pandas, click, tabulate) come from this interpreter's folders, without a network;
-    # a .pth file appends them after the new environment's own site-packages, where the wheel goes
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
+                    str(wheel)], check=True, capture_output=True)
+    # the dependencies (lark, pandas, click, tabulate) come from this interpreter's folders, without a network:
+    # a .pth file appends them after the environment's own site-packages, where the wheel went. (Written only
+    # now: before the install, pip would see this interpreter's blaslog there and install nothing.)
     import click
     import lark
     import pandas
@@ -48,8 +51,6 @@ def test_installed_command_parses_a_fixture(wheel, tmp_path):
                for m in (click, lark, pandas, tabulate)}
     site = next((env_dir / "lib").glob("python3*/site-packages"))
     (site / "_dependencies.pth").write_text("\n".join(sorted(folders)) + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
-                    str(wheel)], check=True, capture_output=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = subprocess.run([str(python), "-c", "import blaslog; print(blaslog.__file__)"], cwd=tmp_path, env=env,
                            capture_output=True, text=True, check=True)
