@@ -36,11 +36,48 @@ class HipblasLt(LoggerFormat):
     )
 
 
-_BENCH_KNOWN = {
-    "m", "n", "k", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "alpha", "beta",
-    "transA", "transB", "batch_count", "a_type", "b_type", "c_type", "d_type", "compute_type", "scale_type",
-    "solution_index", "activation_type",
+_KNOWN = {
+    "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "alpha", "beta", "transA", "transB",
+    "batch_count", "a_type", "b_type", "c_type", "d_type", "compute_type", "scale_type", "solution_index",
+    "activation_type", "call_count",
 }
+
+
+def gemm_fields(values: dict[str, Any], dims: tuple[str, str, str], bias: bool) -> dict[str, Any]:
+    """GemmCall keyword arguments from the named values of a hipblaslt-bench line or profile entry (both use
+    the bench's option names; `dims` are the names of m, n, k; `bias` says a bias vector is added)."""
+    out: dict[str, Any] = {}
+    for key, name in zip(dims, "mnk"):
+        if key not in values:
+            raise RecordError(f"the GEMM has no {key} (m, n, k are needed)")
+        out[name] = to_int(values[key], key)
+    for name in ("lda", "ldb", "ldc", "ldd"):
+        if values.get(name) is not None:
+            out[name] = to_int(values[name], name)
+    for letter in "abcd":
+        key = f"stride_{letter}"
+        if values.get(key) is not None:
+            out[key] = to_int(values[key], key, low=None)
+        out[f"{letter}_type"] = values.get(f"{letter}_type")
+    out["batch_count"] = to_int(values.get("batch_count", "1"), "batch_count")
+    out["transa"] = _letter(values.get("transA", "N"))
+    out["transb"] = _letter(values.get("transB", "N"))
+    out["compute_type"] = values.get("compute_type")
+    out["scale_type"] = values.get("scale_type")
+    if values.get("solution_index") is not None:
+        out["solution_index"] = to_int(values["solution_index"], "solution_index", low=None)
+    out["activation"] = activation = values.get("activation_type")
+    if bias:
+        out["bias_pointer"] = True
+        out["epilogue"] = "bias" + (f"+{activation}" if activation not in (None, "none") else "")
+    elif activation not in (None, "none"):
+        out["epilogue"] = activation
+    out["alpha"], out["beta"] = values.get("alpha"), values.get("beta")
+    if "call_count" in values:
+        out["call_count"] = to_int(values["call_count"], "call_count", low=1)
+    known = _KNOWN | set(dims) | {"function"}
+    out["extra"] = tuple((k, v if v is not None else "") for k, v in values.items() if k not in known)
+    return out
 
 
 class HipblasLtBench(LogFormat):
@@ -60,36 +97,7 @@ class HipblasLtBench(LogFormat):
         values = option_dict(options, warnings)
         if "grouped_gemm" in values:
             warnings.append("grouped GEMM: only the first group's shape is recorded")
-        out: dict[str, Any] = {}
-        for name in ("m", "n", "k"):
-            if name not in values:
-                raise RecordError(f"hipblaslt-bench line without -{name}")
-            out[name] = to_int(values[name], name)
-        for name in ("lda", "ldb", "ldc", "ldd"):
-            if values.get(name) is not None:
-                out[name] = to_int(values[name], name)
-        for letter in "abcd":
-            key = f"stride_{letter}"
-            if values.get(key) is not None:
-                out[key] = to_int(values[key], key, low=None)
-        out["batch_count"] = to_int(values.get("batch_count", "1"), "batch_count")
-        out["transa"] = _letter(values.get("transA", "N"))
-        out["transb"] = _letter(values.get("transB", "N"))
-        for letter in "abcd":
-            out[f"{letter}_type"] = values.get(f"{letter}_type")
-        out["compute_type"] = values.get("compute_type")
-        out["scale_type"] = values.get("scale_type")
-        if values.get("solution_index") is not None:
-            out["solution_index"] = to_int(values["solution_index"], "solution_index", low=None)
-        out["activation"] = values.get("activation_type")
-        if "bias_vector" in values:
-            out["bias_pointer"] = True
-            out["epilogue"] = "bias" + (f"+{out['activation']}" if out["activation"] not in (None, "none") else "")
-        elif out["activation"] not in (None, "none"):
-            out["epilogue"] = out["activation"]
-        out["alpha"] = values.get("alpha")
-        out["beta"] = values.get("beta")
-        out["extra"] = tuple((k, v if v is not None else "") for k, v in values.items() if k not in _BENCH_KNOWN)
+        out = gemm_fields(values, ("m", "n", "k"), bias="bias_vector" in values)
         out.update(library=self.library, function="hipblaslt-bench", log_format=self.name)
         return GemmCall, out, tuple(warnings)
 
@@ -112,30 +120,7 @@ class HipblasLtProfile(LogFormat):
         if function != "matmul" or not {"M", "N", "K"} <= set(values):
             return Event, dict(library=self.library, function=function, event="call",
                                fields=tuple(values.items()), log_format=self.name), tuple(warnings)
-        out: dict[str, Any] = {name.lower(): to_int(values[name], name) for name in ("M", "N", "K")}
-        for name in ("lda", "ldb", "ldc", "ldd"):
-            if values.get(name) is not None:
-                out[name] = to_int(values[name], name)
-        for letter in "abcd":
-            if values.get(f"stride_{letter}") is not None:
-                out[f"stride_{letter}"] = to_int(values[f"stride_{letter}"], f"stride_{letter}", low=None)
-            out[f"{letter}_type"] = values.get(f"{letter}_type")
-        out["batch_count"] = to_int(values.get("batch_count", "1"), "batch_count")
-        out["transa"] = _letter(values.get("transA", "N"))
-        out["transb"] = _letter(values.get("transB", "N"))
-        out["compute_type"] = values.get("compute_type")
-        out["scale_type"] = values.get("scale_type")
-        if values.get("solution_index") is not None:
-            out["solution_index"] = to_int(values["solution_index"], "solution_index", low=None)
-        out["activation"] = values.get("activation_type")
-        if values.get("bias_vector") == "true":
-            out["bias_pointer"] = True
-        out["alpha"], out["beta"] = values.get("alpha"), values.get("beta")
-        out["call_count"] = to_int(values.get("call_count", "1"), "call_count", low=1)
-        known = {"function", "M", "N", "K", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c",
-                 "stride_d", "a_type", "b_type", "c_type", "d_type", "batch_count", "transA", "transB",
-                 "compute_type", "scale_type", "solution_index", "activation_type", "alpha", "beta", "call_count"}
-        out["extra"] = tuple((k, v) for k, v in values.items() if k not in known)
+        out = gemm_fields(values, ("M", "N", "K"), bias=values.get("bias_vector") == "true")
         out.update(library=self.library, function="matmul", log_format=self.name)
         return GemmCall, out, tuple(warnings)
 
