@@ -12,6 +12,7 @@ writing) is kept as an Event of kind ``truncated`` with a warning.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
@@ -43,6 +44,7 @@ class _FileParser:
         self.events = events
         self.summary = FileSummary(reader.name)
         self.progress: Callable[[int, int], None] | None = None
+        self.prefixes: set[str] = set()
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
         if severity == "error" and self.on_error == "raise":
@@ -108,9 +110,13 @@ class _FileParser:
                     continue
                 fmt, column = found
                 if column:
-                    if text[:column].strip():
+                    prefix = text[:column].strip()
+                    if prefix and re.sub(r"\d+", "0", prefix) not in self.prefixes:
+                        # a launcher's tag (`[rank0]:`) comes on every line: say it once per kind of prefix
+                        self.prefixes.add(re.sub(r"\d+", "0", prefix))
                         self.problem(number, f"other text before the {fmt.library} record was kept apart: "
-                                     f"{text[:column].strip()[:80]!r}", text, severity="warning", column=column + 1)
+                                     f"{prefix[:80]!r} (later lines with such a prefix are not reported)", text,
+                                     severity="warning", column=column + 1)
                     pending = [fmt, [text[column:]], number, None]
                 else:
                     pending = [fmt, [text], number, shape]

@@ -53,7 +53,7 @@ class TableReporter(Reporter):
                              + f"\n{body}\n")
         elif report.rows:
             columns = report.columns or list(report.rows[0].keys())
-            body = [[cell(row.get(c), 60) for c in columns] for row in report.rows]
+            body = [[cell(row.get(c), 160 if c in ("algorithms", "algo") else 60) for c in columns] for row in report.rows]
             parts.append(tabulate(body, headers=columns, tablefmt="simple", disable_numparse=True) + "\n")
         elif report.command in ("parse", "summary"):
             parts.append("no GEMM records\n")
