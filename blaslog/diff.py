@@ -79,6 +79,8 @@ class DiffResult:
     unmatched_unsharded: list[GemmCall] = field(default_factory=list)
     algorithm_info: bool = True
     """False when neither run's log names the algorithm (only shapes could be compared)."""
+    reversed_hint: bool = False
+    """True when the first run's GEMMs look like the unsharded ones (the runs were probably given swapped)."""
     identical_pairs: int = 0
     """Pairs that ran the same algorithm."""
 
@@ -254,6 +256,8 @@ def diff_runs(sharded: Sequence[GemmCall], unsharded: Sequence[GemmCall], *, tp:
         unmatched_u.extend(gu[j] for j in left_u)
     inference = TpInference(tp, "given") if tp else infer_tp(candidates)
     result = DiffResult(sharded_file, unsharded_file, inference)
+    if inference.how == "none" and infer_tp([(u, s) for s, u in candidates]).how == "inferred":
+        result.reversed_hint = True
     for s, u in candidates:
         if dims_match(s, u, inference.tp):
             result.pairs.append((s, u))

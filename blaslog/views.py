@@ -98,6 +98,9 @@ def diff_report(results: Sequence[DiffResult], sharded_files: Sequence[FileSumma
             "unmatched_unsharded": len(result.unmatched_unsharded),
         })
         notes.append(f"{result.sharded_file}: {result.tp.describe()}")
+        if result.reversed_hint:
+            notes.append(f"{result.sharded_file}: its GEMMs are the larger ones: were the runs given the other way "
+                         "round? The order is: blaslog diff SHARDED UNSHARDED")
         if not result.algorithm_info:
             notes.append(f"{result.sharded_file}: these logs name no algorithm (hipBLASLt [Trace] lines and the cuBLAS "
                          "classic log do not): only shapes were compared. Log with HIPBLASLT_LOG_MASK=32 (bench "

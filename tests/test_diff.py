@@ -127,3 +127,10 @@ def test_dims_match_and_infer_tp():
     inference = infer_tp([(a, b), (batched_s, batched_u), (a, a)])
     assert (inference.tp, inference.agreeing, inference.sharded_pairs, inference.equal_pairs) == (4, 2, 2, 1)
     assert "TP 4 inferred from 2 of 2" in inference.describe()
+
+
+def test_swapped_runs_are_pointed_out(runner):
+    from blaslog.cli import cli
+
+    result = runner.invoke(cli, ["diff", str(SEED / "unsharded.log"), str(SEED / "sharded.log")])
+    assert "were the runs given the other way round" in result.stderr
