@@ -75,7 +75,8 @@ def main() -> None:
         sharded = generate("level5", size, "tp4")
         unsharded = generate("level5", size, "unsharded")
         mb = sharded.stat().st_size / 1e6
-        gemms = sum(1 for line in open(sharded, "rb") if b"][Trace][" in line)
+        with open(sharded, "rb") as handle:
+            gemms = sum(1 for line in handle if b"][Trace][" in line)
         label = f"{size} MB"
         row("baseline: wc -l", ["wc", "-l", str(sharded)], mb, label=label)
         row("baseline: grep -c Trace", ["grep", "-c", "Trace", str(sharded)], mb, label=label)

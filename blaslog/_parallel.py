@@ -26,7 +26,7 @@ class _RangeReader(Reader):
         self.start, self.end = start, end
 
     def _open(self) -> tuple[Any, list[Any]]:
-        handle = open(self.name, "rb")  # noqa: SIM115 - closed by batches()
+        handle = open(self.name, "rb")
         handle.seek(self.start)
         return _Bounded(handle, self.end - self.start), [handle]
 

@@ -184,7 +184,7 @@ class Reader:
                 raise InputError(
                     f"{self.name}: is a directory; name the log files in it, or a glob such as '{self.name}/*.log'"
                 )
-            handle = open(path, "rb")  # noqa: SIM115 - closed by lines()
+            handle = open(path, "rb")
         except FileNotFoundError:
             raise InputError(f"{self.name}: no such file") from None
         except PermissionError:

@@ -26,7 +26,8 @@ def _run(runner, *args: str) -> str:
         result = runner.invoke(cli, list(args))
     finally:
         os.chdir(cwd)
-    assert "Traceback" not in result.stderr and result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
     return f"exit: {result.exit_code}\n{result.stderr}"
 
 

@@ -57,7 +57,8 @@ def test_crlf_and_gzip_parse_alike(parsed):
     crlf = parsed(GENERATED / "lt_fp16_tp4_rank0.log")
     gz = parsed(GENERATED / "lt_fp16_unsharded.log.gz")
     assert b"\r\n" in (GENERATED / "lt_fp16_tp4_rank0.log").read_bytes()[:500]
-    assert gzip.open(GENERATED / "lt_fp16_unsharded.log.gz").read(2) == b"[2"
+    with gzip.open(GENERATED / "lt_fp16_unsharded.log.gz") as handle:
+        assert handle.read(2) == b"[2"
     for result in (crlf, gz):
         assert len(result.gemms) == 78
         assert all(not str(g.extra).count("\r") for g in result.gemms)

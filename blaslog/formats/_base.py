@@ -106,7 +106,7 @@ class Slot:
 class IntSlot(Slot):
     """A volatile value a build step wants as an integer: converted, range-checked, when the template is used."""
 
-    __slots__ = ("what", "low", "high")
+    __slots__ = ("high", "low", "what")
 
     def __init__(self, slot: Slot, what: str, low: int | None, high: int) -> None:
         super().__init__(slot.index, slot.kind)

@@ -22,6 +22,5 @@ class CublasLt(LoggerFormat):
     # A line may begin with other text (program output without a newline); the record starts at its prefix.
     start = re.compile(r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[cublasLt\]\[\d+\]\[")
     known_keys = frozenset(
-        "A Adesc B Bdesc C Cdesc D Ddesc computeDesc algo workSpace workSpaceSizeInBytes beta outOfPlace stream "
-        "preference operationDesc lightHandle result".split()
+        ["A", "Adesc", "B", "Bdesc", "C", "Cdesc", "D", "Ddesc", "computeDesc", "algo", "workSpace", "workSpaceSizeInBytes", "beta", "outOfPlace", "stream", "preference", "operationDesc", "lightHandle", "result"]
     )

@@ -32,7 +32,7 @@ class HipblasLt(LoggerFormat):
     start = re.compile(r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[HIPBLASLT\]\[\d+\]\[")
     transformer = _LoggerTransformer
     known_keys = frozenset(
-        "A Adesc B Bdesc C Cdesc D Ddesc computeDesc workSpace workSpaceSizeInBytes alpha alphaVector beta stream".split()
+        ["A", "Adesc", "B", "Bdesc", "C", "Cdesc", "D", "Ddesc", "computeDesc", "workSpace", "workSpaceSizeInBytes", "alpha", "alphaVector", "beta", "stream"]
     )
 
 

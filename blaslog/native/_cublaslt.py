@@ -101,7 +101,7 @@ class Binding:
         """`12.9.3`."""
         try:
             number = int(self.lib.cublasLtGetVersion())
-        except Exception:  # noqa: BLE001 - only used inside an error message
+        except Exception:
             return "unknown"
         return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
 

@@ -57,7 +57,7 @@ def gpu_info() -> dict[str, Any]:
         cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, device)
         cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)
         return {"name": name.value.decode("utf-8", "replace"), "compute_capability": f"{major.value}.{minor.value}"}
-    except Exception as exc:  # noqa: BLE001 - best effort, reported as data
+    except Exception as exc:
         return {"error": str(exc)}
 
 

@@ -7,7 +7,7 @@ answers an unknown name with a suggestion. Every reporter renders any
 
 from __future__ import annotations
 
-from blaslog.reporters import csv, github, gitlab, json, junit, markdown, sarif, table  # noqa: F401 - register
+from blaslog.reporters import csv, github, gitlab, json, junit, markdown, sarif, table
 from blaslog.reporters._base import REPORTERS, Reporter, get_reporter
 
 __all__ = ["REPORTERS", "Reporter", "get_reporter"]

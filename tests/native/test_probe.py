@@ -67,13 +67,13 @@ def test_unknown_algo_is_an_error_with_the_status_name(with_stub):
 
 def test_create_failure_says_found_but_cuda_could_not_start(with_stub, monkeypatch):
     monkeypatch.setenv("STUB_CREATE_FAIL", "1")
-    with pytest.raises(NativeError, match="found at .* but CUDA could not start.*CUBLAS_STATUS_NOT_INITIALIZED"):
+    with pytest.raises(NativeError, match=r"found at .* but CUDA could not start.*CUBLAS_STATUS_NOT_INITIALIZED"):
         native.probe([dict(SEED_CONFIG, algoId=0)], gpu_info=False)
 
 
 def test_a_crash_in_the_library_is_contained(with_stub, monkeypatch):
     monkeypatch.setenv("STUB_CRASH_ALGO", "21")
-    with pytest.raises(ProbeCrashed, match="SIGSEGV.*algoId 21") as info:
+    with pytest.raises(ProbeCrashed, match=r"SIGSEGV.*algoId 21") as info:
         native.probe([dict(SEED_CONFIG, algoId=0), dict(SEED_CONFIG, algoId=21)], gpu_info=False)
     assert [e["algoId"] for e in info.value.partial.entries] == [0]
 
