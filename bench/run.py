@@ -88,6 +88,9 @@ def main() -> None:
                 env={**os.environ, "BLASLOG_SHAPE_CACHE": "0"}, label=label)
         parse1 = row("blaslog parse -f jsonl, 1 process", [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", "1"],
                      mb, f"{gemms} GEMMs", label=label)
+        row(f"blaslog parse -f jsonl, {os.cpu_count()} processes (file cut in pieces)",
+            [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", str(os.cpu_count())], mb, f"{gemms} GEMMs",
+            label=label)
         row("blaslog parse -f jsonl --kind all (every record built)", [*blaslog, "parse", str(sharded), "-f", "jsonl",
                                                                       "--kind", "all", "-q", "-j", "1"],
             mb, "all records", label=label)

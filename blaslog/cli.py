@@ -276,10 +276,10 @@ def parse_cmd(logs: tuple[str, ...], kind: str, parquet_dir: str | None, run_nam
             warn(f"wrote {sum(f.gemm_records for f in files)} GEMM records under {parquet_dir}")
             sys.exit(2 if failed or all(f.gemm_records == 0 for f in files) else 0)
         reporter = get_reporter(fmt)
-        rows = (record_row(record, caps) for name in names for record in _records(name, log_format, strict, kind,
-                                                                                  summaries, quiet))
-        chunks = reporter.stream(rows, lambda: summaries)
-        if chunks is not None:
+        chunks = None
+        if reporter.streams:
+            chunks = _stream_parse(names, reporter, fmt, kind, caps_path, caps, log_format, strict, jobs, summaries,
+                                   quiet)
             _write_stream(chunks, output)
         else:
             records = [record for name in names for record in _records(name, log_format, strict, kind, summaries,
@@ -297,6 +297,46 @@ def parse_cmd(logs: tuple[str, ...], kind: str, parquet_dir: str | None, run_nam
         elif output:
             os.replace(output + ".part", output)
     sys.exit(2 if failed else 0)
+
+
+def _stream_parse(names: list[str], reporter: Any, fmt: str, kind: str, caps_path: str | None, caps: Any,
+                  log_format: Sequence[str], strict: bool, jobs: int, summaries: list[FileSummary],
+                  quiet: bool) -> Any:
+    """The text of `blaslog parse` for a streaming format, input by input; a large input is parsed in pieces by
+    several processes, each writing its rows to a file that is copied out in order."""
+    import tempfile
+
+    from blaslog._parallel import splittable, stream_pieces
+    from blaslog.views import record_row
+
+    yield reporter.stream_begin()
+    any_rows = False
+    for name in names:
+        processes = _jobs(jobs, [name])
+        if processes > 1 and splittable(name):
+            with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
+                pieces, summary = stream_pieces(name, fmt=fmt, kind=kind, caps_path=caps_path,
+                                                log_format=list(log_format) or None,
+                                                on_error="raise" if strict else "warn", jobs=processes, tmp_dir=tmp)
+                summaries.append(summary)
+                for piece in pieces:
+                    with open(piece, encoding="utf-8") as handle:
+                        head = handle.read(1 << 20)
+                        if not head:
+                            continue
+                        if not any_rows and reporter.first_separator and head.startswith(reporter.first_separator):
+                            head = head[len(reporter.first_separator):]
+                        any_rows = True
+                        yield head
+                        while block := handle.read(1 << 20):
+                            yield block
+                    os.remove(piece)  # free the disk as we go
+            continue
+        rows = (record_row(record, caps) for record in _records(name, log_format, strict, kind, summaries, quiet))
+        for text in reporter.stream_rows(rows, not any_rows):
+            any_rows = True
+            yield text
+    yield reporter.stream_end(summaries, any_rows)
 
 
 def _openable(logs: Sequence[str], strict: bool) -> tuple[list[str], list[str]]:

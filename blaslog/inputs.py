@@ -64,6 +64,8 @@ class Reader:
     size: int = 0
     """Bytes read (decompressed)."""
     notes: list[str] = field(default_factory=list)
+    first_line: int = 1
+    """Number of the first line (a piece of a larger input starts further down)."""
 
     def lines(self) -> Iterator[Line]:
         """The lines one by one (see :meth:`batches` for the fast path)."""
@@ -80,7 +82,7 @@ class Reader:
         stream, closers = self._open()
         # read1: a cut-short gzip stream then still gives every byte before the cut
         read = getattr(stream, "read1", stream.read)
-        number = 1
+        number = self.first_line
         leftover = b""
         skipping = 0  # bytes of an overlong line being skipped
         try:

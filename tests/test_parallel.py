@@ -39,3 +39,16 @@ def test_parse_parallel_equals_serial():
     alone = blaslog.parse(paths, jobs=1)
     assert together.records == alone.records
     assert [f.to_dict() for f in together.files] == [f.to_dict() for f in alone.files]
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+@pytest.mark.parametrize("kind", ["gemm", "all"])
+def test_parse_output_in_pieces_is_byte_identical(fmt, kind, monkeypatch, runner):
+    from blaslog.cli import cli
+
+    path = str(GENERATED / "lt_fp32_unsharded.stdout.log")
+    one = runner.invoke(cli, ["parse", path, "-f", fmt, "--kind", kind, "-q", "-j", "1"])
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    pieces = runner.invoke(cli, ["parse", path, "-f", fmt, "--kind", kind, "-q", "-j", "3"])
+    assert one.exit_code == pieces.exit_code == 0
+    assert pieces.stdout == one.stdout

@@ -29,12 +29,39 @@ class Reporter(ABC):
     def render(self, report: Report) -> str:
         """The whole output."""
 
+    streams: ClassVar[bool] = False
+    """True when records can be written as they are parsed (see stream_begin/stream_rows/stream_end)."""
+    first_separator: ClassVar[str] = ""
+    """What to drop from the text of the very first row when rows were rendered as not first (JSON's comma)."""
+
+    def stream_begin(self) -> str:
+        """Text before the first record."""
+        return ""
+
+    def stream_rows(self, rows: Iterable[dict[str, Any]], first: bool) -> Iterator[str]:
+        """Text of rows; `first` says whether no row of the output came before them."""
+        raise NotImplementedError
+
+    def stream_end(self, files: list[Any], any_rows: bool) -> str:
+        """Text after the last record (the inputs' accounting)."""
+        return ""
+
     def stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str] | None:
         """Records as they are parsed, for `blaslog parse` on large inputs; None when the format cannot stream.
 
         `files` gives the inputs' FileSummary objects once `rows` is exhausted.
         """
-        return None
+        if not self.streams:
+            return None
+        return self._stream(rows, files)
+
+    def _stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str]:
+        yield self.stream_begin()
+        any_rows = False
+        for text in self.stream_rows(rows, True):
+            any_rows = True
+            yield text
+        yield self.stream_end(files(), any_rows)
 
 
 def register(cls: R) -> R:

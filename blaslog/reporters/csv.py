@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from blaslog.report import Report
@@ -49,18 +49,29 @@ class CsvReporter(Reporter):
             writer.writerow([safe_cell(row.get(c)) for c in columns])
         return defuse_commands(out.getvalue())
 
-    def stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str]:
+    streams = True
+
+    @staticmethod
+    def _columns() -> list[str]:
         from blaslog.frame import EVENT_COLUMNS
         from blaslog.records import GEMM_FIELD_NAMES
 
-        columns = ["kind", *GEMM_FIELD_NAMES, "algo"] + [c for c in (*EVENT_COLUMNS, "event") if c not in GEMM_FIELD_NAMES]
+        return ["kind", *GEMM_FIELD_NAMES, "algo"] + [c for c in (*EVENT_COLUMNS, "event") if c not in GEMM_FIELD_NAMES]
+
+    def stream_begin(self) -> str:
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerow(self._columns())
+        return out.getvalue()
+
+    def stream_rows(self, rows: Iterable[dict[str, Any]], first: bool) -> Iterator[str]:
+        columns = self._columns()
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(columns)
         for row in rows:
             writer.writerow([safe_cell(row.get(c)) for c in columns])
             if out.tell() > 1 << 16:
                 yield defuse_commands(out.getvalue())
                 out.seek(0)
                 out.truncate()
-        yield defuse_commands(out.getvalue())
+        if out.tell():
+            yield defuse_commands(out.getvalue())

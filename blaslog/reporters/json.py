@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from blaslog.records import SCHEMA_VERSION
@@ -27,14 +27,20 @@ class JsonReporter(Reporter):
     def render(self, report: Report) -> str:
         return defuse_commands(dumps(report.to_json(), indent=2) + "\n")
 
-    def stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str]:
-        yield f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "command": "parse",\n  "records": ['
-        first = True
+    streams = True
+    first_separator = ","
+
+    def stream_begin(self) -> str:
+        return f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "command": "parse",\n  "records": ['
+
+    def stream_rows(self, rows: Iterable[dict[str, Any]], first: bool) -> Iterator[str]:
         for row in rows:
             yield ("\n    " if first else ",\n    ") + dumps(row)
             first = False
-        summary = dumps({"files": [f.to_dict() for f in files()]}, indent=2).replace("\n", "\n  ")
-        yield ("\n  ]" if not first else "]") + ',\n  "summary": ' + summary + "\n}\n"
+
+    def stream_end(self, files: list[Any], any_rows: bool) -> str:
+        summary = dumps({"files": [f.to_dict() for f in files]}, indent=2).replace("\n", "\n  ")
+        return ("\n  ]" if any_rows else "]") + ',\n  "summary": ' + summary + "\n}\n"
 
 
 @register
@@ -55,8 +61,12 @@ class JsonLinesReporter(Reporter):
         lines.append(dumps({"type": "summary", **tail, "schema_version": SCHEMA_VERSION}))
         return defuse_commands("\n".join(lines) + "\n")
 
-    def stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str]:
+    streams = True
+
+    def stream_rows(self, rows: Iterable[dict[str, Any]], first: bool) -> Iterator[str]:
         for row in rows:
             yield dumps({"type": "item", **row}) + "\n"
-        yield dumps({"type": "summary", "schema_version": SCHEMA_VERSION, "command": "parse",
-                     "summary": {"files": [f.to_dict() for f in files()]}}) + "\n"
+
+    def stream_end(self, files: list[Any], any_rows: bool) -> str:
+        return dumps({"type": "summary", "schema_version": SCHEMA_VERSION, "command": "parse",
+                      "summary": {"files": [f.to_dict() for f in files]}}) + "\n"
