@@ -177,3 +177,13 @@ def test_hipblaslt_profile_entries():
     assert (gemm.m, gemm.n, gemm.k, gemm.transb, gemm.call_count, gemm.solution_index) == (1024, 2048, 4096, "T",
                                                                                           12, 163377)
     assert gemm.compute_type == "c_f32_r" and dict(gemm.extra)["algo_method"] == "index"
+
+
+def test_rocblas_messages_are_events():
+    text = ("rocBLAS warning: hipBlasLT failed. Fallback to other GEMM backend.\n"
+            "rocBLAS error: No Tensile solution found for { a_type: \"f16_r\", atomics_mode: atomics_allowed }\n"
+            "rocBLAS info: maximum library size per device is 0.394265 GB.\n")
+    result = blaslog.parse_text(text)
+    assert [(r.event, r.text[:20]) for r in result.records] == [
+        ("warning", "hipBlasLT failed. Fa"), ("error", "No Tensile solution "), ("info", "maximum library size")]
+    assert result.files[0].formats == {"rocblas-message": 3} and result.files[0].balanced()

@@ -17,10 +17,11 @@ from blaslog.formats._base import LogFormat
 from blaslog.formats.cublas import Cublas
 from blaslog.formats.cublaslt import CublasLt
 from blaslog.formats.hipblaslt import HipblasLt, HipblasLtBench, HipblasLtProfile
-from blaslog.formats.rocblas import RocblasBench, RocblasProfile, RocblasTrace
+from blaslog.formats.rocblas import RocblasBench, RocblasMessage, RocblasProfile, RocblasTrace
 
 FORMAT_CLASSES: tuple[type[LogFormat], ...] = (
-    CublasLt, Cublas, RocblasTrace, RocblasBench, RocblasProfile, HipblasLt, HipblasLtBench, HipblasLtProfile,
+    CublasLt, Cublas, RocblasTrace, RocblasBench, RocblasProfile, RocblasMessage, HipblasLt, HipblasLtBench,
+    HipblasLtProfile,
 )
 """Every dialect, in sniffing order."""
 

@@ -237,3 +237,25 @@ class RocblasProfile(LogFormat):
         out["extra"] += tuple((k, v) for k, v in renamed.items() if k not in known)
         out.update(library=self.library, function=function, log_format=self.name)
         return GemmCall, out, tuple(warnings)
+
+
+class _MessageTransformer(LeafTransformer):
+    def message(self, children: list[Any]) -> tuple[Any, ...]:
+        return tuple(children) if len(children) == 3 else (*children, "")
+
+
+class RocblasMessage(LogFormat):
+    """rocBLAS's own error, warning and info lines (a failed Tensile lookup, a backend fallback ...)."""
+
+    name = "rocblas-message"
+    library = "rocblas"
+    description = "rocBLAS messages: `rocBLAS error: ...`, `rocBLAS warning: ...`, `rocBLAS info: ...`"
+    grammar = "rocblas.lark"
+    start_rule = "message"
+    start = re.compile(r"^\s*rocBLAS [a-z]+:")
+    transformer = _MessageTransformer
+
+    def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
+        _source, level, text = generic
+        return Event, dict(library=self.library, function="rocBLAS", event=str(level), text=text, level=str(level),
+                           log_format=self.name), ()
