@@ -233,7 +233,13 @@ def _gemms(logs: Sequence[str], log_format: Sequence[str], strict: bool, jobs: i
         sys.exit(2)  # every input failed to open; each was reported
     if all(s.gemm_records + s.other_records == 0 for s in files):
         raise CliError("no BLAS log records found in the inputs")
-    return [occurrence for run, _ in runs for occurrence in run], files, failed
+    from blaslog.runs import one_dialect_per_call
+
+    gemms, notes = one_dialect_per_call([occurrence for run, _ in runs for occurrence in run])
+    if not quiet:
+        for note in notes:
+            warn(f"note: {note}")
+    return gemms, files, failed
 
 
 @cli.command("parse", epilog=EXIT_CODES)
@@ -442,8 +448,10 @@ def diff_cmd(sharded: str, unsharded: str, tp: int | None, rank: int | None, cap
         _account([summary for _, summary in refs], quiet)
         if failed_u or not refs or not len(refs[0][0]):
             raise CliError(f"{unsharded}: no GEMM records to compare with (a level-2 or higher log is needed)")
+        from blaslog.runs import one_dialect_per_call
+
         ref_run, ref_summary = refs[0]
-        ref_gemms = list(ref_run)
+        ref_gemms, _ = one_dialect_per_call(list(ref_run))
         sides, failed = _read_runs(sharded_names, log_format, strict, jobs, quiet)
         results = []
         summaries: list[FileSummary] = []
@@ -454,7 +462,8 @@ def diff_cmd(sharded: str, unsharded: str, tp: int | None, rank: int | None, cap
                 warn(f"blaslog: error: {summary.path}: no GEMM records")
                 failed.append(summary.path)
                 continue
-            results.append(diff_runs(list(run), ref_gemms, tp=tp, caps=caps, sharded_file=summary.path,
+            side_gemms, _ = one_dialect_per_call(list(run))
+            results.append(diff_runs(side_gemms, ref_gemms, tp=tp, caps=caps, sharded_file=summary.path,
                                      unsharded_file=ref_summary.path))
         if not results:
             raise CliError(f"{sharded}: no GEMM records to compare")

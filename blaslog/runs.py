@@ -151,3 +151,26 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactR
         summary.more_problems += piece_summary.more_problems
         offset += lines
     return run, summary
+
+
+#: When one input holds the same calls in two dialects (ROCBLAS_LAYER=3 writes a trace and a bench line per call;
+#: HIPBLASLT_LOG_LEVEL with mask 32 a [Trace] and a bench line per launch), the second is left out here.
+SAME_CALLS = (("rocblas-trace", "rocblas-bench"), ("hipblaslt-bench", "hipblaslt"))
+
+
+def one_dialect_per_call(records: list[Any]) -> tuple[list[Any], list[str]]:
+    """The records with duplicate dialects dropped (see SAME_CALLS), and a note for each input concerned."""
+    dialects: dict[str, set[str]] = {}
+    for record in records:
+        dialects.setdefault(record.file, set()).add(record.log_format)
+    drop: dict[str, str] = {}
+    notes = []
+    for file, found in dialects.items():
+        for keep, duplicate in SAME_CALLS:
+            if keep in found and duplicate in found:
+                drop[file] = duplicate
+                notes.append(f"{file}: holds both {keep} and {duplicate} lines for the same calls; "
+                             f"{duplicate} lines are left out so that each call counts once")
+    if not drop:
+        return records, []
+    return [r for r in records if drop.get(r.file) != r.log_format], notes

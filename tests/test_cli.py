@@ -284,3 +284,22 @@ def test_progress_line_only_for_large_inputs_on_a_terminal(monkeypatch, tmp_path
     progress.close()
     err = capsys.readouterr().err
     assert "50%" in err and "1,234 GEMMs" in err and "MB/s" in err
+
+
+def test_layer_3_rocblas_log_counts_each_call_once(runner, tmp_path):
+    """ROCBLAS_LAYER=3 writes a trace line and a bench line per call: summary counts each call once."""
+    trace = (GENERATED / "rocblas_fp16_trace.log").read_text().splitlines()
+    bench = iter((GENERATED / "rocblas_fp16_bench.log").read_text().splitlines())
+    mixed = []
+    for line in trace:
+        mixed.append(line)
+        if line.startswith("rocblas_gemm"):
+            mixed.append(next(bench))
+    path = tmp_path / "layer3.log"
+    path.write_text("\n".join(mixed) + "\n")
+    result = invoke(runner, "summary", path, "-f", "json")
+    assert json.loads(result.stdout)["overview"]["gemm_calls"] == 80
+    assert "rocblas-bench lines are left out" in result.stderr
+    check = invoke(runner, "check", path, "-f", "json", "-q")
+    (finding,) = json.loads(check.stdout)["findings"]
+    assert [v["count"] for v in finding["variants"]] == [2, 2]
