@@ -14,6 +14,10 @@ out="${1:-${OUT:-gpu-validation}}"
 mkdir -p "$out"
 status=0
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# blaslog needs lark, pandas, click and tabulate (pip install -e . where there is a network; on a machine
+# without one, install their wheels first); the gpu tests need pytest; the simulation needs torch with CUDA.
+python3 -c "import lark, pandas, click, tabulate, pytest" 2>/dev/null || {
+  echo "missing Python packages: python3 -m pip install -e '.[test]' (or carry their wheels)" >&2; exit 2; }
 {
   echo "# blaslog GPU validation, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>&1 || true
@@ -21,7 +25,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 } | tee "$out/environment.txt"
 
 echo "== 1. gpu tests" | tee -a "$out/summary.txt"
-timeout 180 python3 -m pytest -m gpu -p no:cacheprovider -q tests 2>&1 | tee "$out/gpu-tests.txt" | tail -3 | tee -a "$out/summary.txt" || status=1
+timeout 180 python3 -m pytest -m gpu -p no:cacheprovider -q tests/native 2>&1 | tee "$out/gpu-tests.txt" | tail -3 | tee -a "$out/summary.txt" || status=1
 
 echo "== 2. TP simulation logs" | tee -a "$out/summary.txt"
 timeout 300 python3 scripts/tp_simulation.py --out "$out/logs" 2>&1 | tee -a "$out/summary.txt" || status=1
