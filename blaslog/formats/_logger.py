@@ -138,7 +138,7 @@ class LoggerFormat(LogFormat):
 
 
 def _is_matmul(level: str, function: str, pairs: dict[str, Any]) -> bool:
-    return level.lower() == "trace" and "Adesc" in pairs and isinstance(pairs["Adesc"], dict) and "matmul" in function.lower()
+    return level.lower() == "trace" and "Adesc" in pairs and isinstance(pairs["Adesc"], dict) and function.lower().endswith("matmul")
 
 
 def _dedupe(items: Pairs, warnings: list[str], where: str) -> dict[str, Any]:
