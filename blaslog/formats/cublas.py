@@ -166,7 +166,9 @@ def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context:
         )
     out["d_type"] = out["c_type"]
     compute = args.get("computeType")
-    out["compute_type"] = _enum(compute, "CUBLAS_") if compute is not None else out["c_type"]
+    # CUBLAS_COMPUTE_32F(68) since CUDA 11; CUDA 10 passed a cudaDataType_t such as CUDA_R_32F(0)
+    out["compute_type"] = (_enum(compute, "CUDA_" if _enum(compute).startswith("CUDA_") else "CUBLAS_")
+                           if compute is not None else out["c_type"])
     if "algo" in args:
         out["requested_algo"] = _enum(args["algo"])
     for letter in "ABC":
