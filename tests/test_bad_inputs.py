@@ -86,3 +86,12 @@ def test_every_corpus_file_balances():
     for case in CASES:
         for summary in blaslog.parse_file(str(case)).files:
             assert summary.balanced(), case.name
+
+
+def test_deeply_nested_groups_are_an_error_not_a_crash(runner, tmp_path):
+    path = tmp_path / "deep.log"
+    path.write_text("[2024-01-01 00:00:00][cublasLt][1][Api][f] " + "a=[" * 3000 + "x=1" + "]" * 3000 + "\n"
+                    "[2024-01-01 00:00:00][cublasLt][1][Api][f] b=1\n")
+    result = runner.invoke(cli, ["parse", str(path), "--kind", "all", "-f", "json", "-q"])
+    assert result.exit_code == 0 and "Traceback" not in result.stderr
+    assert "nested too deeply" in result.stderr

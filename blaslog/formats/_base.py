@@ -230,17 +230,20 @@ class LogFormat:
         """
         key, values = shape if shape is not None else mask(text)
         try:
-            template = self.last_template = self.template(key, text, values)
-        except LarkError:
-            record = self.fallback(text, path, line, end_line)
-            if record is None:
-                raise
-            self.last_template = UNCACHEABLE
-            return record, ()
-        if template is UNCACHEABLE:
-            cls, kwargs, warnings = self.build(self.transformer({}).transform(self._tree(text)))
-            return cls(file=path, line=line, end_line=end_line, **kwargs), warnings
-        return template.instantiate(values, path, line, end_line), template.warnings
+            try:
+                template = self.last_template = self.template(key, text, values)
+            except LarkError:
+                record = self.fallback(text, path, line, end_line)
+                if record is None:
+                    raise
+                self.last_template = UNCACHEABLE
+                return record, ()
+            if template is UNCACHEABLE:
+                cls, kwargs, warnings = self.build(self.transformer({}).transform(self._tree(text)))
+                return cls(file=path, line=line, end_line=end_line, **kwargs), warnings
+            return template.instantiate(values, path, line, end_line), template.warnings
+        except RecursionError:
+            raise RecordError("groups nested too deeply to be a BLAS log record") from None
 
     def fallback(self, text: str, path: str, line: int, end_line: int) -> Record | None:
         """A record for text the grammar's main rule rejects, when the dialect has a looser reading; else None."""
