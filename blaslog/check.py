@@ -38,7 +38,7 @@ class Variant:
         threads = sorted({c.thread for c in self.calls if c.thread is not None})
         return {"algo": self.record.algorithm_text(), "count": self.count, "threads": threads,
                 "first_line": self.calls[0].line, "last_line": self.calls[-1].line,
-                "lines": [c.line for c in self.calls[:50]], "alignment": _alignment_text(self.calls)}
+                "lines": [c.line for c in self.calls[:50]], "alignment": _min_alignments(self.calls)}
 
 
 def _variant_key(record: GemmCall) -> tuple[Any, ...]:
@@ -155,10 +155,6 @@ def _min_alignments(calls: list[GemmCall]) -> dict[str, int]:
             if align is not None:
                 out[letter.upper()] = min(out.get(letter.upper(), 256), align)
     return out
-
-
-def _alignment_text(calls: list[GemmCall]) -> dict[str, int]:
-    return _min_alignments(calls)
 
 
 def _alignment_note(variants: list[Variant]) -> str:

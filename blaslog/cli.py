@@ -261,7 +261,7 @@ def parse_cmd(logs: tuple[str, ...], kind: str, parquet_dir: str | None, run_nam
     With --format json, jsonl or csv the records are written as they are read, in bounded memory.
     """
     from blaslog.reporters import get_reporter
-    from blaslog.views import parse_report, record_row
+    from blaslog.views import parse_report
 
     with translate_errors():
         caps = _load_caps(caps_path)

@@ -9,7 +9,7 @@ import os
 import sys
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -63,7 +63,6 @@ class Reader:
     """The input could not be read to its end (a gzip file cut short ...)."""
     size: int = 0
     """Bytes read (decompressed)."""
-    notes: list[str] = field(default_factory=list)
     first_line: int = 1
     """Number of the first line (a piece of a larger input starts further down)."""
 

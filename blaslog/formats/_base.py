@@ -202,7 +202,6 @@ class LogFormat:
     start: ClassVar[re.Pattern[str]]
     """Matches (with .match) a physical line that begins a record."""
     transformer: ClassVar[type[LeafTransformer]]
-    multiline: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._cache: dict[str, Any] = {}
@@ -257,10 +256,6 @@ class LogFormat:
             if len(self._cache) < CACHE_LIMIT:
                 self._cache[key] = template
         return template
-
-    def cached(self, key: str) -> Any:
-        """The cached entry of a shape, or None when it was never seen."""
-        return self._cache.get(key)
 
     def _tree(self, text: str) -> Any:
         return load_grammar(self.grammar, self.start_rule).parse(text)

@@ -81,7 +81,6 @@ class Cublas(LogFormat):
     description = "cuBLAS API log records (CUBLAS_LOGINFO_DBG=1): `I!` header and `i!` lines"
     grammar = "cublas.lark"
     start = re.compile(r"^I! cuBLAS \(")
-    multiline = True
     transformer = CublasTransformer
 
     def continues(self, lines: list[str], line: str) -> bool:
