@@ -60,8 +60,6 @@ class _FileParser:
         known = sniffer.known  # shape -> dialect, for lines whose shape began a record before
         pending: list[Any] | None = None  # [dialect, lines, first line number, shape or None]
         number = 0
-        skip_events = not self.events
-        quick: dict[str, int] = {}  # records counted on the fast path, per dialect
         for batch in self.reader.batches():
             shapes = batch.shapes
             problems = batch.problems
@@ -88,19 +86,10 @@ class _FileParser:
                         pending[1].append(text)
                         pending[3] = None
                         continue
-                    template = pending[0].quick.get(pending[3]) if skip_events and pending[3] is not None else None
-                    if template is not None and template is not UNCACHEABLE and template.cls is Event \
-                            and len(pending[1]) == 1:
-                        # a known non-GEMM shape that nobody asked to see: count it, build nothing
-                        if template.warnings:
-                            self._count_known(pending)
-                        else:
-                            quick[pending[0].name] = quick.get(pending[0].name, 0) + 1
-                    else:
-                        record = self._finish(pending, number - 1, at_end=False)
-                        if record is not None:
-                            yield record
+                    record = self._finish(pending, number - 1, at_end=False)
                     pending = None
+                    if record is not None:
+                        yield record
                 if fmt is not None:
                     pending = [fmt, [text], number, shape]
                     continue
@@ -126,10 +115,6 @@ class _FileParser:
             record = self._finish(pending, number, at_end=True)
             if record is not None:
                 yield record
-        for name, count in quick.items():
-            summary.record_lines += count
-            summary.other_records += count
-            summary.formats[name] = summary.formats.get(name, 0) + count
         if self.reader.stream_error:
             self.problem(number + 1, self.reader.stream_error)
         if summary.lines == 0 and not self.reader.stream_error:
@@ -162,6 +147,7 @@ class _FileParser:
         if shape is not None and len(lines) == 1 and not self.events:
             template = fmt.quick.get(shape)
             if template is not None and template.cls is Event:
+                # a known non-GEMM shape that nobody asked to see: count it, build nothing
                 self._count_known(pending)
                 return None
         text = fmt.clean(lines)
