@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import blaslog
-from tests.conftest import GENERATED, expected_findings
+from tests.conftest import GENERATED, expected_findings, trace_line
 
 WITHIN = [e for e in expected_findings() if e["kind"].startswith("same_signature")]
 
@@ -63,11 +63,8 @@ def test_summary_counts_signatures_and_algorithms(parsed, generated_caps):
 
 def test_batch_invariance_shows_ranges():
     def line(m, algo, number):
-        return (f"[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type=R_16F rows=64 "
-                f"cols={m} ld=64] B=0X2 Bdesc=[type=R_16F rows=64 cols=128 ld=64] C=0X3 Cdesc=[type=R_16F rows={m} "
-                f"cols=128 ld={m}] D=0X3 Ddesc=[type=R_16F rows={m} cols=128 ld={m}] computeDesc=[computeType="
-                f"COMPUTE_32F scaleType=R_32F transa=OP_T] algo=[algoId={algo} tile=MATMUL_TILE_64x64] workSpace=0X0 "
-                f"workSpaceSizeInBytes=0 beta=0 outOfPlace=0 stream=0X{number:X}0\n")
+        return trace_line(64, m, 128, f"algoId={algo} tile=MATMUL_TILE_64x64", dtype="R_16F", stream=f"0X{number:X}0")
+
     text = line(16, 6, 1) + line(32, 6, 2) + line(64, 21, 3) + line(128, 21, 4)
     findings = blaslog.batch_invariance(blaslog.parse_text(text).gemms)
     (finding,) = [f for f in findings if f.data["dimension"] == "m"]

@@ -6,7 +6,7 @@ import pytest
 
 import blaslog
 from blaslog.diff import dims_match, infer_tp
-from tests.conftest import GENERATED, SEED, expected_findings
+from tests.conftest import GENERATED, SEED, expected_findings, trace_line
 
 TP_EXPECTED = [e for e in expected_findings() if e["kind"] in ("tp_algo_diff", "tp_solution_diff")]
 PAIRS = sorted({(e["sharded_file"], e["unsharded_file"]) for e in TP_EXPECTED})
@@ -103,11 +103,8 @@ def test_explicit_tp_overrides_and_a_wrong_tp_leaves_pairs_unmatched():
 def test_repeated_shape_pairs_with_its_own_occurrence():
     """Two identical shapes in a row: each sharded call pairs with the unsharded call at the same position."""
     def line(n, k, algo):
-        return (f"[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type=R_32F rows={k} "
-                f"cols=64 ld={k}] B=0X2 Bdesc=[type=R_32F rows={k} cols={n} ld={k}] C=0X3 Cdesc=[type=R_32F rows=64 "
-                f"cols={n} ld=64] D=0X3 Ddesc=[type=R_32F rows=64 cols={n} ld=64] computeDesc=[computeType=COMPUTE_32F "
-                f"scaleType=R_32F transa=OP_T] algo=[algoId={algo}] workSpace=0X0 workSpaceSizeInBytes=0 beta=0 "
-                "outOfPlace=0 stream=0X0\n")
+        return trace_line(k, 64, n, f"algoId={algo}")
+
     sharded = blaslog.parse_text(line(16, 8, 1) + line(16, 8, 2) + line(16, 8, 1)).gemms
     unsharded = blaslog.parse_text(line(16, 32, 1) + line(16, 32, 1) + line(16, 32, 1)).gemms
     result = blaslog.diff_runs(sharded, unsharded)
