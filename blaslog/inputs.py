@@ -9,12 +9,12 @@ import os
 import sys
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from blaslog.errors import InputError
-from blaslog.formats._base import SHAPE
+from blaslog.formats._shapes import Shaper
 
 MAX_LINE = 1 << 20
 """Longest line (bytes) handed to a grammar; longer lines are reported, not parsed."""
@@ -30,9 +30,9 @@ class Batch:
     """Line number of the first line."""
     lines: list[str]
     """The lines without their ends."""
-    shapes: list[str] | None
-    """Each line's SHAPE key (time stamps, pointers, thread ids masked), or None when the batch needed
-    line-by-line decoding."""
+    shapes: dict[str, str] | None
+    """Each distinct line -> its SHAPE key (time stamps, pointers, thread ids masked), or None when the batch
+    needed line-by-line decoding."""
     problems: dict[int, tuple[str, bool]]
     """Index in `lines` -> (problem, fatal) for lines that could not be used as they are."""
 
@@ -65,6 +65,8 @@ class Reader:
     """Bytes read (decompressed)."""
     first_line: int = 1
     """Number of the first line (a piece of a larger input starts further down)."""
+    shaper: Shaper = field(default_factory=Shaper)
+    """Computes the batches' line shapes (its caches live as long as the reader)."""
 
     def lines(self) -> Iterator[Line]:
         """The lines one by one (see :meth:`batches` for the fast path)."""
@@ -147,12 +149,9 @@ class Reader:
             else:
                 lines = text.split("\n")
                 lines.pop()
-                shapes = SHAPE.sub("\x00", text).split("\n")
-                shapes.pop()
                 if "\r" in text:
                     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-                    shapes = [shape[:-1] if shape.endswith("\r") else shape for shape in shapes]
-                return Batch(number, lines, shapes, {})
+                return Batch(number, lines, self.shaper.keys(lines), {})
         lines = []
         problems: dict[int, tuple[str, bool]] = {}
         for index, raw in enumerate(data.split(b"\n")[:-1]):

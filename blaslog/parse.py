@@ -13,15 +13,18 @@ writing) is kept as an Event of kind ``truncated`` with a warning.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from itertools import compress
+from operator import not_
 from typing import Any, Literal
 
 from lark.exceptions import LarkError
 
 from blaslog.errors import InputError, LogParseError, SourceLocation
 from blaslog.formats import Sniffer
-from blaslog.formats._base import UNCACHEABLE, RecordError, describe_error
-from blaslog.inputs import Reader, expand, text_reader
+from blaslog.formats._base import UNCACHEABLE, LineTemplate, RecordError, describe_error
+from blaslog.inputs import Batch, Reader, expand, text_reader
 from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
 
 OnError = Literal["raise", "warn", "skip"]
@@ -45,6 +48,12 @@ class _FileParser:
         self.summary = FileSummary(reader.name)
         self.progress: Callable[[int, int], None] | None = None
         self.prefixes: set[str] = set()
+        self.pending: list[Any] | None = None
+        """The record being assembled: [dialect, its lines, first line number, shape or None]."""
+        self.number = 0
+        """Number of the last line seen."""
+        self.boring: dict[str, Any] = {}
+        """Shapes of one-line records with nothing to build or report (without `events`) -> their dialect."""
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
         if severity == "error" and self.on_error == "raise":
@@ -56,69 +65,117 @@ class _FileParser:
 
     def records(self) -> Iterator[Record]:
         summary = self.summary
-        sniffer = self.sniffer
-        known = sniffer.known  # shape -> dialect, for lines whose shape began a record before
-        pending: list[Any] | None = None  # [dialect, lines, first line number, shape or None]
-        number = 0
         for batch in self.reader.batches():
-            shapes = batch.shapes
-            problems = batch.problems
-            start = batch.start
             summary.lines += len(batch.lines)
-            for index, text in enumerate(batch.lines):
-                number = start + index
-                if problems and index in problems:
-                    message, fatal = problems[index]
-                    if fatal:
-                        if pending is not None:
-                            record = self._finish(pending, number - 1, at_end=False)
-                            pending = None
-                            if record is not None:
-                                yield record
-                        summary.unparsable_lines += 1
-                        self.problem(number, message, text)
-                        continue
-                    self.problem(number, message, text, severity="warning")
-                shape = shapes[index] if shapes is not None else None
-                fmt = known.get(shape) if shape is not None else None
-                if pending is not None:
-                    if fmt is None and len(pending[1]) < MAX_RECORD_LINES and pending[0].continues(pending[1], text):
-                        pending[1].append(text)
-                        pending[3] = None
-                        continue
-                    record = self._finish(pending, number - 1, at_end=False)
-                    pending = None
-                    if record is not None:
-                        yield record
-                if fmt is not None:
-                    pending = [fmt, [text], number, shape]
-                    continue
-                found = sniffer.sniff(text)
-                if found is None:
-                    self._other(number, text)
-                    continue
-                fmt, column = found
-                if column:
-                    prefix = text[:column].strip()
-                    if prefix and re.sub(r"\d+", "0", prefix) not in self.prefixes:
-                        # a launcher's tag (`[rank0]:`) comes on every line: say it once per kind of prefix
-                        self.prefixes.add(re.sub(r"\d+", "0", prefix))
-                        self.problem(number, f"other text before the {fmt.library} record was kept apart: "
-                                     f"{prefix[:80]!r} (later lines with such a prefix are not reported)", text,
-                                     severity="warning", column=column + 1)
-                    pending = [fmt, [text[column:]], number, None]
-                else:
-                    pending = [fmt, [text], number, shape]
+            if batch.shapes is not None and not batch.problems and not self.events:
+                yield from self._lines(batch, self._classify(batch))
+            else:
+                yield from self._lines(batch, range(len(batch.lines)))
             if self.progress is not None:
                 self.progress(self.reader.size, summary.gemm_records)
-        if pending is not None:
-            record = self._finish(pending, number, at_end=True)
+        if self.pending is not None:
+            record = self._finish(self.pending, self.number, at_end=True)
             if record is not None:
                 yield record
         if self.reader.stream_error:
-            self.problem(number + 1, self.reader.stream_error)
+            self.problem(self.number + 1, self.reader.stream_error)
         if summary.lines == 0 and not self.reader.stream_error:
             self.problem(0, "empty input", severity="warning")
+
+    def _classify(self, batch: Batch) -> list[int]:
+        """Count the batch's lines that are whole records of a known shape with nothing to build; return the
+        indices of the others, for :meth:`_lines`.
+
+        Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
+        so it can be counted without visiting it. Counting works on the batch's distinct lines and on C-level
+        passes over the list; only the line before a line that must be visited is visited too (that line may
+        continue its record), and so is the batch's last line (the next batch may continue it).
+        """
+        boring = self.boring
+        assert batch.shapes is not None
+        marks = {line: boring.get(key) for line, key in batch.shapes.items()}
+        per_line = list(map(marks.__getitem__, batch.lines))
+        visit = list(compress(range(len(per_line)), map(not_, per_line)))
+        before = {i - 1 for i in visit if i and per_line[i - 1] is not None}
+        if per_line and per_line[-1] is not None:
+            before.add(len(per_line) - 1)
+        if before:
+            for i in before:
+                per_line[i] = None
+            visit = sorted(before.union(visit))
+        counts = Counter(per_line)
+        counts.pop(None, None)
+        summary = self.summary
+        for fmt, count in counts.items():
+            summary.record_lines += count
+            summary.other_records += count
+            summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count
+        return visit
+
+    def _lines(self, batch: Batch, indices: Iterable[int]) -> Iterator[Record]:
+        """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
+        each a whole record, so a gap ends the pending record)."""
+        known = self.sniffer.known  # shape -> dialect, for lines whose shape began a record before
+        shapes = batch.shapes
+        problems = batch.problems
+        lines = batch.lines
+        start = batch.start
+        pending = self.pending  # [dialect, lines, first line number, shape or None]
+        previous = -1
+        for index in indices:
+            text = lines[index]
+            number = start + index
+            if pending is not None and index != previous + 1:
+                record = self._finish(pending, start + previous, at_end=False)
+                pending = None
+                if record is not None:
+                    yield record
+            previous = index
+            if problems and index in problems:
+                message, fatal = problems[index]
+                if fatal:
+                    if pending is not None:
+                        record = self._finish(pending, number - 1, at_end=False)
+                        pending = None
+                        if record is not None:
+                            yield record
+                    self.summary.unparsable_lines += 1
+                    self.problem(number, message, text)
+                    continue
+                self.problem(number, message, text, severity="warning")
+            shape = shapes[text] if shapes is not None else None
+            fmt = known.get(shape) if shape is not None else None
+            if pending is not None:
+                if fmt is None and len(pending[1]) < MAX_RECORD_LINES and pending[0].continues(pending[1], text):
+                    pending[1].append(text)
+                    pending[3] = None
+                    continue
+                record = self._finish(pending, number - 1, at_end=False)
+                pending = None
+                if record is not None:
+                    yield record
+            if fmt is not None:
+                pending = [fmt, [text], number, shape]
+                continue
+            found = self.sniffer.sniff(text)
+            if found is None:
+                self._other(number, text)
+                continue
+            fmt, column = found
+            if column:
+                prefix = text[:column].strip()
+                if prefix and re.sub(r"\d+", "0", prefix) not in self.prefixes:
+                    # a launcher's tag (`[rank0]:`) comes on every line: say it once per kind of prefix
+                    self.prefixes.add(re.sub(r"\d+", "0", prefix))
+                    self.problem(number, f"other text before the {fmt.library} record was kept apart: "
+                                 f"{prefix[:80]!r} (later lines with such a prefix are not reported)", text,
+                                 severity="warning", column=column + 1)
+                pending = [fmt, [text[column:]], number, None]
+            else:
+                pending = [fmt, [text], number, shape]
+        self.pending = pending
+        if lines:
+            self.number = start + len(lines) - 1
 
     def _count_known(self, pending: list[Any]) -> None:
         fmt, lines, first, shape = pending
@@ -144,12 +201,16 @@ class _FileParser:
         fmt, lines, first, shape = pending
         summary = self.summary
         count = last - first + 1
-        if shape is not None and len(lines) == 1 and not self.events:
+        if shape is not None and len(lines) == 1:
             template = fmt.quick.get(shape)
-            if template is not None and template.cls is Event:
-                # a known non-GEMM shape that nobody asked to see: count it, build nothing
-                self._count_known(pending)
-                return None
+            if template is not None:
+                if template.cls is Event and not self.events:
+                    # a known non-GEMM shape that nobody asked to see: count it, build nothing
+                    self._count_known(pending)
+                    return None
+                record = template.instantiate(self.reader.shaper.split(lines[0])[1], self.reader.name, first, last)
+                if record is not None:
+                    return self._accept(fmt, record, template.warnings, first, count, lines[0])
         text = fmt.clean(lines)
         try:
             record, warnings = fmt.parse(text, self.reader.name, first, last)
@@ -167,13 +228,29 @@ class _FileParser:
             summary.unparsable_lines += count
             self.problem(first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
             return None
+        if shape is not None and len(lines) == 1 and fmt.last_template is not UNCACHEABLE:
+            self._learn(fmt, shape, fmt.last_template, text)
+        return self._accept(fmt, record, warnings, first, count, text)
+
+    def _learn(self, fmt: Any, shape: str, template: Any, text: str) -> None:
+        """Remember the shape of a one-line record just parsed, so that later lines of it skip the grammar."""
+        known = self.sniffer.known
+        if known.get(shape) is None:
+            self.sniffer.remember(shape, fmt)
+        if shape in fmt.quick or len(fmt.quick) >= 200_000:
+            return
+        bound = LineTemplate.bind(template, text)
+        if bound is None:
+            return
+        fmt.quick[shape] = bound
+        if bound.cls is Event and not bound.warnings and known.get(shape) is fmt:
+            self.boring[shape] = fmt
+
+    def _accept(self, fmt: Any, record: Record, warnings: tuple[str, ...], first: int, count: int,
+                text: str) -> Record | None:
+        summary = self.summary
         summary.record_lines += count
         summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
-        if shape is not None and len(lines) == 1:
-            if self.sniffer.known.get(shape) is None:
-                self.sniffer.remember(shape, fmt)
-            if fmt.last_template is not UNCACHEABLE and shape not in fmt.quick and len(fmt.quick) < 200_000:
-                fmt.quick[shape] = fmt.last_template
         for warning in warnings:
             self.problem(first, warning, text, severity="warning")
         if isinstance(record, GemmCall):

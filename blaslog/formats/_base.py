@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from blaslog.formats._shapes import SHAPE, VOLATILE, mask
 from blaslog.records import Event, GemmCall, Record
 
 CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
@@ -33,43 +34,6 @@ CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
 
 CACHE_LIMIT = 200_000
 """Most distinct call shapes kept per dialect (a log of only distinct calls must not grow memory forever)."""
-
-VOLATILE = re.compile(
-    r"(0x0x[0-9a-fA-F]+"  # cuBLAS pointers
-    r"|[0-9](?<![\w.(\-][0-9])"  # the rest starts at a digit that does not continue a word, number or `(`
-    r"(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"  # time stamps
-    r"|(?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*"  # pointers other than NULL
-    r"|\d*\.\d+"  # decimals
-    r"|\d+))(?![\w.])",  # numbers of two digits or more
-    re.ASCII,  # logs are ASCII; the ASCII classes are also faster
-)
-"""The values that change from call to call in every dialect: pointers, time stamps, thread ids, sizes.
-
-The *shape* of a record is its text with each match replaced by NUL; records of one shape share a
-template, so the grammar runs once per shape. Single digits, NULL pointers, negative numbers and numbers
-inside `(...)` stay part of the shape (they are flags and enum values more often than sizes).
-"""
-
-
-SHAPE = re.compile(
-    r"([0-9](?<![\w.(\-][0-9])(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"  # time stamps
-    r"|(?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*"  # pointers other than NULL
-    r"|(?<=\[[0-9])\d+(?=\]\[))(?![\w.]))",  # thread ids: `[1234][`
-    re.ASCII,
-)
-"""A cheaper mask for whole blocks of input: time stamps, pointers and thread ids only.
-
-Every SHAPE match is also a VOLATILE match at the same place, so two lines with the same SHAPE key have
-the same VOLATILE shape, and a key can stand for the template of its first line. (A level-5 log repeats
-its sizes, so masking them is not needed to find repeated lines; it only spares the grammar for new ones.)
-"""
-
-
-def mask(text: str) -> tuple[str, list[str]]:
-    """(shape, volatile values) of a record's text."""
-    parts = VOLATILE.split(text)
-    return "\x00".join(parts[0::2]), parts[1::2]
-
 
 class Slot:
     """Stands for the i-th volatile value of a record while its shape is cached.
@@ -166,6 +130,78 @@ class Template:
                     items = patched[name] = [list(p) for p in kwargs[name]]
                 value = values[slot.index]
                 items[i][j] = slot.convert(value) if type(slot) is IntSlot else value
+            for name, items in patched.items():
+                kwargs[name] = tuple(tuple(p) for p in items)
+        return self.cls(file=path, line=line, end_line=end_line, **kwargs)  # type: ignore[no-any-return]
+
+
+@dataclass(slots=True)
+class LineTemplate:
+    """A Template bound to one SHAPE key: the volatile values that SHAPE leaves in the key (sizes, numbers)
+    are the same for every line of the key, so they are put in and converted once; only the SHAPE values
+    (time stamps, pointers, thread ids) come from each line."""
+
+    cls: type
+    kwargs: dict[str, Any]
+    warnings: tuple[str, ...]
+    count: int
+    """How many SHAPE values a line of this key has."""
+    direct: tuple[tuple[str, int, IntSlot | None], ...]
+    nested: tuple[tuple[str, int, int, int, IntSlot | None], ...]
+
+    @classmethod
+    def bind(cls, template: Template, text: str) -> LineTemplate | None:
+        """The template for lines of `text`'s SHAPE key, or None when it cannot be bound (a constant that
+        does not convert: every line of the key then goes the plain way and reports it)."""
+        volatile = list(VOLATILE.finditer(text))
+        shape = {m.span(1): j for j, m in enumerate(SHAPE.finditer(text))}
+        index = {m.span(1): i for i, m in enumerate(volatile)}
+        if not shape.keys() <= index.keys():
+            return None
+        where = {index[span]: j for span, j in shape.items()}  # VOLATILE index -> SHAPE index
+
+        def constant(slot: Slot) -> Any:
+            value = volatile[slot.index].group(1)
+            return slot.convert(value) if type(slot) is IntSlot else value
+
+        try:
+            kwargs = dict(template.kwargs)
+            direct = []
+            for name, slot in template.direct:
+                if slot.index in where:
+                    direct.append((name, where[slot.index], slot if type(slot) is IntSlot else None))
+                else:
+                    kwargs[name] = constant(slot)
+            nested = []
+            patched: dict[str, list[list[Any]]] = {}
+            for name, i, j, slot in template.nested:
+                if slot.index in where:
+                    nested.append((name, i, j, where[slot.index], slot if type(slot) is IntSlot else None))
+                    continue
+                items = patched.get(name)
+                if items is None:
+                    items = patched[name] = [list(p) for p in kwargs[name]]
+                items[i][j] = constant(slot)
+        except RecordError:
+            return None
+        for name, items in patched.items():
+            kwargs[name] = tuple(tuple(p) for p in items)
+        return cls(template.cls, kwargs, template.warnings, len(shape), tuple(direct), tuple(nested))
+
+    def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record | None:
+        """A record of this key with the line's SHAPE values (None when they do not fit the key)."""
+        if len(values) != self.count:
+            return None
+        kwargs = dict(self.kwargs)
+        for name, j, slot in self.direct:
+            kwargs[name] = values[j] if slot is None else slot.convert(values[j])
+        if self.nested:
+            patched: dict[str, list[Any]] = {}
+            for name, i, k, j, slot in self.nested:
+                items = patched.get(name)
+                if items is None:
+                    items = patched[name] = [list(p) for p in kwargs[name]]
+                items[i][k] = values[j] if slot is None else slot.convert(values[j])
             for name, items in patched.items():
                 kwargs[name] = tuple(tuple(p) for p in items)
         return self.cls(file=path, line=line, end_line=end_line, **kwargs)  # type: ignore[no-any-return]
@@ -356,5 +392,5 @@ def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1)
     return number
 
 
-__all__ = ["VOLATILE", "Event", "GemmCall", "LogFormat", "RecordError", "Slot", "Template", "describe_error", "load_grammar",
+__all__ = ["VOLATILE", "Event", "GemmCall", "LineTemplate", "LogFormat", "RecordError", "Slot", "Template", "describe_error", "load_grammar",
            "mask", "to_int"]

@@ -1,0 +1,118 @@
+"""Call shapes: a record's text with its volatile values masked, computed fast for whole blocks of lines.
+
+A level-5 log says the same few hundred things again and again with new pointers, time stamps and thread
+ids. The parse pipeline runs the grammar once per distinct *shape* and serves every later record of that
+shape from a template (see ``_base.Template``). Two masks define shapes:
+
+* VOLATILE, for one record: pointers, time stamps, thread ids and sizes (what a template has slots for);
+* SHAPE, for every line of the input: time stamps, pointers and thread ids only. Every SHAPE match is a
+  VOLATILE match at the same place, so a line's SHAPE key names its VOLATILE shape and template.
+
+:class:`Shaper` computes SHAPE keys for a block of lines without running the SHAPE regex over the block:
+each distinct line is keyed once, split after its first ``"] "`` (the end of a logger's
+``[time][lib][tid][Level][function] `` header) into a head and a message, each looked up in a bounded
+cache; a message without time stamps or thread ids is masked by the cheaper pointer pattern. The key is
+byte for byte what ``SHAPE.sub`` gives (tests compare the two on every bundled log and on fuzzed lines).
+"""
+
+from __future__ import annotations
+
+import re
+
+VOLATILE = re.compile(
+    r"(0x0x[0-9a-fA-F]+"  # cuBLAS pointers
+    r"|[0-9](?<![\w.(\-][0-9])"  # the rest starts at a digit that does not continue a word, number or `(`
+    r"(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"  # time stamps
+    r"|(?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*"  # pointers other than NULL
+    r"|\d*\.\d+"  # decimals
+    r"|\d+))(?![\w.])",  # numbers of two digits or more
+    re.ASCII,  # logs are ASCII; the ASCII classes are also faster
+)
+"""The values that change from call to call in every dialect: pointers, time stamps, thread ids, sizes.
+
+The *shape* of a record is its text with each match replaced by NUL; records of one shape share a
+template, so the grammar runs once per shape. Single digits, NULL pointers, negative numbers and numbers
+inside `(...)` stay part of the shape (they are flags and enum values more often than sizes).
+"""
+
+SHAPE = re.compile(
+    r"([0-9](?<![\w.(\-][0-9])(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"  # time stamps
+    r"|(?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*"  # pointers other than NULL
+    r"|(?<=\[[0-9])\d+(?=\]\[))(?![\w.]))",  # thread ids: `[1234][`
+    re.ASCII,
+)
+"""The mask of every input line: time stamps, pointers and thread ids (a subset of VOLATILE's matches).
+
+A level-5 log repeats its sizes, so masking them is not needed to find repeated lines; it only spares
+the grammar for new ones.
+"""
+
+_POINTER = re.compile(r"(0(?<![\w.(\-]0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*(?![\w.]))", re.ASCII)
+"""SHAPE's pointer alternative alone: what SHAPE matches in a text holding no time stamp and no thread id
+(no `:` and no `][`). It starts with a literal, which makes it several times faster than SHAPE."""
+
+
+def mask(text: str) -> tuple[str, list[str]]:
+    """(VOLATILE shape, volatile values) of a record's text."""
+    parts = VOLATILE.split(text)
+    return "\x00".join(parts[0::2]), parts[1::2]
+
+
+def _split(text: str) -> list[str]:
+    """SHAPE.split(text): the text between matches and the matched values, alternately."""
+    return (_POINTER if "][" not in text and ":" not in text else SHAPE).split(text)
+
+
+class Shaper:
+    """SHAPE keys (and SHAPE values) of lines, with bounded caches of the parts seen before.
+
+    No SHAPE match can span a line's first ``"] "`` (no match holds `]`), and the characters around that
+    point read the same to SHAPE's look-arounds whether the line is whole or cut there, so a line's key is
+    its head's key followed by its message's key.
+    """
+
+    LIMIT = 50_000
+    """Entries per cache; a full cache is emptied (a log of only new calls must not grow memory)."""
+
+    def __init__(self) -> None:
+        self._heads: dict[str, tuple[str, list[str]]] = {}
+        self._messages: dict[str, tuple[str, list[str]]] = {}
+
+    def _part(self, cache: dict[str, tuple[str, list[str]]], text: str) -> tuple[str, list[str]]:
+        found = cache.get(text)
+        if found is None:
+            parts = _split(text)
+            found = ("\x00".join(parts[0::2]), parts[1::2])
+            if len(cache) >= self.LIMIT:
+                cache.clear()
+            cache[text] = found
+        return found
+
+    def split(self, line: str) -> tuple[str, list[str]]:
+        """(SHAPE key, SHAPE values) of one line."""
+        head, sep, message = line.partition("] ")
+        if not sep:
+            return self._part(self._messages, line)
+        head_key, head_values = self._part(self._heads, head + sep)
+        message_key, message_values = self._part(self._messages, message)
+        return head_key + message_key, head_values + message_values if message_values else head_values
+
+    def keys(self, lines: list[str]) -> dict[str, str]:
+        """Each distinct line of `lines` -> its SHAPE key."""
+        heads, messages = self._heads, self._messages
+        out: dict[str, str] = {}
+        for line in dict.fromkeys(lines):
+            head, sep, message = line.partition("] ")
+            if sep:
+                head += sep
+                found = heads.get(head)
+                key = (found or self._part(heads, head))[0]
+            else:
+                key = ""
+                message = line
+            found = messages.get(message)
+            out[line] = key + (found or self._part(messages, message))[0]
+        return out
+
+
+__all__ = ["SHAPE", "VOLATILE", "Shaper", "mask"]
