@@ -88,15 +88,15 @@ class _FileParser:
 
         Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
         so it can be counted without visiting it. Counting works on the batch's distinct lines and on C-level
-        passes over the list; only the line before a line that must be visited is visited too (that line may
-        continue its record), and so is the batch's last line (the next batch may continue it).
+        passes over the list. A visited line of a new shape may continue the record before it, so that line is
+        visited too; so is the batch's last line (the next batch may continue it).
         """
-        boring = self.boring
-        assert batch.shapes is not None
-        marks = {line: boring.get(key) for line, key in batch.shapes.items()}
-        per_line = list(map(marks.__getitem__, batch.lines))
+        boring, known, shapes, lines = self.boring, self.sniffer.known, batch.shapes, batch.lines
+        assert shapes is not None
+        marks = {line: boring.get(key) for line, key in shapes.items()}
+        per_line = list(map(marks.__getitem__, lines))
         visit = list(compress(range(len(per_line)), map(not_, per_line)))
-        before = {i - 1 for i in visit if i and per_line[i - 1] is not None}
+        before = {i - 1 for i in visit if i and per_line[i - 1] is not None and shapes[lines[i]] not in known}
         if per_line and per_line[-1] is not None:
             before.add(len(per_line) - 1)
         if before:

@@ -334,6 +334,23 @@ class Event:
 Record = GemmCall | Event
 
 
+def record_maker(cls: type) -> tuple[tuple[str, ...], Any]:
+    """(field names, make) for a record class: ``make(values)`` builds a record from all its field values in
+    field order, setting the slots directly (about twice as fast as the frozen dataclass's __init__, which
+    goes through object.__setattr__ per field; used for the records rebuilt from a shape's template)."""
+    names = tuple(f.name for f in fields(cls))
+    setters = tuple(getattr(cls, name).__set__ for name in names)
+    new = object.__new__
+
+    def make(values: list[Any]) -> Any:
+        record = new(cls)
+        for setter, value in zip(setters, values):
+            setter(record, value)
+        return record
+
+    return names, make
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """Something blaslog could not read, or read with a doubt; always tied to a place in the input."""

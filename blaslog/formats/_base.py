@@ -15,6 +15,7 @@ UNCACHEABLE and parsed every time. Any other byte of difference is a new shape.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -27,7 +28,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from blaslog.formats._shapes import SHAPE, VOLATILE, mask
-from blaslog.records import Event, GemmCall, Record
+from blaslog.records import Event, GemmCall, Record, record_maker
 
 CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
 """BLASLOG_SHAPE_CACHE=0 parses every record with the grammar (for the benchmark's baseline and for debugging)."""
@@ -135,76 +136,96 @@ class Template:
         return self.cls(file=path, line=line, end_line=end_line, **kwargs)  # type: ignore[no-any-return]
 
 
-@dataclass(slots=True)
 class LineTemplate:
     """A Template bound to one SHAPE key: the volatile values that SHAPE leaves in the key (sizes, numbers)
     are the same for every line of the key, so they are put in and converted once; only the SHAPE values
     (time stamps, pointers, thread ids) come from each line."""
 
-    cls: type
-    kwargs: dict[str, Any]
-    warnings: tuple[str, ...]
-    count: int
-    """How many SHAPE values a line of this key has."""
-    direct: tuple[tuple[str, int, IntSlot | None], ...]
-    nested: tuple[tuple[str, int, int, int, IntSlot | None], ...]
+    __slots__ = ("cls", "count", "direct", "make", "nested", "values", "warnings", "where")
+
+    def __init__(self, template: Template, where: dict[int, int], volatile: list[str]) -> None:
+        """`where`: VOLATILE index -> SHAPE index of the key's first line; `volatile`: that line's values.
+        Raises RecordError when a constant does not convert."""
+
+        def constant(slot: Slot) -> Any:
+            value = volatile[slot.index]
+            return slot.convert(value) if type(slot) is IntSlot else value
+
+        self.cls = template.cls
+        self.warnings = template.warnings
+        self.count = len(where)
+        names, self.make = _makers(template.cls)
+        position = {name: i for i, name in enumerate(names)}
+        kwargs = dict(template.kwargs)
+        direct = []
+        for name, slot in template.direct:
+            if slot.index in where:
+                direct.append((position[name], where[slot.index], slot if type(slot) is IntSlot else None))
+            else:
+                kwargs[name] = constant(slot)
+        nested = []
+        patched: dict[str, list[list[Any]]] = {}
+        for name, i, j, slot in template.nested:
+            if slot.index in where:
+                nested.append((position[name], i, j, where[slot.index], slot if type(slot) is IntSlot else None))
+                continue
+            items = patched.get(name)
+            if items is None:
+                items = patched[name] = [list(p) for p in kwargs[name]]
+            items[i][j] = constant(slot)
+        for name, items in patched.items():
+            kwargs[name] = tuple(tuple(p) for p in items)
+        defaults = {f.name: f.default for f in dataclasses.fields(template.cls)}
+        self.values = [kwargs[name] if name in kwargs else defaults[name] for name in names]
+        if any(value is dataclasses.MISSING for value in self.values):
+            raise RecordError("a required field is missing")  # the plain path reports it
+        self.direct = tuple(direct)
+        self.nested = tuple(nested)
+        self.where = (position["file"], position["line"], position["end_line"])
 
     @classmethod
     def bind(cls, template: Template, text: str) -> LineTemplate | None:
         """The template for lines of `text`'s SHAPE key, or None when it cannot be bound (a constant that
         does not convert: every line of the key then goes the plain way and reports it)."""
         volatile = list(VOLATILE.finditer(text))
-        shape = {m.span(1): j for j, m in enumerate(SHAPE.finditer(text))}
         index = {m.span(1): i for i, m in enumerate(volatile)}
-        if not shape.keys() <= index.keys():
-            return None
-        where = {index[span]: j for span, j in shape.items()}  # VOLATILE index -> SHAPE index
-
-        def constant(slot: Slot) -> Any:
-            value = volatile[slot.index].group(1)
-            return slot.convert(value) if type(slot) is IntSlot else value
-
+        where = {}
+        for j, match in enumerate(SHAPE.finditer(text)):
+            i = index.get(match.span(1))
+            if i is None:
+                return None
+            where[i] = j
         try:
-            kwargs = dict(template.kwargs)
-            direct = []
-            for name, slot in template.direct:
-                if slot.index in where:
-                    direct.append((name, where[slot.index], slot if type(slot) is IntSlot else None))
-                else:
-                    kwargs[name] = constant(slot)
-            nested = []
-            patched: dict[str, list[list[Any]]] = {}
-            for name, i, j, slot in template.nested:
-                if slot.index in where:
-                    nested.append((name, i, j, where[slot.index], slot if type(slot) is IntSlot else None))
-                    continue
-                items = patched.get(name)
-                if items is None:
-                    items = patched[name] = [list(p) for p in kwargs[name]]
-                items[i][j] = constant(slot)
+            return cls(template, where, [m.group(1) for m in volatile])
         except RecordError:
             return None
-        for name, items in patched.items():
-            kwargs[name] = tuple(tuple(p) for p in items)
-        return cls(template.cls, kwargs, template.warnings, len(shape), tuple(direct), tuple(nested))
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record | None:
         """A record of this key with the line's SHAPE values (None when they do not fit the key)."""
         if len(values) != self.count:
             return None
-        kwargs = dict(self.kwargs)
-        for name, j, slot in self.direct:
-            kwargs[name] = values[j] if slot is None else slot.convert(values[j])
+        fields = self.values.copy()
+        at_file, at_line, at_end = self.where
+        fields[at_file] = path
+        fields[at_line] = line
+        fields[at_end] = end_line
+        for position, j, slot in self.direct:
+            fields[position] = values[j] if slot is None else slot.convert(values[j])
         if self.nested:
-            patched: dict[str, list[Any]] = {}
-            for name, i, k, j, slot in self.nested:
-                items = patched.get(name)
+            patched: dict[int, list[Any]] = {}
+            for position, i, k, j, slot in self.nested:
+                items = patched.get(position)
                 if items is None:
-                    items = patched[name] = [list(p) for p in kwargs[name]]
+                    items = patched[position] = [list(p) for p in fields[position]]
                 items[i][k] = values[j] if slot is None else slot.convert(values[j])
-            for name, items in patched.items():
-                kwargs[name] = tuple(tuple(p) for p in items)
-        return self.cls(file=path, line=line, end_line=end_line, **kwargs)  # type: ignore[no-any-return]
+            for position, items in patched.items():
+                fields[position] = tuple(tuple(p) for p in items)
+        return self.make(fields)  # type: ignore[no-any-return]
+
+
+@functools.cache
+def _makers(cls: type) -> tuple[tuple[str, ...], Any]:
+    return record_maker(cls)
 
 
 UNCACHEABLE = object()
