@@ -68,7 +68,8 @@ def _piece(name: str, start: int, end: int, log_format: list[str] | None, on_err
     from blaslog.parse import _FileParser
 
     parser = _FileParser(_RangeReader(name, start, end), Sniffer(log_format), on_error, events=False)  # type: ignore[arg-type]
-    run = CompactRun(name).extend(parser.records())
+    run = parser.sink = CompactRun(name)
+    run.extend(parser.records())
     return run, parser.summary, parser.summary.lines
 
 

@@ -23,7 +23,7 @@ from lark.exceptions import LarkError
 
 from blaslog.errors import InputError, LogParseError, SourceLocation
 from blaslog.formats import Sniffer
-from blaslog.formats._base import UNCACHEABLE, LineTemplate, RecordError, describe_error
+from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, RecordError, describe_error
 from blaslog.inputs import Batch, Reader, expand, text_reader
 from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
 
@@ -53,6 +53,8 @@ class _FileParser:
         self.number = 0
         """Number of the last line seen."""
         self.boring: dict[str, Any] = {}
+        self.sink: Any = None
+        """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
         """Shapes of one-line records with nothing to build or report (without `events`) -> their dialect."""
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
@@ -208,7 +210,17 @@ class _FileParser:
                     # a known non-GEMM shape that nobody asked to see: count it, build nothing
                     self._count_known(pending)
                     return None
-                record = template.instantiate(self.reader.shaper.split(lines[0])[1], self.reader.name, first, last)
+                values = self.reader.shaper.split(lines[0])[1]
+                if self.sink is not None and template.uniform and len(values) == template.count:
+                    # a GEMM equal to every other of its shape: the sink keeps one record and where each call was
+                    self.sink.add_shaped(template, values, self.reader.name, first, last)
+                    summary.record_lines += count
+                    summary.gemm_records += 1
+                    summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
+                    for warning in template.warnings:
+                        self.problem(first, warning, lines[0], severity="warning")
+                    return None
+                record = template.instantiate(values, self.reader.name, first, last)
                 if record is not None:
                     return self._accept(fmt, record, template.warnings, first, count, lines[0])
         text = fmt.clean(lines)
@@ -228,22 +240,30 @@ class _FileParser:
             summary.unparsable_lines += count
             self.problem(first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
             return None
-        if shape is not None and len(lines) == 1 and fmt.last_template is not UNCACHEABLE:
-            self._learn(fmt, shape, fmt.last_template, text)
+        if shape is not None and len(lines) == 1 and text == lines[0]:
+            if self.sniffer.known.get(shape) is None:
+                self.sniffer.remember(shape, fmt)
+            if fmt.last_template is FALLBACK:
+                if not warnings:
+                    self._bore(shape, fmt)  # free text: nothing to build when events are not wanted
+            elif fmt.last_template is not UNCACHEABLE:
+                self._learn(fmt, shape, fmt.last_template, text)
         return self._accept(fmt, record, warnings, first, count, text)
 
     def _learn(self, fmt: Any, shape: str, template: Any, text: str) -> None:
         """Remember the shape of a one-line record just parsed, so that later lines of it skip the grammar."""
-        known = self.sniffer.known
-        if known.get(shape) is None:
-            self.sniffer.remember(shape, fmt)
         if shape in fmt.quick or len(fmt.quick) >= 200_000:
             return
         bound = LineTemplate.bind(template, text)
         if bound is None:
             return
         fmt.quick[shape] = bound
-        if bound.cls is Event and not bound.warnings and known.get(shape) is fmt:
+        if bound.cls is Event and not bound.warnings:
+            self._bore(shape, fmt)
+
+    def _bore(self, shape: str, fmt: Any) -> None:
+        """Count later lines of this shape without visiting them (see :meth:`_classify`)."""
+        if self.sniffer.known.get(shape) is fmt and len(self.boring) < 200_000:
             self.boring[shape] = fmt
 
     def _accept(self, fmt: Any, record: Record, warnings: tuple[str, ...], first: int, count: int,
@@ -262,15 +282,17 @@ class _FileParser:
 
 def iter_file(name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn",
               summary_out: list[FileSummary] | None = None, events: bool = True,
-              progress: Callable[[int, int], None] | None = None) -> Iterator[Record]:
+              progress: Callable[[int, int], None] | None = None, sink: Any = None) -> Iterator[Record]:
     """Stream the records of one input (a path, or `-` for standard input).
 
     With `events` False only GEMM records are built (the others are counted). The input's FileSummary is
     appended to `summary_out` once the stream is exhausted. `progress(bytes, gemms)` is called as the
-    input is read. Raises InputError when the input cannot be opened.
+    input is read. With a `sink` (a :class:`~blaslog.runs.CompactRun`), GEMMs of a shape seen before are
+    added to it without being built or yielded. Raises InputError when the input cannot be opened.
     """
     parser = _FileParser(Reader(name), Sniffer(_names(log_format)), on_error, events)
     parser.progress = progress
+    parser.sink = sink
     yield from parser.records()
     if summary_out is not None:
         summary_out.append(parser.summary)

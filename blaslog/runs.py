@@ -65,6 +65,7 @@ class CompactRun:
         self.lines = array("Q")
         self.thread_of = array("I")
         self.spans: dict[int, int] = {}  # position -> end_line, for records over several lines
+        self._shapes: dict[Any, int] = {}  # LineTemplate -> index of its (one) distinct call
 
     def add(self, record: GemmCall) -> None:
         """Append one call."""
@@ -80,6 +81,25 @@ class CompactRun:
             self.spans[len(self.which)] = record.end_line
         self.which.append(index)
         self.lines.append(record.line)
+        self.thread_of.append(thread)
+
+    def add_shaped(self, template: Any, values: list[str], path: str, line: int, end_line: int) -> None:
+        """Append one call of a line shape whose calls are all equal (a uniform LineTemplate), from the
+        line's SHAPE values: the record is built for the first call of the shape only."""
+        index = self._shapes.get(template)
+        if index is None:
+            self.add(template.instantiate(values, path, line, end_line))
+            self._shapes[template] = self.which[-1]
+            return
+        thread_id = template.thread_of(values)
+        thread = self._thread_index.get(thread_id)
+        if thread is None:
+            thread = self._thread_index[thread_id] = len(self.threads)
+            self.threads.append(thread_id)
+        if end_line != line:
+            self.spans[len(self.which)] = end_line
+        self.which.append(index)
+        self.lines.append(line)
         self.thread_of.append(thread)
 
     def extend(self, records: Iterable[Any]) -> CompactRun:
@@ -105,6 +125,7 @@ class CompactRun:
         self.__dict__.update(state)
         self._index = {call: i for i, call in enumerate(self.calls)}
         self._thread_index = {thread: i for i, thread in enumerate(self.threads)}
+        self._shapes = {}
 
 
 def read_run(name: str, *, log_format: list[str] | None = None, on_error: str = "warn",
@@ -113,8 +134,9 @@ def read_run(name: str, *, log_format: list[str] | None = None, on_error: str = 
     from blaslog.parse import iter_file
 
     summaries: list[Any] = []
-    run = CompactRun(name).extend(iter_file(name, log_format=log_format, on_error=on_error,  # type: ignore[arg-type]
-                                            summary_out=summaries, events=False, progress=progress))
+    run = CompactRun(name)
+    run.extend(iter_file(name, log_format=log_format, on_error=on_error,  # type: ignore[arg-type]
+                         summary_out=summaries, events=False, progress=progress, sink=run))
     return run, summaries[0]
 
 

@@ -84,6 +84,34 @@ class IntSlot(Slot):
         return to_int(text, self.what, low=self.low, high=self.high)
 
 
+class Text:
+    """Text a build step composed from parts some of which are volatile (a free-text message rendered from
+    its words and pairs): literal strings and Slots, put together when the template is used."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple[str | Slot, ...]) -> None:
+        self.parts = parts
+
+    def fill(self, values: list[str]) -> str:
+        """The text with the record's volatile values put in."""
+        return "".join(values[part.index] if type(part) is not str else part for part in self.parts)  # type: ignore[union-attr]
+
+
+def concat(parts: list[Any]) -> Any:
+    """``"".join(parts)``, or a Text when some parts are volatile (Slot or Text)."""
+    if all(type(part) is str for part in parts):
+        return "".join(parts)
+    flat: list[Any] = []
+    for part in parts:
+        for piece in part.parts if isinstance(part, Text) else (part,):
+            if type(piece) is str and flat and type(flat[-1]) is str:
+                flat[-1] += piece
+            elif not (type(piece) is str and not piece):
+                flat.append(piece)
+    return Text(tuple(flat))
+
+
 class RecordError(Exception):
     """A record's text parsed but makes no sense (raised by build steps)."""
 
@@ -117,12 +145,15 @@ class Template:
     warnings: tuple[str, ...]
     direct: tuple[tuple[str, Slot], ...]
     nested: tuple[tuple[str, int, int, Slot], ...]
+    texts: tuple[tuple[str, Text], ...] = ()
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         """A record of this shape with the given volatile values."""
         kwargs = dict(self.kwargs)
         for name, slot in self.direct:
             kwargs[name] = slot.convert(values[slot.index]) if type(slot) is IntSlot else values[slot.index]
+        for name, text in self.texts:
+            kwargs[name] = text.fill(values)
         if self.nested:
             patched: dict[str, list[Any]] = {}
             for name, i, j, slot in self.nested:
@@ -141,7 +172,8 @@ class LineTemplate:
     are the same for every line of the key, so they are put in and converted once; only the SHAPE values
     (time stamps, pointers, thread ids) come from each line."""
 
-    __slots__ = ("cls", "count", "direct", "make", "nested", "values", "warnings", "where")
+    __slots__ = ("cls", "count", "direct", "make", "nested", "texts", "thread", "uniform", "values", "warnings",
+                 "where")
 
     def __init__(self, template: Template, where: dict[int, int], volatile: list[str]) -> None:
         """`where`: VOLATILE index -> SHAPE index of the key's first line; `volatile`: that line's values.
@@ -175,13 +207,31 @@ class LineTemplate:
             items[i][j] = constant(slot)
         for name, items in patched.items():
             kwargs[name] = tuple(tuple(p) for p in items)
+        texts = []
+        for name, text in template.texts:
+            parts = [where[p.index] if type(p) is not str and p.index in where else
+                     p if type(p) is str else volatile[p.index] for p in text.parts]  # type: ignore[union-attr]
+            merged: list[Any] = []
+            for part in parts:
+                if type(part) is str and merged and type(merged[-1]) is str:
+                    merged[-1] += part
+                else:
+                    merged.append(part)
+            texts.append((position[name], tuple(merged)))
         defaults = {f.name: f.default for f in dataclasses.fields(template.cls)}
         self.values = [kwargs[name] if name in kwargs else defaults[name] for name in names]
         if any(value is dataclasses.MISSING for value in self.values):
             raise RecordError("a required field is missing")  # the plain path reports it
         self.direct = tuple(direct)
         self.nested = tuple(nested)
+        self.texts = tuple(texts)
         self.where = (position["file"], position["line"], position["end_line"])
+        compared = [f.compare for f in dataclasses.fields(template.cls)]
+        self.uniform = template.cls is GemmCall and not any(compared[entry[0]] for entry in direct + nested + texts)
+        """Every record of this key is equal (==) to every other: only fields outside the comparison vary."""
+        at = position.get("thread")
+        self.thread = next(((j, slot) for p, j, slot in direct if p == at), (None, self.values[at] if at else None))
+        """(SHAPE index, IntSlot or None) of the thread id, or (None, the thread id of every line)."""
 
     @classmethod
     def bind(cls, template: Template, text: str) -> LineTemplate | None:
@@ -200,6 +250,13 @@ class LineTemplate:
         except RecordError:
             return None
 
+    def thread_of(self, values: list[str]) -> Any:
+        """The thread id of a line of this key, from its SHAPE values."""
+        j, slot = self.thread
+        if j is None:
+            return slot
+        return values[j] if slot is None else slot.convert(values[j])
+
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record | None:
         """A record of this key with the line's SHAPE values (None when they do not fit the key)."""
         if len(values) != self.count:
@@ -211,6 +268,8 @@ class LineTemplate:
         fields[at_end] = end_line
         for position, j, slot in self.direct:
             fields[position] = values[j] if slot is None else slot.convert(values[j])
+        for position, parts in self.texts:
+            fields[position] = "".join(part if type(part) is str else values[part] for part in parts)
         if self.nested:
             patched: dict[int, list[Any]] = {}
             for position, i, k, j, slot in self.nested:
@@ -230,6 +289,11 @@ def _makers(cls: type) -> tuple[tuple[str, ...], Any]:
 
 UNCACHEABLE = object()
 """Cache entry of a shape whose records must be built from their own text every time."""
+
+FALLBACK = object()
+"""`last_template` after a record was read by the dialect's looser reading (:meth:`LogFormat.fallback`):
+its shape is one the grammar's main rule rejects. With the shape cache on, later lines of the shape are
+counted without parsing them when their records are not wanted (``parse`` without events)."""
 
 
 @functools.cache
@@ -292,7 +356,7 @@ class LogFormat:
                 record = self.fallback(text, path, line, end_line)
                 if record is None:
                     raise
-                self.last_template = UNCACHEABLE
+                self.last_template = FALLBACK if CACHE else UNCACHEABLE
                 return record, ()
             if template is UNCACHEABLE:
                 cls, kwargs, warnings = self.build(self.transformer({}).transform(self._tree(text)))
@@ -331,9 +395,14 @@ class LogFormat:
             return UNCACHEABLE
         direct: list[tuple[str, Slot]] = []
         nested: list[tuple[str, int, int, Slot]] = []
+        texts: list[tuple[str, Text]] = []
         for name, value in kwargs.items():
             if isinstance(value, Slot):
                 direct.append((name, value))
+            elif isinstance(value, Text):
+                if any(type(part) is IntSlot for part in value.parts):
+                    return UNCACHEABLE
+                texts.append((name, value))
             elif isinstance(value, tuple):
                 for i, item in enumerate(value):
                     if not isinstance(item, tuple):
@@ -350,7 +419,7 @@ class LogFormat:
         # A volatile value the record does not hold (Bdesc rows, say, implied by k and n) is not needed to
         # rebuild it; one that a build step computed with raised TypeError above. Either way the template
         # reproduces what a fresh build of the next record of this shape would give.
-        return Template(cls, kwargs, warnings, tuple(direct), tuple(nested))
+        return Template(cls, kwargs, warnings, tuple(direct), tuple(nested), tuple(texts))
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         """Turn the Transformer's output into (record class, keyword arguments, warnings)."""
@@ -413,5 +482,5 @@ def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1)
     return number
 
 
-__all__ = ["VOLATILE", "Event", "GemmCall", "LineTemplate", "LogFormat", "RecordError", "Slot", "Template", "describe_error", "load_grammar",
+__all__ = ["FALLBACK", "VOLATILE", "Event", "GemmCall", "LineTemplate", "LogFormat", "RecordError", "Slot", "Template", "Text", "concat", "describe_error", "load_grammar",
            "mask", "to_int"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, Slot, to_int
+from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, Slot, concat, to_int
 from blaslog.records import Event, GemmCall
 
 Pairs = tuple[tuple[str, Any], ...]
@@ -171,12 +171,16 @@ def _flatten(items: Pairs, prefix: str = "") -> tuple[tuple[str, Any], ...]:
     return tuple(out)
 
 
-def _render(items: Pairs) -> str:
-    parts = []
+def _render(items: Pairs) -> Any:
+    """The message as text again (a Text while its template is made: the values are put in later)."""
+    parts: list[Any] = []
     for key, value in items:
-        text = f"[{_render(value)}]" if isinstance(value, tuple) else value
-        parts.append(f"{key}={text}" if key else text)
-    return " ".join(parts)
+        if parts:
+            parts.append(" ")
+        if key:
+            parts.append(f"{key}=")
+        parts.extend(("[", _render(value), "]") if isinstance(value, tuple) else (value,))
+    return concat(parts)
 
 
 def _op(value: Any) -> str:
