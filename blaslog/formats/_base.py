@@ -89,9 +89,16 @@ class Text:
     its words and pairs): literal strings and Slots, put together when the template is used."""
 
     __slots__ = ("parts",)
+    __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, parts: tuple[str | Slot, ...]) -> None:
         self.parts = parts
+
+    def __eq__(self, other: object) -> bool:
+        raise TypeError("volatile value")
+
+    def __str__(self) -> str:
+        raise TypeError("volatile value")
 
     def fill(self, values: list[str]) -> str:
         """The text with the record's volatile values put in."""
@@ -130,10 +137,28 @@ class LeafTransformer(Transformer[Token, Any]):
         super().__init__()
         self._spans = spans
 
-    def leaf(self, token: Token) -> str | Slot:
-        """The token's text, or its Slot when the token is one of the masked volatile values."""
-        slot = self._spans.get((token.start_pos, token.end_pos)) if self._spans else None
-        return str(token) if slot is None else slot
+    def leaf(self, token: Token) -> str | Slot | Text:
+        """The token's text; its Slot when the token is one of the masked volatile values; a Text when it
+        holds some (`0x7f..[`, say). A volatile value across the token's edge makes the shape uncacheable."""
+        if not self._spans:
+            return str(token)
+        start, end = token.start_pos, token.end_pos
+        slot = self._spans.get((start, end))
+        if slot is not None:
+            return slot
+        inside = sorted((s, e, slot) for (s, e), slot in self._spans.items() if s < end and e > start)
+        if not inside:
+            return str(token)
+        text = str(token)
+        parts: list[Any] = []
+        at = 0
+        for s, e, slot in inside:
+            if s < start or e > end:
+                raise TypeError("a volatile value across a token's edge")
+            parts += [text[at:s - start], slot]
+            at = e - start
+        parts.append(text[at:])
+        return concat(parts)
 
 
 @dataclass(slots=True)
@@ -352,14 +377,15 @@ class LogFormat:
         try:
             try:
                 template = self.last_template = self.template(key, text, values)
-            except LarkError:
+                tree = self._tree(text) if template is UNCACHEABLE else None
+            except LarkError:  # the grammar's main rule rejects the text
                 record = self.fallback(text, path, line, end_line)
                 if record is None:
                     raise
                 self.last_template = FALLBACK if CACHE else UNCACHEABLE
                 return record, ()
-            if template is UNCACHEABLE:
-                cls, kwargs, warnings = self.build(self.transformer({}).transform(self._tree(text)))
+            if tree is not None:
+                cls, kwargs, warnings = self.build(self.transformer({}).transform(tree))
                 return cls(file=path, line=line, end_line=end_line, **kwargs), warnings
             return template.instantiate(values, path, line, end_line), template.warnings
         except RecursionError:
@@ -390,7 +416,7 @@ class LogFormat:
             spans[match.span(1)] = Slot(index, kind)
         try:
             cls, kwargs, warnings = self.build(self.transformer(spans).transform(tree))
-        except (TypeError, RecordError, LarkError):
+        except Exception:  # noqa: BLE001 - whatever a build step does with a volatile value, parse every time
             # let the plain path raise the real error, or build what needs the real values
             return UNCACHEABLE
         direct: list[tuple[str, Slot]] = []

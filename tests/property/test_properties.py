@@ -150,3 +150,44 @@ def test_every_block_shape_match_is_a_volatile_match(text):
 
     full = {m.span(1) for m in VOLATILE.finditer(text)}
     assert {m.span(1) for m in SHAPE.finditer(text)} <= full
+
+
+@settings(max_examples=300 * SCALE, deadline=None)
+@given(lines=st.lists(st.one_of(mutated(), st.text(alphabet=string.digits + "xX[]-: .(,=abcdefABCDEF", max_size=80)),
+                      max_size=6))
+def test_shaper_gives_the_shape_mask(lines):
+    """The block keys (head and message cached apart, pointer-only mask where it suffices) are SHAPE's."""
+    from blaslog.formats._shapes import SHAPE, Shaper
+
+    shaper = Shaper()
+    keys = shaper.keys(lines + lines)
+    for line in lines:
+        assert keys[line] == SHAPE.sub("\x00", line)
+        assert shaper.split(line) == (SHAPE.sub("\x00", line), SHAPE.findall(line))
+
+
+@settings(max_examples=100 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(mutated(), min_size=1, max_size=6), events=st.booleans())
+def test_shape_cache_changes_nothing(lines, events):
+    """Fuzzed lines, each twice with its pointers moved: the same records, counts and problems with the
+    shape cache on and off."""
+    import re
+
+    from blaslog.formats import Sniffer, _base
+    from blaslog.inputs import text_reader
+    from blaslog.parse import _FileParser
+
+    moved = [re.sub(r"0[xX][0-9a-fA-F]+", lambda m: m.group(0) + "1", line) for line in lines]
+    text = "\n".join(lines + moved) + "\n"
+
+    def parse():
+        parser = _FileParser(text_reader(text), Sniffer(), "warn", events=events)
+        return [r.to_dict() for r in parser.records()], parser.summary.to_dict(max_problems=10**6)
+
+    cached = parse()
+    _base.CACHE = False
+    try:
+        plain = parse()
+    finally:
+        _base.CACHE = True
+    assert cached == plain
