@@ -48,17 +48,17 @@ def _variant_key(record: GemmCall) -> tuple[Any, ...]:
 def group_variants(records: Sequence[GemmCall]) -> dict[tuple[Any, ...], list[Variant]]:
     """Signature -> variants in order of first appearance."""
     groups: dict[tuple[Any, ...], dict[tuple[Any, ...], Variant]] = {}
-    keys: dict[int, tuple[Any, Any]] = {}  # per distinct call (records of a CompactRun share theirs)
+    variant_of: dict[int, Variant] = {}  # per distinct call (the occurrences of a CompactRun share theirs)
     for record in records:
         call = getattr(record, "call", record)
-        known = keys.get(id(call))
-        if known is None:
-            known = keys[id(call)] = (call.signature(), _variant_key(call))
-        signature, key = known
-        variants = groups.setdefault(signature, {})
-        variant = variants.get(key)
+        variant = variant_of.get(id(call))
         if variant is None:
-            variant = variants[key] = Variant(record)
+            variants = groups.setdefault(call.signature(), {})
+            key = _variant_key(call)
+            variant = variants.get(key)
+            if variant is None:
+                variant = variants[key] = Variant(record)
+            variant_of[id(call)] = variant
         variant.calls.append(record)
     return {sig: list(v.values()) for sig, v in groups.items()}
 

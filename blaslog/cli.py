@@ -235,7 +235,7 @@ def _gemms(logs: Sequence[str], log_format: Sequence[str], strict: bool, jobs: i
         raise CliError("no BLAS log records found in the inputs")
     from blaslog.runs import one_dialect_per_call
 
-    gemms, notes = one_dialect_per_call([occurrence for run, _ in runs for occurrence in run])
+    gemms, notes = one_dialect_per_call([occurrence for run, _ in runs for occurrence in run], [run for run, _ in runs])
     if not quiet:
         for note in notes:
             warn(f"note: {note}")
@@ -451,7 +451,7 @@ def diff_cmd(sharded: str, unsharded: str, tp: int | None, rank: int | None, cap
         from blaslog.runs import one_dialect_per_call
 
         ref_run, ref_summary = refs[0]
-        ref_gemms, _ = one_dialect_per_call(list(ref_run))
+        ref_gemms, _ = one_dialect_per_call(list(ref_run), [ref_run])
         sides, failed = _read_runs(sharded_names, log_format, strict, jobs, quiet)
         results = []
         summaries: list[FileSummary] = []
@@ -462,7 +462,7 @@ def diff_cmd(sharded: str, unsharded: str, tp: int | None, rank: int | None, cap
                 warn(f"blaslog: error: {summary.path}: no GEMM records")
                 failed.append(summary.path)
                 continue
-            side_gemms, _ = one_dialect_per_call(list(run))
+            side_gemms, _ = one_dialect_per_call(list(run), [run])
             results.append(diff_runs(side_gemms, ref_gemms, tp=tp, caps=caps, sharded_file=summary.path,
                                      unsharded_file=ref_summary.path))
         if not results:

@@ -52,10 +52,11 @@ class _FileParser:
         """The record being assembled: [dialect, its lines, first line number, shape or None]."""
         self.number = 0
         """Number of the last line seen."""
-        self.boring: dict[str, Any] = {}
+        self.shortcuts: dict[str, Any] = {}
+        """Shapes of one-line records that need no visit (without `events`) -> their dialect (records with
+        nothing to build or report), or (dialect, template) for GEMMs of a uniform shape when there is a sink."""
         self.sink: Any = None
         """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
-        """Shapes of one-line records with nothing to build or report (without `events`) -> their dialect."""
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
         if severity == "error" and self.on_error == "raise":
@@ -70,7 +71,7 @@ class _FileParser:
         for batch in self.reader.batches():
             summary.lines += len(batch.lines)
             if batch.shapes is not None and not batch.problems and not self.events:
-                yield from self._lines(batch, self._classify(batch))
+                yield from self._lines(batch, *self._classify(batch))
             else:
                 yield from self._lines(batch, range(len(batch.lines)))
             if self.progress is not None:
@@ -84,39 +85,50 @@ class _FileParser:
         if summary.lines == 0 and not self.reader.stream_error:
             self.problem(0, "empty input", severity="warning")
 
-    def _classify(self, batch: Batch) -> list[int]:
+    def _classify(self, batch: Batch) -> tuple[list[int], list[Any]]:
         """Count the batch's lines that are whole records of a known shape with nothing to build; return the
-        indices of the others, for :meth:`_lines`.
+        indices of the others, for :meth:`_lines`, and each line's mark.
 
         Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
         so it can be counted without visiting it. Counting works on the batch's distinct lines and on C-level
         passes over the list. A visited line of a new shape may continue the record before it, so that line is
-        visited too; so is the batch's last line (the next batch may continue it).
+        visited too; so is the batch's last line (the next batch may continue it). With a sink, a GEMM line
+        of a uniform shape followed by a line of a known shape is marked (dialect, template): :meth:`_lines`
+        hands it to the sink straight away.
         """
-        boring, known, shapes, lines = self.boring, self.sniffer.known, batch.shapes, batch.lines
+        shortcuts, known, shapes, lines = self.shortcuts, self.sniffer.known, batch.shapes, batch.lines
         assert shapes is not None
-        marks = {line: boring.get(key) for line, key in shapes.items()}
+        marks = {line: shortcuts.get(key) for line, key in shapes.items()}
         per_line = list(map(marks.__getitem__, lines))
+        last = len(per_line) - 1
         visit = list(compress(range(len(per_line)), map(not_, per_line)))
         before = {i - 1 for i in visit if i and per_line[i - 1] is not None and shapes[lines[i]] not in known}
         if per_line and per_line[-1] is not None:
-            before.add(len(per_line) - 1)
+            before.add(last)
+        gemm_lines = {line for line, mark in marks.items() if type(mark) is tuple}
+        gemms = list(compress(range(len(lines)), map(gemm_lines.__contains__, lines))) if gemm_lines else []
+        for i in gemms:
+            if i == last or (per_line[i + 1] is None and shapes[lines[i + 1]] not in known):
+                before.add(i)  # the next line may continue it: assemble it the ordinary way
         if before:
             for i in before:
                 per_line[i] = None
-            visit = sorted(before.union(visit))
+        visit = sorted(before.union(visit, (i for i in gemms if per_line[i] is not None)))
         counts = Counter(per_line)
         counts.pop(None, None)
         summary = self.summary
         for fmt, count in counts.items():
+            if type(fmt) is tuple:
+                continue
             summary.record_lines += count
             summary.other_records += count
             summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count
-        return visit
+        return visit, per_line
 
-    def _lines(self, batch: Batch, indices: Iterable[int]) -> Iterator[Record]:
+    def _lines(self, batch: Batch, indices: Iterable[int], marks: list[Any] | None = None) -> Iterator[Record]:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
-        each a whole record, so a gap ends the pending record)."""
+        each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
+        lines to hand to the sink."""
         known = self.sniffer.known  # shape -> dialect, for lines whose shape began a record before
         shapes = batch.shapes
         problems = batch.problems
@@ -124,6 +136,9 @@ class _FileParser:
         start = batch.start
         pending = self.pending  # [dialect, lines, first line number, shape or None]
         previous = -1
+        split = self.reader.shaper.split
+        name = self.reader.name
+        summary = self.summary
         for index in indices:
             text = lines[index]
             number = start + index
@@ -133,6 +148,20 @@ class _FileParser:
                 if record is not None:
                     yield record
             previous = index
+            if marks is not None and marks[index] is not None:
+                fmt, template = marks[index]
+                values = split(text)[1]
+                if len(values) == template.count:
+                    if pending is not None:
+                        record = self._finish(pending, number - 1, at_end=False)
+                        pending = None
+                        if record is not None:
+                            yield record
+                    self.sink.add_shaped(template, values, name, number, number)
+                    summary.record_lines += 1
+                    summary.gemm_records += 1
+                    summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
+                    continue
             if problems and index in problems:
                 message, fatal = problems[index]
                 if fatal:
@@ -141,7 +170,7 @@ class _FileParser:
                         pending = None
                         if record is not None:
                             yield record
-                    self.summary.unparsable_lines += 1
+                    summary.unparsable_lines += 1
                     self.problem(number, message, text)
                     continue
                 self.problem(number, message, text, severity="warning")
@@ -245,7 +274,7 @@ class _FileParser:
                 self.sniffer.remember(shape, fmt)
             if fmt.last_template is FALLBACK:
                 if not warnings:
-                    self._bore(shape, fmt)  # free text: nothing to build when events are not wanted
+                    self._shortcut(shape, fmt, fmt)  # free text: nothing to build when events are not wanted
             elif fmt.last_template is not UNCACHEABLE:
                 self._learn(fmt, shape, fmt.last_template, text)
         return self._accept(fmt, record, warnings, first, count, text)
@@ -259,12 +288,14 @@ class _FileParser:
             return
         fmt.quick[shape] = bound
         if bound.cls is Event and not bound.warnings:
-            self._bore(shape, fmt)
+            self._shortcut(shape, fmt, fmt)
+        elif bound.uniform and not bound.warnings and self.sink is not None:
+            self._shortcut(shape, fmt, (fmt, bound))
 
-    def _bore(self, shape: str, fmt: Any) -> None:
-        """Count later lines of this shape without visiting them (see :meth:`_classify`)."""
-        if self.sniffer.known.get(shape) is fmt and len(self.boring) < 200_000:
-            self.boring[shape] = fmt
+    def _shortcut(self, shape: str, fmt: Any, mark: Any) -> None:
+        """Let :meth:`_classify` deal with later lines of this shape without visiting them."""
+        if self.sniffer.known.get(shape) is fmt and len(self.shortcuts) < 200_000:
+            self.shortcuts[shape] = mark
 
     def _accept(self, fmt: Any, record: Record, warnings: tuple[str, ...], first: int, count: int,
                 text: str) -> Record | None:

@@ -180,10 +180,13 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactR
 SAME_CALLS = (("rocblas-trace", "rocblas-bench"), ("hipblaslt-bench", "hipblaslt"))
 
 
-def one_dialect_per_call(records: list[Any]) -> tuple[list[Any], list[str]]:
-    """The records with duplicate dialects dropped (see SAME_CALLS), and a note for each input concerned."""
+def one_dialect_per_call(records: list[Any], runs: Iterable[CompactRun] = ()) -> tuple[list[Any], list[str]]:
+    """The records with duplicate dialects dropped (see SAME_CALLS), and a note for each input concerned.
+
+    When the records are the occurrences of `runs`, the dialects are read from the runs' distinct calls."""
     dialects: dict[str, set[str]] = {}
-    for record in records:
+    distinct = [call for run in runs for call in run.calls] if runs else records
+    for record in distinct:
         dialects.setdefault(record.file, set()).add(record.log_format)
     drop: dict[str, str] = {}
     notes = []
