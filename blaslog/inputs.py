@@ -107,22 +107,24 @@ class Reader:
                     number += 1
                     skipping = 0
                     data = data[cut + 1:]
-                data = leftover + data
                 cut = data.rfind(b"\n")
                 if cut < 0:
+                    data = leftover + data
                     if len(data) > MAX_LINE:
                         skipping, leftover = len(data), b""
                         self._overlong_head = data[:200]
                     else:
                         leftover = data
                     continue
+                # one copy: the line begun in the last block, and this block up to its last line end
+                chunk = b"".join((leftover, memoryview(data)[: cut + 1])) if leftover else data[: cut + 1]
                 leftover = data[cut + 1:]
-                batch = self._batch(number, data[: cut + 1])
+                batch = self._batch(number, chunk)
                 number += len(batch.lines)
                 yield batch
                 if len(leftover) > MAX_LINE:
-                    skipping, leftover = len(leftover), b""
-                    self._overlong_head = data[cut + 1: cut + 201]
+                    skipping = len(leftover)
+                    self._overlong_head, leftover = leftover[:200], b""
             if skipping:
                 self.ended_without_newline = True
                 yield self._overlong(number, skipping)

@@ -98,7 +98,7 @@ class _FileParser:
         """
         shortcuts, known, shapes, lines = self.shortcuts, self.sniffer.known, batch.shapes, batch.lines
         assert shapes is not None
-        marks = {line: shortcuts.get(key) for line, key in shapes.items()}
+        marks = dict(zip(shapes, map(shortcuts.get, shapes.values())))
         per_line = list(map(marks.__getitem__, lines))
         last = len(per_line) - 1
         visit = list(compress(range(len(per_line)), map(not_, per_line)))

@@ -88,12 +88,23 @@ class Shaper:
             cache[text] = found
         return found
 
+    def _head(self, head: str) -> tuple[str, list[str]]:
+        """(key, values) of a head, without its `] ` (which the key ends with)."""
+        found = self._heads.get(head)
+        if found is None:
+            key, values = self._part({}, head + "] ")
+            found = (key, values)
+            if len(self._heads) >= self.LIMIT:
+                self._heads.clear()
+            self._heads[head] = found
+        return found
+
     def split(self, line: str) -> tuple[str, list[str]]:
         """(SHAPE key, SHAPE values) of one line."""
         head, sep, message = line.partition("] ")
         if not sep:
             return self._part(self._messages, line)
-        head_key, head_values = self._part(self._heads, head + sep)
+        head_key, head_values = self._head(head)
         message_key, message_values = self._part(self._messages, message)
         return head_key + message_key, head_values + message_values if message_values else head_values
 
@@ -104,14 +115,11 @@ class Shaper:
         for line in dict.fromkeys(lines):
             head, sep, message = line.partition("] ")
             if sep:
-                head += sep
-                found = heads.get(head)
-                key = (found or self._part(heads, head))[0]
+                key = (heads.get(head) or self._head(head))[0]
             else:
                 key = ""
                 message = line
-            found = messages.get(message)
-            out[line] = key + (found or self._part(messages, message))[0]
+            out[line] = key + (messages.get(message) or self._part(messages, message))[0]
         return out
 
 
