@@ -127,14 +127,15 @@ def _stream_piece(name: str, start: int, end: int, first_line: int, fmt: str, ki
     from blaslog.formats import Sniffer
     from blaslog.parse import _FileParser
     from blaslog.reporters import get_reporter
-    from blaslog.views import record_row
+    from blaslog.views import record_rows
 
     caps = load_caps(caps_path) if caps_path else None
     parser = _FileParser(_RangeReader(name, start, end, first_line), Sniffer(log_format), on_error,  # type: ignore[arg-type]
                          events=kind == "all")
-    rows = (record_row(record, caps) for record in parser.records())
+    parser.lazy = True
+    reporter = get_reporter(fmt)
     with open(out_path, "w", encoding="utf-8") as handle:
-        for text in get_reporter(fmt).stream_rows(rows, first=False):
+        for text in reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first=False):
             handle.write(text)
     return parser.summary
 

@@ -313,7 +313,7 @@ def _stream_parse(names: list[str], reporter: Any, fmt: str, kind: str, caps_pat
     import tempfile
 
     from blaslog._parallel import splittable, stream_pieces
-    from blaslog.views import record_row
+    from blaslog.views import record_rows
 
     yield reporter.stream_begin()
     any_rows = False
@@ -338,7 +338,8 @@ def _stream_parse(names: list[str], reporter: Any, fmt: str, kind: str, caps_pat
                             yield block
                     os.remove(piece)  # free the disk as we go
             continue
-        rows = (record_row(record, caps) for record in _records(name, log_format, strict, kind, summaries, quiet))
+        rows = record_rows(_records(name, log_format, strict, kind, summaries, quiet, lazy=True), caps,
+                           reporter.shaped_rows)
         for text in reporter.stream_rows(rows, not any_rows):
             any_rows = True
             yield text
@@ -365,13 +366,13 @@ def _openable(logs: Sequence[str], strict: bool) -> tuple[list[str], list[str]]:
 
 
 def _records(name: str, log_format: Sequence[str], strict: bool, kind: str, summaries: list[FileSummary],
-             quiet: bool) -> Any:
+             quiet: bool, lazy: bool = False) -> Any:
     from blaslog.parse import iter_file
 
     progress = _progress(name, quiet)
     try:
         yield from iter_file(name, log_format=list(log_format) or None, on_error="raise" if strict else "warn",
-                             summary_out=summaries, events=kind == "all", progress=progress)
+                             summary_out=summaries, events=kind == "all", progress=progress, lazy=lazy)
     finally:
         if progress is not None:
             progress.close()

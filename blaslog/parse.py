@@ -23,7 +23,7 @@ from lark.exceptions import LarkError
 
 from blaslog.errors import InputError, LogParseError, SourceLocation
 from blaslog.formats import Sniffer
-from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, RecordError, describe_error
+from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, ShapedCall, RecordError, describe_error
 from blaslog.inputs import Batch, Reader, expand, text_reader
 from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
 
@@ -57,6 +57,8 @@ class _FileParser:
         nothing to build or report), or (dialect, template) for GEMMs of a uniform shape when there is a sink."""
         self.sink: Any = None
         """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
+        self.lazy = False
+        """Yield a ShapedCall, not a GemmCall, for a GEMM of a known uniform shape (when there is no sink)."""
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
         if severity == "error" and self.on_error == "raise":
@@ -157,10 +159,13 @@ class _FileParser:
                         pending = None
                         if record is not None:
                             yield record
-                    self.sink.add_shaped(template, values, name, number, number)
                     summary.record_lines += 1
                     summary.gemm_records += 1
                     summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
+                    if self.sink is not None:
+                        self.sink.add_shaped(template, values, name, number, number)
+                    else:
+                        yield ShapedCall(template, template._fields(values, name, number, number))
                     continue
             if problems and index in problems:
                 message, fatal = problems[index]
@@ -249,8 +254,9 @@ class _FileParser:
                     for warning in template.warnings:
                         self.problem(first, warning, lines[0], severity="warning")
                     return None
-                record = template.instantiate(values, self.reader.name, first, last)
-                if record is not None:
+                fields = template.fields(values, self.reader.name, first, last)
+                if fields is not None:
+                    record = ShapedCall(template, fields) if self.lazy and template.uniform else template.make(fields)
                     return self._accept(fmt, record, template.warnings, first, count, lines[0])
         text = fmt.clean(lines)
         try:
@@ -289,7 +295,7 @@ class _FileParser:
         fmt.quick[shape] = bound
         if bound.cls is Event and not bound.warnings:
             self._shortcut(shape, fmt, fmt)
-        elif bound.uniform and not bound.warnings and self.sink is not None:
+        elif bound.uniform and not bound.warnings and (self.sink is not None or self.lazy):
             self._shortcut(shape, fmt, (fmt, bound))
 
     def _shortcut(self, shape: str, fmt: Any, mark: Any) -> None:
@@ -297,14 +303,14 @@ class _FileParser:
         if self.sniffer.known.get(shape) is fmt and len(self.shortcuts) < 200_000:
             self.shortcuts[shape] = mark
 
-    def _accept(self, fmt: Any, record: Record, warnings: tuple[str, ...], first: int, count: int,
-                text: str) -> Record | None:
+    def _accept(self, fmt: Any, record: Record | ShapedCall, warnings: tuple[str, ...], first: int, count: int,
+                text: str) -> Record | ShapedCall | None:
         summary = self.summary
         summary.record_lines += count
         summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
         for warning in warnings:
             self.problem(first, warning, text, severity="warning")
-        if isinstance(record, GemmCall):
+        if isinstance(record, (GemmCall, ShapedCall)):
             summary.gemm_records += 1
             return record
         summary.other_records += 1
@@ -313,17 +319,21 @@ class _FileParser:
 
 def iter_file(name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn",
               summary_out: list[FileSummary] | None = None, events: bool = True,
-              progress: Callable[[int, int], None] | None = None, sink: Any = None) -> Iterator[Record]:
+              progress: Callable[[int, int], None] | None = None, sink: Any = None,
+              lazy: bool = False) -> Iterator[Record]:
     """Stream the records of one input (a path, or `-` for standard input).
 
     With `events` False only GEMM records are built (the others are counted). The input's FileSummary is
     appended to `summary_out` once the stream is exhausted. `progress(bytes, gemms)` is called as the
     input is read. With a `sink` (a :class:`~blaslog.runs.CompactRun`), GEMMs of a shape seen before are
-    added to it without being built or yielded. Raises InputError when the input cannot be opened.
+    added to it without being built or yielded. With `lazy`, such GEMMs are yielded as
+    :class:`~blaslog.formats._base.ShapedCall` (``.record()`` builds it). Raises InputError when the input
+    cannot be opened.
     """
     parser = _FileParser(Reader(name), Sniffer(_names(log_format)), on_error, events)
     parser.progress = progress
     parser.sink = sink
+    parser.lazy = lazy
     yield from parser.records()
     if summary_out is not None:
         summary_out.append(parser.summary)

@@ -269,8 +269,8 @@ class GemmCall:
         """A JSON-ready dict of every field (extra and pointers as mappings)."""
         out = {name: getattr(self, name) for name in GEMM_FIELD_NAMES}  # asdict() deep-copies: far slower
         out["kind"] = "gemm"
-        out["extra"] = _pairs_to_dict(self.extra)
-        out["pointers"] = _pairs_to_dict(self.pointers)
+        out["extra"] = pairs_to_dict(self.extra)
+        out["pointers"] = pairs_to_dict(self.pointers)
         return out
 
 
@@ -327,7 +327,7 @@ class Event:
         """A JSON-ready dict (fields as a mapping)."""
         out = {name: getattr(self, name) for name in EVENT_FIELD_NAMES}
         out["kind"] = "event"
-        out["fields"] = _pairs_to_dict(self.fields)
+        out["fields"] = pairs_to_dict(self.fields)
         return out
 
 
@@ -460,7 +460,7 @@ class ParseResult:
         return to_frame(self.records, kind=kind)
 
 
-def _pairs_to_dict(pairs: Pairs) -> dict[str, str]:
+def pairs_to_dict(pairs: Pairs) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in pairs:
         name, n = key, 2

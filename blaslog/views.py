@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from blaslog.caps import Caps
 from blaslog.check import batch_invariance, check_run
 from blaslog.diff import DiffResult
 from blaslog.explain import describe_flags
-from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
+from blaslog.formats._base import ShapedCall
+from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record, pairs_to_dict
 from blaslog.report import Case, Finding, Location, Report, sort_findings
 from blaslog.summary import summarize
 
@@ -27,6 +29,46 @@ def record_row(record: Record, caps: Caps | None = None) -> dict[str, Any]:
             row["numerical_impl_flags"] = hex(flags) if flags is not None else None
             row["numerics"] = describe_flags(flags)
     return row
+
+
+class ShapedRow:
+    """The row of a GEMM read from a line of a known uniform shape (a ShapedCall), for writers that encode
+    the rows of one shape from cached pieces: such rows differ only in the `varying` fields."""
+
+    __slots__ = ("caps", "call")
+
+    def __init__(self, call: ShapedCall, caps: Caps | None) -> None:
+        self.call = call
+        self.caps = caps
+
+    @property
+    def shape(self) -> Any:
+        """Rows with the same shape differ only in the varying fields."""
+        return self.call.template
+
+    def row(self) -> dict[str, Any]:
+        """The ordinary row (as :func:`record_row` gives it)."""
+        return record_row(self.call.record(), self.caps)
+
+    def varying(self) -> list[tuple[str, Any]]:
+        """(row key, row value) of each field that varies between rows of this shape."""
+        fields = self.call.fields
+        return [(name, pairs_to_dict(fields[p]) if name in ("extra", "pointers") else fields[p])
+                for p, name in zip(self.call.varying(), _varying_names(self.call.template))]
+
+
+def _varying_names(template: Any, names: tuple[str, ...] = tuple(f.name for f in dataclass_fields(GemmCall))) -> list[str]:
+    return [names[p] for p in template.varying]
+
+
+def record_rows(items: Iterable[Record | ShapedCall], caps: Caps | None = None,
+                shaped: bool = False) -> Iterator[dict[str, Any] | ShapedRow]:
+    """Rows of records (and of the ShapedCalls of ``iter_file(lazy=True)``: ShapedRow when `shaped`)."""
+    for item in items:
+        if type(item) is ShapedCall:
+            yield ShapedRow(item, caps) if shaped else record_row(item.record(), caps)
+        else:
+            yield record_row(item, caps)  # type: ignore[arg-type]
 
 
 def file_rows(files: Sequence[FileSummary]) -> list[dict[str, Any]]:

@@ -197,8 +197,8 @@ class LineTemplate:
     are the same for every line of the key, so they are put in and converted once; only the SHAPE values
     (time stamps, pointers, thread ids) come from each line."""
 
-    __slots__ = ("cls", "count", "direct", "make", "nested", "texts", "thread", "uniform", "values", "warnings",
-                 "where")
+    __slots__ = ("cls", "count", "direct", "make", "nested", "texts", "thread", "uniform", "values", "varying",
+                 "warnings", "where")
 
     def __init__(self, template: Template, where: dict[int, int], volatile: list[str]) -> None:
         """`where`: VOLATILE index -> SHAPE index of the key's first line; `volatile`: that line's values.
@@ -252,8 +252,12 @@ class LineTemplate:
         self.texts = tuple(texts)
         self.where = (position["file"], position["line"], position["end_line"])
         compared = [f.compare for f in dataclasses.fields(template.cls)]
-        self.uniform = template.cls is GemmCall and not any(compared[entry[0]] for entry in direct + nested + texts)
-        """Every record of this key is equal (==) to every other: only fields outside the comparison vary."""
+        self.varying = sorted({entry[0] for entry in direct + nested + texts} | set(self.where))
+        """Positions of the fields that differ between records of this key."""
+        self.uniform = (template.cls is GemmCall and not any(compared[p] for p in self.varying)
+                        and all(entry[-1] is None for entry in direct + nested))
+        """Every record of this key is equal (==) to every other: only fields outside the comparison vary
+        (and none by a conversion that could fail)."""
         at = position.get("thread")
         self.thread = next(((j, slot) for p, j, slot in direct if p == at), (None, self.values[at] if at else None))
         """(SHAPE index, IntSlot or None) of the thread id, or (None, the thread id of every line)."""
@@ -284,8 +288,20 @@ class LineTemplate:
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record | None:
         """A record of this key with the line's SHAPE values (None when they do not fit the key)."""
+        fields = self.fields(values, path, line, end_line)
+        return None if fields is None else self.make(fields)
+
+    def fields(self, values: list[str], path: str, line: int, end_line: int) -> list[Any] | None:
+        """The field values, in field order, of a record of this key (None when the line's SHAPE values do
+        not fit the key, or one does not convert: the plain path then reports it)."""
         if len(values) != self.count:
             return None
+        try:
+            return self._fields(values, path, line, end_line)
+        except RecordError:
+            return None
+
+    def _fields(self, values: list[str], path: str, line: int, end_line: int) -> list[Any]:
         fields = self.values.copy()
         at_file, at_line, at_end = self.where
         fields[at_file] = path
@@ -304,7 +320,28 @@ class LineTemplate:
                 items[i][k] = values[j] if slot is None else slot.convert(values[j])
             for position, items in patched.items():
                 fields[position] = tuple(tuple(p) for p in items)
-        return self.make(fields)  # type: ignore[no-any-return]
+        return fields
+
+
+class ShapedCall:
+    """A GEMM read from a line of a known uniform shape, its record not built yet (``iter_file(lazy=True)``):
+    a writer that has the shape's first row can encode the few fields that vary (place, thread, time,
+    pointers) instead of the whole record."""
+
+    __slots__ = ("fields", "template")
+
+    def __init__(self, template: LineTemplate, fields: list[Any]) -> None:
+        self.template = template
+        self.fields = fields
+        """All field values, in field order."""
+
+    def record(self) -> GemmCall:
+        """The GemmCall."""
+        return self.template.make(self.fields)  # type: ignore[no-any-return]
+
+    def varying(self) -> list[int]:
+        """Positions (in field order) of the fields that differ between calls of this shape."""
+        return self.template.varying
 
 
 @functools.cache
@@ -508,5 +545,5 @@ def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1)
     return number
 
 
-__all__ = ["FALLBACK", "VOLATILE", "Event", "GemmCall", "LineTemplate", "LogFormat", "RecordError", "Slot", "Template", "Text", "concat", "describe_error", "load_grammar",
+__all__ = ["FALLBACK", "VOLATILE", "Event", "GemmCall", "LineTemplate", "LogFormat", "RecordError", "ShapedCall", "Slot", "Template", "Text", "concat", "describe_error", "load_grammar",
            "mask", "to_int"]

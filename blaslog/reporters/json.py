@@ -3,17 +3,79 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
 from blaslog.records import SCHEMA_VERSION
 from blaslog.report import Report
 from blaslog.reporters._base import Reporter, defuse_commands, register
+from blaslog.views import ShapedRow
 
 
 def dumps(value: Any, indent: int | None = None) -> str:
     """Deterministic JSON: keys in insertion order, non-ASCII escaped, NaN refused."""
     return json.dumps(value, indent=indent, ensure_ascii=True, allow_nan=False, default=str)
+
+
+def _value(value: Any) -> str:
+    """``dumps(value)``, quicker for the strings and integers that vary between rows of one shape."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring_ascii(value)  # type: ignore[no-any-return]
+    if kind is int:
+        return int.__repr__(value)
+    return dumps(value)
+
+
+_MARK = re.compile(r'"\\u0000(\d+)\\u0000"')
+
+
+class ShapeTexts:
+    """The texts of rows of known line shapes (ShapedRow), from pieces cached per shape.
+
+    The rows of one shape differ only in a few fields (place, thread, time, pointers): the shape's first row
+    is encoded once with a mark in each of those fields, and later rows put their own values, encoded
+    alone, between the pieces. The pieces are checked against a whole encoding of that first row; a shape
+    whose pieces do not give it back is encoded whole every time.
+    """
+
+    def __init__(self, encode: Callable[[dict[str, Any]], str]) -> None:
+        self._encode = encode
+        self._pieces: dict[Any, Any] = {}
+
+    def text(self, item: Any) -> str:
+        """The text of a row: a ShapedRow, or a plain dict."""
+        if type(item) is not ShapedRow:
+            return self._encode(item)
+        pieces = self._pieces.get(item.shape)
+        if pieces is None:
+            pieces = self._pieces[item.shape] = self._make(item)
+        if pieces is False:
+            return self._encode(item.row())
+        return self._fill(pieces, item)
+
+    @staticmethod
+    def _fill(pieces: tuple[list[str], list[int]], item: ShapedRow) -> str:
+        texts, order = pieces
+        values = item.varying()
+        out = [texts[0]]
+        for after, index in zip(texts[1:], order):
+            out.append(_value(values[index][1]))
+            out.append(after)
+        return "".join(out)
+
+    def _make(self, item: ShapedRow) -> Any:
+        row = item.row()
+        marked = dict(row)
+        for index, (name, _) in enumerate(item.varying()):
+            if name not in marked:
+                return False
+            marked[name] = f"\x00{index}\x00"
+        parts = _MARK.split(self._encode(marked))
+        pieces = (parts[0::2], [int(index) for index in parts[1::2]])
+        return pieces if self._fill(pieces, item) == self._encode(row) else False
 
 
 @register
@@ -33,10 +95,16 @@ class JsonReporter(Reporter):
     def stream_begin(self) -> str:
         return f'{{\n  "schema_version": {SCHEMA_VERSION},\n  "command": "parse",\n  "records": ['
 
-    def stream_rows(self, rows: Iterable[dict[str, Any]], first: bool) -> Iterator[str]:
+    shaped_rows = True
+
+    def stream_rows(self, rows: Iterable[Any], first: bool) -> Iterator[str]:
+        texts = ShapeTexts(lambda row: ",\n    " + dumps(row))
         for row in rows:
-            yield ("\n    " if first else ",\n    ") + dumps(row)
-            first = False
+            if first:
+                yield "\n    " + dumps(row.row() if type(row) is ShapedRow else row)
+                first = False
+            else:
+                yield texts.text(row)
 
     def stream_end(self, files: list[Any], any_rows: bool) -> str:
         summary = dumps({"files": [f.to_dict() for f in files]}, indent=2).replace("\n", "\n  ")
@@ -63,9 +131,12 @@ class JsonLinesReporter(Reporter):
 
     streams = True
 
-    def stream_rows(self, rows: Iterable[dict[str, Any]], first: bool) -> Iterator[str]:
+    shaped_rows = True
+
+    def stream_rows(self, rows: Iterable[Any], first: bool) -> Iterator[str]:
+        texts = ShapeTexts(lambda row: dumps({"type": "item", **row}) + "\n")
         for row in rows:
-            yield dumps({"type": "item", **row}) + "\n"
+            yield texts.text(row)
 
     def stream_end(self, files: list[Any], any_rows: bool) -> str:
         return dumps({"type": "summary", "schema_version": SCHEMA_VERSION, "command": "parse",
