@@ -165,7 +165,7 @@ class _FileParser:
                     if self.sink is not None:
                         self.sink.add_shaped(template, values, name, number, number)
                     else:
-                        yield ShapedCall(template, template._fields(values, name, number, number))
+                        yield ShapedCall(template, values, name, number, number)
                     continue
             if problems and index in problems:
                 message, fatal = problems[index]
@@ -256,7 +256,8 @@ class _FileParser:
                     return None
                 fields = template.fields(values, self.reader.name, first, last)
                 if fields is not None:
-                    record = ShapedCall(template, fields) if self.lazy and template.uniform else template.make(fields)
+                    record = (ShapedCall(template, values, self.reader.name, first, last) if self.lazy and template.uniform
+                              else template.make(fields))
                     return self._accept(fmt, record, template.warnings, first, count, lines[0])
         text = fmt.clean(lines)
         try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from blaslog.caps import Caps
@@ -11,7 +10,7 @@ from blaslog.check import batch_invariance, check_run
 from blaslog.diff import DiffResult
 from blaslog.explain import describe_flags
 from blaslog.formats._base import ShapedCall
-from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record, pairs_to_dict
+from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
 from blaslog.report import Case, Finding, Location, Report, sort_findings
 from blaslog.summary import summarize
 
@@ -33,7 +32,7 @@ def record_row(record: Record, caps: Caps | None = None) -> dict[str, Any]:
 
 class ShapedRow:
     """The row of a GEMM read from a line of a known uniform shape (a ShapedCall), for writers that encode
-    the rows of one shape from cached pieces: such rows differ only in the `varying` fields."""
+    the rows of one shape from cached pieces (see ``reporters.json.ShapeTexts``)."""
 
     __slots__ = ("caps", "call")
 
@@ -43,22 +42,16 @@ class ShapedRow:
 
     @property
     def shape(self) -> Any:
-        """Rows with the same shape differ only in the varying fields."""
+        """Rows with the same shape differ only where the SHAPE values and the line numbers go."""
         return self.call.template
 
     def row(self) -> dict[str, Any]:
         """The ordinary row (as :func:`record_row` gives it)."""
         return record_row(self.call.record(), self.caps)
 
-    def varying(self) -> list[tuple[str, Any]]:
-        """(row key, row value) of each field that varies between rows of this shape."""
-        fields = self.call.fields
-        return [(name, pairs_to_dict(fields[p]) if name in ("extra", "pointers") else fields[p])
-                for p, name in zip(self.call.varying(), _varying_names(self.call.template))]
-
-
-def _varying_names(template: Any, names: tuple[str, ...] = tuple(f.name for f in dataclass_fields(GemmCall))) -> list[str]:
-    return [names[p] for p in template.varying]
+    def marked_row(self, marks: list[str], line: Any, end_line: Any) -> dict[str, Any]:
+        """The row with `marks` where the SHAPE values go and `line`, `end_line` as the line numbers."""
+        return record_row(self.call.marked(marks, line, end_line), self.caps)
 
 
 def record_rows(items: Iterable[Record | ShapedCall], caps: Caps | None = None,

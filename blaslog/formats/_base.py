@@ -324,24 +324,29 @@ class LineTemplate:
 
 
 class ShapedCall:
-    """A GEMM read from a line of a known uniform shape, its record not built yet (``iter_file(lazy=True)``):
-    a writer that has the shape's first row can encode the few fields that vary (place, thread, time,
-    pointers) instead of the whole record."""
+    """A GEMM read from a line of a known uniform shape, its record not built yet (``iter_file(lazy=True)``).
 
-    __slots__ = ("fields", "template")
+    Records of one uniform shape differ only where the line's SHAPE values (pointers, time stamps, thread
+    ids) and its place go, each put in as it stands, so a writer that encoded the shape's first record with
+    marks there can write later ones by putting the values between the pieces."""
 
-    def __init__(self, template: LineTemplate, fields: list[Any]) -> None:
+    __slots__ = ("end_line", "line", "path", "template", "values")
+
+    def __init__(self, template: LineTemplate, values: list[str], path: str, line: int, end_line: int) -> None:
         self.template = template
-        self.fields = fields
-        """All field values, in field order."""
+        self.values = values
+        """The line's SHAPE values."""
+        self.path = path
+        self.line = line
+        self.end_line = end_line
 
     def record(self) -> GemmCall:
         """The GemmCall."""
-        return self.template.make(self.fields)  # type: ignore[no-any-return]
+        return self.template.make(self.template._fields(self.values, self.path, self.line, self.end_line))  # type: ignore[no-any-return]
 
-    def varying(self) -> list[int]:
-        """Positions (in field order) of the fields that differ between calls of this shape."""
-        return self.template.varying
+    def marked(self, marks: list[str], line: Any, end_line: Any) -> GemmCall:
+        """The record with `marks` in place of the SHAPE values and of the line numbers."""
+        return self.template.make(self.template._fields(marks, self.path, line, end_line))  # type: ignore[no-any-return]
 
 
 @functools.cache

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
-from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+from itertools import chain
 from typing import Any
 
 from blaslog.records import SCHEMA_VERSION
@@ -19,26 +19,17 @@ def dumps(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=True, allow_nan=False, default=str)
 
 
-def _value(value: Any) -> str:
-    """``dumps(value)``, quicker for the strings and integers that vary between rows of one shape."""
-    kind = type(value)
-    if kind is str:
-        return encode_basestring_ascii(value)  # type: ignore[no-any-return]
-    if kind is int:
-        return int.__repr__(value)
-    return dumps(value)
-
-
-_MARK = re.compile(r'"\\u0000(\d+)\\u0000"')
+_MARK = re.compile(r"\\u0000(\d+)\\u0000")
 
 
 class ShapeTexts:
     """The texts of rows of known line shapes (ShapedRow), from pieces cached per shape.
 
-    The rows of one shape differ only in a few fields (place, thread, time, pointers): the shape's first row
-    is encoded once with a mark in each of those fields, and later rows put their own values, encoded
-    alone, between the pieces. The pieces are checked against a whole encoding of that first row; a shape
-    whose pieces do not give it back is encoded whole every time.
+    The rows of one shape differ only where the line's SHAPE values (pointers, time stamps, thread ids,
+    characters that JSON writes as they are) and its line numbers go. The shape's first row is encoded once
+    with a mark in each of those places, and later rows put their own values between the pieces. The pieces
+    are checked against a whole encoding of that first row; a shape whose pieces do not give it back is
+    encoded whole every time.
     """
 
     def __init__(self, encode: Callable[[dict[str, Any]], str]) -> None:
@@ -54,28 +45,23 @@ class ShapeTexts:
             pieces = self._pieces[item.shape] = self._make(item)
         if pieces is False:
             return self._encode(item.row())
-        return self._fill(pieces, item)
+        return self._fill(pieces, item.call)
 
     @staticmethod
-    def _fill(pieces: tuple[list[str], list[int]], item: ShapedRow) -> str:
+    def _fill(pieces: tuple[list[str], list[int]], call: Any) -> str:
         texts, order = pieces
-        values = item.varying()
-        out = [texts[0]]
-        for after, index in zip(texts[1:], order):
-            out.append(_value(values[index][1]))
-            out.append(after)
-        return "".join(out)
+        values = [*call.values, str(call.line), str(call.end_line)]
+        return texts[0] + "".join(chain.from_iterable(zip(map(values.__getitem__, order), texts[1:])))
 
     def _make(self, item: ShapedRow) -> Any:
-        row = item.row()
-        marked = dict(row)
-        for index, (name, _) in enumerate(item.varying()):
-            if name not in marked:
-                return False
-            marked[name] = f"\x00{index}\x00"
-        parts = _MARK.split(self._encode(marked))
-        pieces = (parts[0::2], [int(index) for index in parts[1::2]])
-        return pieces if self._fill(pieces, item) == self._encode(row) else False
+        count = len(item.call.values)
+        marks = [f"\x00{j}\x00" for j in range(count + 2)]
+        text = self._encode(item.marked_row(marks[:count], marks[count], marks[count + 1]))
+        for j in (count, count + 1):  # the line numbers are integers: their marks take the quotes with them
+            text = text.replace(f'"\\u0000{j}\\u0000"', f"\\u0000{j}\\u0000")
+        parts = _MARK.split(text)
+        pieces = (parts[0::2], [int(j) for j in parts[1::2]])
+        return pieces if self._fill(pieces, item.call) == self._encode(item.row()) else False
 
 
 @register
