@@ -19,6 +19,18 @@ def dumps(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=True, allow_nan=False, default=str)
 
 
+def _chunks(texts: Iterable[str], size: int = 256) -> Iterator[str]:
+    """The texts joined `size` at a time (fewer, larger writes)."""
+    batch: list[str] = []
+    for text in texts:
+        batch.append(text)
+        if len(batch) == size:
+            yield "".join(batch)
+            batch.clear()
+    if batch:
+        yield "".join(batch)
+
+
 _MARK = re.compile(r"\\u0000(\d+)\\u0000")
 
 
@@ -84,13 +96,12 @@ class JsonReporter(Reporter):
     shaped_rows = True
 
     def stream_rows(self, rows: Iterable[Any], first: bool) -> Iterator[str]:
-        texts = ShapeTexts(lambda row: ",\n    " + dumps(row))
-        for row in rows:
-            if first:
+        rows = iter(rows)
+        if first:
+            for row in rows:
                 yield "\n    " + dumps(row.row() if type(row) is ShapedRow else row)
-                first = False
-            else:
-                yield texts.text(row)
+                break
+        yield from _chunks(map(ShapeTexts(lambda row: ",\n    " + dumps(row)).text, rows))
 
     def stream_end(self, files: list[Any], any_rows: bool) -> str:
         summary = dumps({"files": [f.to_dict() for f in files]}, indent=2).replace("\n", "\n  ")
@@ -120,9 +131,7 @@ class JsonLinesReporter(Reporter):
     shaped_rows = True
 
     def stream_rows(self, rows: Iterable[Any], first: bool) -> Iterator[str]:
-        texts = ShapeTexts(lambda row: dumps({"type": "item", **row}) + "\n")
-        for row in rows:
-            yield texts.text(row)
+        yield from _chunks(map(ShapeTexts(lambda row: dumps({"type": "item", **row}) + "\n").text, rows))
 
     def stream_end(self, files: list[Any], any_rows: bool) -> str:
         return dumps({"type": "summary", "schema_version": SCHEMA_VERSION, "command": "parse",
