@@ -23,6 +23,7 @@ from lark.exceptions import LarkError
 
 from blaslog.errors import InputError, LogParseError, SourceLocation
 from blaslog.formats import Sniffer
+from blaslog.formats._shapes import KEPT, keep
 from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, ShapedCall, RecordError, describe_error
 from blaslog.inputs import Batch, Reader, expand, text_reader
 from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
@@ -52,6 +53,8 @@ class _FileParser:
         """The record being assembled: [dialect, its lines, first line number, shape or None]."""
         self.number = 0
         """Number of the last line seen."""
+        self.seen: set[int] = set()
+        """Hashes of the one-line record shapes seen once."""
         self.shortcuts: dict[str, Any] = {}
         """Shapes of one-line records that need no visit (without `events`) -> their dialect (records with
         nothing to build or report), or (dialect, template) for GEMMs of a uniform shape when there is a sink."""
@@ -288,12 +291,18 @@ class _FileParser:
 
     def _learn(self, fmt: Any, shape: str, template: Any, text: str) -> None:
         """Remember the shape of a one-line record just parsed, so that later lines of it skip the grammar."""
-        if shape in fmt.quick or len(fmt.quick) >= 200_000:
+        if shape in fmt.quick:
+            return
+        seen = hash(shape)
+        if seen not in self.seen:  # bind a shape at its second line: most of a log of new calls is seen once
+            if len(self.seen) >= 10 * KEPT:
+                self.seen.clear()
+            self.seen.add(seen)
             return
         bound = LineTemplate.bind(template, text)
         if bound is None:
             return
-        fmt.quick[shape] = bound
+        keep(fmt.quick, shape, bound)
         if bound.cls is Event and not bound.warnings:
             self._shortcut(shape, fmt, fmt)
         elif bound.uniform and not bound.warnings and (self.sink is not None or self.lazy):
@@ -301,8 +310,8 @@ class _FileParser:
 
     def _shortcut(self, shape: str, fmt: Any, mark: Any) -> None:
         """Let :meth:`_classify` deal with later lines of this shape without visiting them."""
-        if self.sniffer.known.get(shape) is fmt and len(self.shortcuts) < 200_000:
-            self.shortcuts[shape] = mark
+        if self.sniffer.known.get(shape) is fmt:
+            keep(self.shortcuts, shape, mark)
 
     def _accept(self, fmt: Any, record: Record | ShapedCall, warnings: tuple[str, ...], first: int, count: int,
                 text: str) -> Record | ShapedCall | None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from blaslog.errors import UnknownFormatError
 from blaslog.formats._base import LogFormat
+from blaslog.formats._shapes import keep
 from blaslog.formats.cublas import Cublas
 from blaslog.formats.cublaslt import CublasLt
 from blaslog.formats.hipblaslt import HipblasLt, HipblasLtBench, HipblasLtProfile
@@ -49,8 +50,7 @@ class Sniffer:
 
     def remember(self, shape: str, fmt: LogFormat) -> None:
         """Note that lines of this shape begin a record of `fmt`."""
-        if len(self.known) < 200_000:
-            self.known[shape] = fmt
+        keep(self.known, shape, fmt)
 
     def sniff(self, line: str) -> tuple[LogFormat, int] | None:
         """(dialect, column where its record starts) for a line that begins a record, else None."""

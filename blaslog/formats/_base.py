@@ -27,14 +27,11 @@ from typing import Any, ClassVar
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from blaslog.formats._shapes import SHAPE, VOLATILE, mask
+from blaslog.formats._shapes import SHAPE, VOLATILE, keep, mask
 from blaslog.records import Event, GemmCall, Record, record_maker
 
 CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
 """BLASLOG_SHAPE_CACHE=0 parses every record with the grammar (for the benchmark's baseline and for debugging)."""
-
-CACHE_LIMIT = 200_000
-"""Most distinct call shapes kept per dialect (a log of only distinct calls must not grow memory forever)."""
 
 class Slot:
     """Stands for the i-th volatile value of a record while its shape is cached.
@@ -442,8 +439,7 @@ class LogFormat:
         template = self._cache.get(key)
         if template is None:
             template = self._make_template(text, values) if CACHE else UNCACHEABLE
-            if len(self._cache) < CACHE_LIMIT:
-                self._cache[key] = template
+            keep(self._cache, key, template)
         return template
 
     def _tree(self, text: str) -> Any:

@@ -18,6 +18,7 @@ byte for byte what ``SHAPE.sub`` gives (tests compare the two on every bundled l
 from __future__ import annotations
 
 import re
+from typing import Any
 
 VOLATILE = re.compile(
     r"(0x0x[0-9a-fA-F]+"  # cuBLAS pointers
@@ -52,6 +53,18 @@ _POINTER = re.compile(r"(0(?<![\w.(\-]0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*(
 (no `:` and no `][`). It starts with a literal, which makes it several times faster than SHAPE."""
 
 
+KEPT = 20_000
+"""Most shapes kept in any table keyed by shape; a full table is emptied and filled again. A training log
+has a few hundred shapes; a log in which every call is new must not grow memory with its length."""
+
+
+def keep(table: dict[Any, Any], key: Any, value: Any) -> None:
+    """``table[key] = value``, emptying the table first when it holds KEPT entries."""
+    if len(table) >= KEPT:
+        table.clear()
+    table[key] = value
+
+
 def mask(text: str) -> tuple[str, list[str]]:
     """(VOLATILE shape, volatile values) of a record's text."""
     parts = VOLATILE.split(text)
@@ -64,15 +77,13 @@ def _split(text: str) -> list[str]:
 
 
 class Shaper:
-    """SHAPE keys (and SHAPE values) of lines, with bounded caches of the parts seen before.
+    """SHAPE keys (and SHAPE values) of lines, with caches (of KEPT entries) of the parts seen before.
 
     No SHAPE match can span a line's first ``"] "`` (no match holds `]`), and the characters around that
     point read the same to SHAPE's look-arounds whether the line is whole or cut there, so a line's key is
     its head's key followed by its message's key.
     """
 
-    LIMIT = 50_000
-    """Entries per cache; a full cache is emptied (a log of only new calls must not grow memory)."""
 
     def __init__(self) -> None:
         self._heads: dict[str, tuple[str, list[str]]] = {}
@@ -83,9 +94,7 @@ class Shaper:
         if found is None:
             parts = _split(text)
             found = ("\x00".join(parts[0::2]), parts[1::2])
-            if len(cache) >= self.LIMIT:
-                cache.clear()
-            cache[text] = found
+            keep(cache, text, found)
         return found
 
     def _head(self, head: str) -> tuple[str, list[str]]:
@@ -94,9 +103,7 @@ class Shaper:
         if found is None:
             key, values = self._part({}, head + "] ")
             found = (key, values)
-            if len(self._heads) >= self.LIMIT:
-                self._heads.clear()
-            self._heads[head] = found
+            keep(self._heads, head, found)
         return found
 
     def split(self, line: str) -> tuple[str, list[str]]:
@@ -123,4 +130,4 @@ class Shaper:
         return out
 
 
-__all__ = ["SHAPE", "VOLATILE", "Shaper", "mask"]
+__all__ = ["KEPT", "SHAPE", "VOLATILE", "Shaper", "keep", "mask"]
