@@ -81,3 +81,91 @@ def test_repeated_info_lines_are_not_parsed_again(monkeypatch):
     assert len(runs) == 1
     assert [r.text for r in result.records] == [line.split("] ", 1)[1] for line in lines]
     assert [r.thread for r in result.records] == [str(1000 + i) for i in range(50)]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json"])
+@pytest.mark.parametrize("caps", [False, True], ids=["", "caps"])
+def test_streamed_rows_from_shape_pieces_equal_whole_encodings(fmt, caps, tmp_path, runner, monkeypatch):
+    """`parse -f json/jsonl` writes the GEMMs of known shapes from pieces cached per shape: byte for byte
+    what encoding each record whole gives (the shape cache off)."""
+    from tests.test_cli import invoke
+
+    logs = [GENERATED / "lt_fp32_tp4" / "blaslt_321674.log", GENERATED / "rocblas_fp16_trace.log",
+            GENERATED / "hipblaslt_bf16_tp2_rank0.api.log", GENERATED / "cublas_classic_fp16.log"]
+    paths = []
+    for log in logs:
+        path = tmp_path / log.name
+        path.write_text(_text(log) * 2)
+        paths.append(str(path))
+    args = ["parse", *paths, "-f", fmt, "-q", "-j", "1"] + (["--caps", str(GENERATED / "caps.json")] if caps else [])
+    fast = invoke(runner, *args).output
+    plain = _without_cache(monkeypatch, lambda: invoke(runner, *args).output)
+    assert fast == plain and fast.count('"m": ') > 300
+
+
+def test_a_shape_whose_pieces_do_not_give_its_row_back_is_encoded_whole(monkeypatch):
+    """The pieces of a shape are checked against a whole encoding of its first row; when they differ (here:
+    an encoder that writes each row differently), every row of that shape is encoded whole."""
+    from itertools import count
+
+    from blaslog.reporters.json import ShapeTexts, dumps
+    from blaslog.views import record_rows
+
+    text = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
+    items = list(_FileParser(text_reader(text, "x"), Sniffer(), "warn", events=False).records())
+    parser = _FileParser(text_reader(text, "x"), Sniffer(), "warn", events=False)
+    parser.lazy = True
+    rows = list(record_rows(parser.records(), shaped=True))
+    assert sum(type(row).__name__ == "ShapedRow" for row in rows) > 30
+    numbers = count()
+    texts = ShapeTexts(lambda row: dumps({"n": next(numbers), **row}))
+    got = [texts.text(row) for row in rows]
+    assert all(t.startswith('{"n": ') for t in got)
+    assert [json_loads(t)["line"] for t in got] == [r.line for r in items]
+
+
+def json_loads(text):
+    import json
+
+    return json.loads(text)
+
+
+def test_shape_tables_stay_bounded_for_a_log_of_new_calls(monkeypatch):
+    """Every table keyed by shape is emptied when it fills (KEPT entries), and parsing stays right."""
+    from blaslog.formats import _shapes
+
+    monkeypatch.setattr(_shapes, "KEPT", 40)
+    lines = [f"[2026-06-06 15:31:42][cublasLt][{1000 + i}][Trace][cublasLtMatmul] A=0X7F{i:04X}00 "
+             f"Adesc=[type=R_16F rows={64 + i} cols={32 + i % 7} ld={64 + i}] B=0X7E00 Bdesc=[type=R_16F rows={64 + i} "
+             f"cols=16 ld={64 + i}] C=0X0 Cdesc=[type=R_16F rows={32 + i % 7} cols=16 ld={32 + i % 7}] D=0X7D00 "
+             f"Ddesc=[type=R_16F rows={32 + i % 7} cols=16 ld={32 + i % 7}] computeDesc=[computeType=COMPUTE_32F "
+             f"scaleType=R_32F transa=OP_T] algo=[algoId={i % 50} tile=MATMUL_TILE_64x64 stages=MATMUL_STAGES_16x6] "
+             f"workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=0 stream=0X0" for i in range(300)] * 2
+    parser = _FileParser(text_reader("\n".join(lines) + "\n", "x"), Sniffer(), "warn", events=False)
+    run = parser.sink = CompactRun("x")
+    run.extend(parser.records())
+    assert len(run) == 600 and len(run.calls) == 300
+    assert [o.k for o in run][:3] == [64, 65, 66] and [o.thread for o in run][-1] == "1299"
+    tables = [parser.sniffer.known, parser.shortcuts, parser.reader.shaper._heads, parser.reader.shaper._messages]
+    tables += [fmt.quick for fmt in parser.sniffer.formats] + [fmt._cache for fmt in parser.sniffer.formats]
+    assert max(len(table) for table in tables) <= 40
+
+
+def test_memory_of_a_streamed_run_does_not_grow_with_repeated_calls(tmp_path):
+    """read_run hands repeated GEMMs to the run unbuilt: each further call costs a few bytes."""
+    import tracemalloc
+
+    block = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
+
+    def size(copies: int) -> int:
+        path = tmp_path / f"x{copies}.log"
+        path.write_text(block * copies)
+        tracemalloc.start()
+        run, _ = read_run(str(path))
+        current, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert len(run) == 78 * copies
+        return current
+
+    small, large = size(5), size(50)
+    assert (large - small) / (45 * 78) < 64  # bytes per additional call
