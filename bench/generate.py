@@ -6,7 +6,7 @@
 `level5`: a training job's cuBLASLt level-5 log. One training step is taken from the real-format fixture
 fixtures/generated/lt_fp32_tp4/blaslt_321674.log (19-25 [Api]/[Trace] lines per GEMM, two threads); each
 further step moves the activation and gradient pointers, advances the time stamps, and now and then the
-program prints a line of its own. Layers are repeated so that a step has 39 GEMMs per 2 layers as in the
+program prints a line of its own (`--pointers new`: no device address is ever used twice). Layers are repeated so that a step has 39 GEMMs per 2 layers as in the
 fixture's model. `distinct`: [Trace] lines of which no two describe the same call: every m, n, k, leading dimension,
 pointer, thread, SM count, workspace and algorithm id is drawn anew (tiles, stages and options from
 the sets real logs show). `rocblas`: rocBLAS trace lines of the same job.
@@ -36,7 +36,7 @@ def _step_lines(template: list[str]) -> list[str]:
     return template[2:cut]  # without the per-thread create lines, written once
 
 
-def level5(out, size: int, seed: int, run: str = "tp4") -> None:
+def level5(out, size: int, seed: int, run: str = "tp4", pointers: str = "cycle") -> None:
     rng = random.Random(seed)
     template = [line for line in TEMPLATES[run].read_text().splitlines() if line.startswith("[")]
     head, step = template[:2], _step_lines(template)
@@ -45,7 +45,8 @@ def level5(out, size: int, seed: int, run: str = "tp4") -> None:
         out.write(line + "\n")
     number = 0
     while written < size:
-        shift = (number % 64) * 0x200000
+        # `cycle`: a caching allocator hands out the same blocks every 64 steps; `new`: never the same address twice
+        shift = (number % 64 if pointers == "cycle" else number) * 0x200000
         seconds = number // 3
         stamp = f"[2026-06-{6 + seconds // 86400 % 20:02d} {seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}]"
         for line in step:
@@ -98,12 +99,14 @@ def main() -> None:
     parser.add_argument("--kind", choices=["level5", "distinct", "rocblas"], default="level5")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--run", choices=sorted(TEMPLATES), default="tp4", help="level5: which fixture run to repeat")
+    parser.add_argument("--pointers", choices=["cycle", "new"], default="cycle",
+                        help="level5: device pointers repeat every 64 steps (cycle) or never (new)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8", buffering=1 << 20) as out:
         if args.kind == "level5":
-            level5(out, int(args.size * 1e6), args.seed, args.run)
+            level5(out, int(args.size * 1e6), args.seed, args.run, args.pointers)
         else:
             {"distinct": distinct, "rocblas": rocblas}[args.kind](out, int(args.size * 1e6), args.seed)
 
