@@ -38,7 +38,8 @@ class _FileParser:
     """Parses one input; yields records and fills in its FileSummary.
 
     With `events` False, records other than GEMMs are counted (and checked: each shape is parsed once) but
-    not built, which is what makes large level-5 logs fast.
+    not built, which is what makes large level-5 logs fast: most lines are then counted by
+    :meth:`_classify` without a visit, and :meth:`_lines` assembles the rest.
     """
 
     def __init__(self, reader: Reader, sniffer: Sniffer, on_error: OnError, events: bool = True) -> None:
@@ -57,7 +58,7 @@ class _FileParser:
         """Hashes of the one-line record shapes seen once."""
         self.shortcuts: dict[str, Any] = {}
         """Shapes of one-line records that need no visit (without `events`) -> their dialect (records with
-        nothing to build or report), or (dialect, template) for GEMMs of a uniform shape when there is a sink."""
+        nothing to build or report), or (dialect, template) for GEMMs of a uniform shape (with a sink or lazy)."""
         self.sink: Any = None
         """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
         self.lazy = False
@@ -97,9 +98,9 @@ class _FileParser:
         Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
         so it can be counted without visiting it. Counting works on the batch's distinct lines and on C-level
         passes over the list. A visited line of a new shape may continue the record before it, so that line is
-        visited too; so is the batch's last line (the next batch may continue it). With a sink, a GEMM line
-        of a uniform shape followed by a line of a known shape is marked (dialect, template): :meth:`_lines`
-        hands it to the sink straight away.
+        visited too; so is the batch's last line (the next batch may continue it). With a sink or lazy output,
+        a GEMM line of a uniform shape followed by a line of a known shape is marked (dialect, template):
+        :meth:`_lines` hands it to the sink, or yields it as a ShapedCall, without assembling it.
         """
         shortcuts, known, shapes, lines = self.shortcuts, self.sniffer.known, batch.shapes, batch.lines
         assert shapes is not None
@@ -122,11 +123,13 @@ class _FileParser:
         counts = Counter(per_line)
         counts.pop(None, None)
         summary = self.summary
-        for fmt, count in counts.items():
-            if type(fmt) is tuple:
-                continue
+        for mark, count in counts.items():
+            fmt = mark[0] if type(mark) is tuple else mark
             summary.record_lines += count
-            summary.other_records += count
+            if fmt is mark:
+                summary.other_records += count
+            else:
+                summary.gemm_records += count  # handed on by _lines
             summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count
         return visit, per_line
 
@@ -143,7 +146,7 @@ class _FileParser:
         previous = -1
         split = self.reader.shaper.split
         name = self.reader.name
-        summary = self.summary
+        sink = self.sink
         for index in indices:
             text = lines[index]
             number = start + index
@@ -154,22 +157,19 @@ class _FileParser:
                     yield record
             previous = index
             if marks is not None and marks[index] is not None:
-                fmt, template = marks[index]
-                values = split(text)[1]
-                if len(values) == template.count:
-                    if pending is not None:
-                        record = self._finish(pending, number - 1, at_end=False)
-                        pending = None
-                        if record is not None:
-                            yield record
-                    summary.record_lines += 1
-                    summary.gemm_records += 1
-                    summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
-                    if self.sink is not None:
-                        self.sink.add_shaped(template, values, name, number, number)
-                    else:
-                        yield ShapedCall(template, values, name, number, number)
-                    continue
+                # a GEMM of a uniform shape, counted already; its line's SHAPE values fit the template,
+                # as their number is that of the NULs in its key (a batch with NUL bytes has no shapes)
+                template = marks[index][1]
+                if pending is not None:
+                    record = self._finish(pending, number - 1, at_end=False)
+                    pending = None
+                    if record is not None:
+                        yield record
+                if sink is not None:
+                    sink.add_shaped(template, split(text)[1], name, number, number)
+                else:
+                    yield ShapedCall(template, split(text)[1], name, number, number)
+                continue
             if problems and index in problems:
                 message, fatal = problems[index]
                 if fatal:
@@ -178,7 +178,7 @@ class _FileParser:
                         pending = None
                         if record is not None:
                             yield record
-                    summary.unparsable_lines += 1
+                    self.summary.unparsable_lines += 1
                     self.problem(number, message, text)
                     continue
                 self.problem(number, message, text, severity="warning")
