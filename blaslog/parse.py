@@ -58,7 +58,7 @@ class _FileParser:
         """Hashes of the one-line record shapes seen once."""
         self.shortcuts: dict[str, Any] = {}
         """Shapes of one-line records that need no visit (without `events`) -> their dialect (records with
-        nothing to build or report), or (dialect, template) for GEMMs of a uniform shape (with a sink or lazy)."""
+        nothing to build or report), or (dialect, template) for GEMMs of a uniform shape."""
         self.sink: Any = None
         """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
         self.lazy = False
@@ -98,9 +98,9 @@ class _FileParser:
         Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
         so it can be counted without visiting it. Counting works on the batch's distinct lines and on C-level
         passes over the list. A visited line of a new shape may continue the record before it, so that line is
-        visited too; so is the batch's last line (the next batch may continue it). With a sink or lazy output,
-        a GEMM line of a uniform shape followed by a line of a known shape is marked (dialect, template):
-        :meth:`_lines` hands it to the sink, or yields it as a ShapedCall, without assembling it.
+        visited too; so is the batch's last line (the next batch may continue it). A GEMM line of a uniform
+        shape followed by a line of a known shape is marked (dialect, template): :meth:`_lines` builds it from
+        the template, hands it to the sink or yields it as a ShapedCall, without assembling it.
         """
         shortcuts, known, shapes, lines = self.shortcuts, self.sniffer.known, batch.shapes, batch.lines
         assert shapes is not None
@@ -146,7 +146,7 @@ class _FileParser:
         previous = -1
         split = self.reader.shaper.split
         name = self.reader.name
-        sink = self.sink
+        sink, lazy = self.sink, self.lazy
         for index in indices:
             text = lines[index]
             number = start + index
@@ -167,8 +167,10 @@ class _FileParser:
                         yield record
                 if sink is not None:
                     sink.add_shaped(template, split(text)[1], name, number, number)
-                else:
+                elif lazy:
                     yield ShapedCall(template, split(text)[1], name, number, number)
+                else:
+                    yield template.make(template._fields(split(text)[1], name, number, number))
                 continue
             if problems and index in problems:
                 message, fatal = problems[index]
@@ -305,7 +307,7 @@ class _FileParser:
         keep(fmt.quick, shape, bound)
         if bound.cls is Event and not bound.warnings:
             self._shortcut(shape, fmt, fmt)
-        elif bound.uniform and not bound.warnings and (self.sink is not None or self.lazy):
+        elif bound.uniform and not bound.warnings:
             self._shortcut(shape, fmt, (fmt, bound))
 
     def _shortcut(self, shape: str, fmt: Any, mark: Any) -> None:
