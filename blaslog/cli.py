@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -381,18 +383,45 @@ def _records(name: str, log_format: Sequence[str], strict: bool, kind: str, summ
 def _write_stream(chunks: Any, output: str | None) -> None:
     """Write streamed output to stdout, or to OUTPUT.part (renamed once the run succeeded)."""
     if output is None:
-        for chunk in chunks:
-            click.echo(chunk, nl=False)
+        _write_behind(lambda chunk: click.echo(chunk, nl=False), chunks)
         return
     try:
         with open(output + ".part", "w", encoding="utf-8") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
+            _write_behind(handle.write, chunks)
     except OSError as exc:
         raise CliError(f"{output}: cannot write the report ({exc.strerror or exc})") from None
     except BaseException:
         Path(output + ".part").unlink(missing_ok=True)
         raise
+
+
+def _write_behind(write: Any, chunks: Any) -> None:
+    """``for chunk in chunks: write(chunk)``, the writes done by a second thread: the system calls that move
+    gigabytes of JSON into a pipe or file then run while the next records are parsed. An error in a write is
+    raised here."""
+    pending: queue.Queue[Any] = queue.Queue(maxsize=16)
+    failed: list[BaseException] = []
+
+    def writer() -> None:
+        while (chunk := pending.get()) is not None:
+            if not failed:
+                try:
+                    write(chunk)
+                except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                    failed.append(exc)
+
+    thread = threading.Thread(target=writer, name="blaslog-writer", daemon=True)
+    thread.start()
+    try:
+        for chunk in chunks:
+            if failed:
+                break
+            pending.put(chunk)
+    finally:
+        pending.put(None)
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 def _fail_options(func: Any) -> Any:

@@ -105,21 +105,21 @@ class _FileParser:
         shortcuts, known, shapes, lines = self.shortcuts, self.sniffer.known, batch.shapes, batch.lines
         assert shapes is not None
         marks = dict(zip(shapes, map(shortcuts.get, shapes.values())))
+        visited = {line: mark is None or type(mark) is tuple for line, mark in marks.items()}
         per_line = list(map(marks.__getitem__, lines))
-        last = len(per_line) - 1
-        visit = list(compress(range(len(per_line)), map(not_, per_line)))
-        before = {i - 1 for i in visit if i and per_line[i - 1] is not None and shapes[lines[i]] not in known}
-        if per_line and per_line[-1] is not None:
-            before.add(last)
-        gemm_lines = {line for line, mark in marks.items() if type(mark) is tuple}
-        gemms = list(compress(range(len(lines)), map(gemm_lines.__contains__, lines))) if gemm_lines else []
-        for i in gemms:
-            if i == last or (per_line[i + 1] is None and shapes[lines[i + 1]] not in known):
-                before.add(i)  # the next line may continue it: assemble it the ordinary way
+        visit = list(compress(range(len(lines)), map(visited.__getitem__, lines)))
+        last = len(lines) - 1
+        before = {last} if per_line and per_line[-1] is not None else set()
+        for i in visit:
+            if per_line[i] is None:  # a line of a new shape may continue the record before it
+                if i and per_line[i - 1] is not None and shapes[lines[i]] not in known:
+                    before.add(i - 1)
+            elif i == last or (per_line[i + 1] is None and shapes[lines[i + 1]] not in known):
+                before.add(i)  # a GEMM the next line may continue: assemble it the ordinary way
         if before:
             for i in before:
                 per_line[i] = None
-        visit = sorted(before.union(visit, (i for i in gemms if per_line[i] is not None)))
+            visit = sorted(before.union(visit))
         counts = Counter(per_line)
         counts.pop(None, None)
         summary = self.summary

@@ -119,7 +119,7 @@ class Shaper:
         """Each distinct line of `lines` -> its SHAPE key."""
         heads, messages = self._heads, self._messages
         out: dict[str, str] = {}
-        for line in dict.fromkeys(lines):
+        for line in set(lines):
             head, sep, message = line.partition("] ")
             if sep:
                 key = (heads.get(head) or self._head(head))[0]
