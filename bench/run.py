@@ -85,6 +85,9 @@ def main() -> None:
         row("baseline: grep -c Trace", ["grep", "-c", "Trace", str(sharded)], mb, label=label)
         row("baseline: regex extractor (bench/regex_baseline.py)", [PY, str(HERE / "regex_baseline.py"), str(sharded)],
             mb, f"{gemms} GEMMs", label=label)
+        row("blaslog Python API, the baseline's fields (bench/api_fields.py)", [PY, str(HERE / "api_fields.py"),
+                                                                              str(sharded)], mb, f"{gemms} GEMMs",
+            label=label)
         if size <= 10:
             row("blaslog parse, shape cache off (BLASLOG_SHAPE_CACHE=0)",
                 [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", "1"], mb, f"{gemms} GEMMs",
@@ -113,7 +116,7 @@ def main() -> None:
     distinct = generate("distinct", 20)
     row("blaslog parse, every line a different call", [*blaslog, "parse", str(distinct), "-f", "jsonl", "-q", "-j", "1"],
         distinct.stat().st_size / 1e6, label="20 MB")
-    ranks = [generate("level5", 100, "tp4")]
+    ranks = [generate("level5", 250, "tp4")]
     for i in range(1, 4):
         path = DATA / f"rank{i}.log"
         if not path.exists():
@@ -121,9 +124,9 @@ def main() -> None:
         ranks.append(path)
     total = sum(p.stat().st_size for p in ranks) / 1e6
     one = row("4 per-rank logs, summary, 1 process", [*blaslog, "summary", *map(str, ranks), "-q", "-j", "1"], total,
-              label="4x100 MB")
+              label="4x250 MB")
     both = row(f"4 per-rank logs, summary, {os.cpu_count()} processes",
-               [*blaslog, "summary", *map(str, ranks), "-q", "-j", str(os.cpu_count())], total, label="4x100 MB")
+               [*blaslog, "summary", *map(str, ranks), "-q", "-j", str(os.cpu_count())], total, label="4x250 MB")
     print(f"{'':>8} speed-up {one / both:.2f} on {os.cpu_count()} cores")
     if args.markdown:
         print(f"\nMachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
