@@ -258,8 +258,10 @@ class LineTemplate:
         """Every record of this key is equal (==) to every other: only fields outside the comparison vary
         (and none by a conversion that could fail)."""
         at = position.get("thread")
-        self.thread = next(((j, slot) for p, j, slot in direct if p == at), (None, self.values[at] if at else None))
-        """(SHAPE index, IntSlot or None) of the thread id, or (None, the thread id of every line)."""
+        self.thread: Any = next((("value", j, slot) for p, j, slot in direct if p == at), None) or next(
+            (("text", parts, None) for p, parts in texts if p == at), None) or ("constant", self.values[at] if at else None, None)
+        """Where a line's thread id comes from: ("value", SHAPE index, IntSlot or None), ("text", parts, None)
+        or ("constant", the thread id of every line, None)."""
 
     @classmethod
     def bind(cls, template: Template, text: str) -> LineTemplate | None:
@@ -280,10 +282,12 @@ class LineTemplate:
 
     def thread_of(self, values: list[str]) -> Any:
         """The thread id of a line of this key, from its SHAPE values."""
-        j, slot = self.thread
-        if j is None:
-            return slot
-        return values[j] if slot is None else slot.convert(values[j])
+        kind, where, slot = self.thread
+        if kind == "value":
+            return values[where] if slot is None else slot.convert(values[where])
+        if kind == "text":
+            return "".join(part if type(part) is str else values[part] for part in where)
+        return where
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record | None:
         """A record of this key with the line's SHAPE values (None when they do not fit the key)."""
