@@ -67,6 +67,8 @@ class Reader:
     """Number of the first line (a piece of a larger input starts further down)."""
     shaper: Shaper = field(default_factory=Shaper)
     """Computes the batches' line shapes (its caches live as long as the reader)."""
+    block: int = BLOCK
+    """Bytes read at a time (about the size of a batch)."""
 
     def lines(self) -> Iterator[Line]:
         """The lines one by one (see :meth:`batches` for the fast path)."""
@@ -78,8 +80,10 @@ class Reader:
                 else:
                     yield Line(batch.start + index, text, problem[0], problem[1])
 
-    def batches(self, block: int = BLOCK) -> Iterator[Batch]:
-        """The lines in batches of about `block` bytes, each with its lines' shapes when the batch is clean text."""
+    def batches(self, block: int | None = None) -> Iterator[Batch]:
+        """The lines in batches of about `block` bytes (the reader's `block`), each with its lines' shapes when
+        the batch is clean text."""
+        block = block or self.block
         stream, closers = self._open()
         # read1: a cut-short gzip stream then still gives every byte before the cut
         read = getattr(stream, "read1", stream.read)

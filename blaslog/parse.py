@@ -189,14 +189,14 @@ class _FileParser:
             if pending is not None:
                 if fmt is None and len(pending[1]) < MAX_RECORD_LINES and pending[0].continues(pending[1], text):
                     pending[1].append(text)
-                    pending[3] = None
+                    pending[3] = pending[4] = None
                     continue
                 record = self._finish(pending, number - 1, at_end=False)
                 pending = None
                 if record is not None:
                     yield record
             if fmt is not None:
-                pending = [fmt, [text], number, shape]
+                pending = [fmt, [text], number, shape, None]
                 continue
             found = self.sniffer.sniff(text)
             if found is None:
@@ -211,15 +211,17 @@ class _FileParser:
                     self.problem(number, f"other text before the {fmt.library} record was kept apart: "
                                  f"{prefix[:80]!r} (later lines with such a prefix are not reported)", text,
                                  severity="warning", column=column + 1)
-                pending = [fmt, [text[column:]], number, None]
+                # the record's own shape, and the whole line's (a line of it is then known without a visit)
+                inner = text[column:]
+                pending = [fmt, [inner], number, split(inner)[0] if shapes is not None else None, shape]
             else:
-                pending = [fmt, [text], number, shape]
+                pending = [fmt, [text], number, shape, None]
         self.pending = pending
         if lines:
             self.number = start + len(lines) - 1
 
     def _count_known(self, pending: list[Any]) -> None:
-        fmt, lines, first, shape = pending
+        fmt, lines, first, shape, _ = pending
         summary = self.summary
         summary.record_lines += 1
         summary.other_records += 1
@@ -239,12 +241,14 @@ class _FileParser:
             self.summary.foreign_lines += 1
 
     def _finish(self, pending: list[Any], last: int, at_end: bool) -> Record | None:
-        fmt, lines, first, shape = pending
+        fmt, lines, first, shape, outer = pending
         summary = self.summary
         count = last - first + 1
         if shape is not None and len(lines) == 1:
             template = fmt.quick.get(shape)
             if template is not None:
+                if outer is not None:
+                    self._shortcut(shape, fmt, _mark(fmt, template), outer)
                 if template.cls is Event and not self.events:
                     # a known non-GEMM shape that nobody asked to see: count it, build nothing
                     self._count_known(pending)
@@ -286,12 +290,12 @@ class _FileParser:
                 self.sniffer.remember(shape, fmt)
             if fmt.last_template is FALLBACK:
                 if not warnings:
-                    self._shortcut(shape, fmt, fmt)  # free text: nothing to build when events are not wanted
+                    self._shortcut(shape, fmt, fmt, outer)  # free text: nothing to build when events are not wanted
             elif fmt.last_template is not UNCACHEABLE:
-                self._learn(fmt, shape, fmt.last_template, text)
+                self._learn(fmt, shape, fmt.last_template, text, outer)
         return self._accept(fmt, record, warnings, first, count, text)
 
-    def _learn(self, fmt: Any, shape: str, template: Any, text: str) -> None:
+    def _learn(self, fmt: Any, shape: str, template: Any, text: str, outer: str | None) -> None:
         """Remember the shape of a one-line record just parsed, so that later lines of it skip the grammar."""
         if shape in fmt.quick:
             return
@@ -305,15 +309,17 @@ class _FileParser:
         if bound is None:
             return
         keep(fmt.quick, shape, bound)
-        if bound.cls is Event and not bound.warnings:
-            self._shortcut(shape, fmt, fmt)
-        elif bound.uniform and not bound.warnings:
-            self._shortcut(shape, fmt, (fmt, bound))
+        self._shortcut(shape, fmt, _mark(fmt, bound), outer)
 
-    def _shortcut(self, shape: str, fmt: Any, mark: Any) -> None:
-        """Let :meth:`_classify` deal with later lines of this shape without visiting them."""
-        if self.sniffer.known.get(shape) is fmt:
-            keep(self.shortcuts, shape, mark)
+    def _shortcut(self, shape: str, fmt: Any, mark: Any, outer: str | None = None) -> None:
+        """Let :meth:`_classify` deal with later lines of this shape (`mark`: see `shortcuts`) without visiting
+        them; also lines of the `outer` shape, the record after other text (a launcher's `[rank0]: `) that
+        holds no time stamp, pointer or thread id."""
+        if mark is None or self.sniffer.known.get(shape) is not fmt:
+            return
+        keep(self.shortcuts, shape, mark)
+        if outer is not None and outer.endswith(shape) and "\x00" not in outer[: len(outer) - len(shape)]:
+            keep(self.shortcuts, outer, mark)
 
     def _accept(self, fmt: Any, record: Record | ShapedCall, warnings: tuple[str, ...], first: int, count: int,
                 text: str) -> Record | ShapedCall | None:
@@ -327,6 +333,16 @@ class _FileParser:
             return record
         summary.other_records += 1
         return record if self.events else None
+
+
+def _mark(fmt: Any, template: Any) -> Any:
+    """What `shortcuts` holds for a bound shape: its dialect (a record with nothing to build or report),
+    (dialect, template) for a GEMM of a uniform shape, or None (lines of it are visited)."""
+    if template.warnings:
+        return None
+    if template.cls is Event:
+        return fmt
+    return (fmt, template) if template.uniform else None
 
 
 def iter_file(name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn",

@@ -39,6 +39,14 @@ def test_shaper_keys_are_the_shape_mask(path):
     assert all(keys[line] == SHAPE.sub("\x00", line) for line in lines)
 
 
+def _parser(text, events, block=4096, lazy=False):
+    """A parser over `text` in small batches: the shapes one batch learns serve the next ones."""
+    parser = _FileParser(text_reader(text, "x"), Sniffer(), "warn", events=events)
+    parser.reader.block = block
+    parser.lazy = lazy
+    return parser
+
+
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
 @pytest.mark.parametrize("events", [True, False], ids=["all-records", "gemms-only"])
 def test_cached_parse_equals_grammar_parse(path, events, monkeypatch):
@@ -47,7 +55,7 @@ def test_cached_parse_equals_grammar_parse(path, events, monkeypatch):
     text = _text(path)
 
     def parse():
-        parser = _FileParser(text_reader(text, "x"), Sniffer(), "warn", events=events)
+        parser = _parser(text, events)
         return [r.to_dict() for r in parser.records()], parser.summary.to_dict(max_problems=10**6)
 
     assert parse() == _without_cache(monkeypatch, parse)
@@ -59,15 +67,27 @@ def _run_rows(run: CompactRun):
 
 @pytest.mark.parametrize("path", [p for p in LOGS if "bad" not in p.parts], ids=lambda p: p.name)
 def test_compact_run_from_shapes_equals_run_from_records(path, tmp_path, monkeypatch):
-    """read_run hands GEMMs of a known shape to the run unbuilt; the run reads the same as one filled with
-    records the grammar built (each distinct call once, then line and thread per call)."""
+    """GEMMs of a known shape go to the run unbuilt; the run reads the same as one filled with records the
+    grammar built (each distinct call once, then line and thread per call); so do the records built from
+    the classifying pass, and the JSON Lines written from shape pieces."""
+    from blaslog.reporters.json import JsonLinesReporter
+    from blaslog.views import record_row, record_rows
+
+    text = _text(path) * 2
+    parser = _parser(text, False)
+    fast = parser.sink = CompactRun("x")
+    fast.extend(parser.records())
+    records = [r for r in _parser(text, False).records()]
+    plain = _without_cache(monkeypatch, lambda: [r for r in _parser(text, False).records()])
+    assert [r.to_dict() for r in records] == [r.to_dict() for r in plain]
+    assert _run_rows(fast) == _run_rows(CompactRun("x").extend(plain))
+    reporter = JsonLinesReporter()
+    lazy = "".join(reporter.stream_rows(record_rows(_parser(text, False, lazy=True).records(), shaped=True), False))
+    assert lazy == "".join(reporter.stream_rows((record_row(r) for r in plain), False))
     log = tmp_path / "x.log"
-    log.write_text(_text(path) * 2)
-    fast, fast_summary = read_run(str(log))
-    plain = _without_cache(monkeypatch, lambda: read_run(str(log)))
-    slow = CompactRun(str(log)).extend(blaslog.parse_file(str(log), events=False).records)
-    assert _run_rows(fast) == _run_rows(slow) == _run_rows(plain[0])
-    assert fast_summary.to_dict() == plain[1].to_dict()
+    log.write_text(text)
+    run, summary = read_run(str(log))
+    assert _run_rows(run) == _run_rows(_without_cache(monkeypatch, lambda: read_run(str(log)))[0])
 
 
 def test_repeated_info_lines_are_not_parsed_again(monkeypatch):
@@ -169,3 +189,47 @@ def test_memory_of_a_streamed_run_does_not_grow_with_repeated_calls(tmp_path):
 
     small, large = size(5), size(50)
     assert (large - small) / (45 * 78) < 64  # bytes per additional call
+
+
+PREFIXES = ["[rank0]: ", "[rank3]:[stdout] ", "2026-06-06T15:31:42.123Z pid=77 "]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("events", [True, False], ids=["all-records", "gemms-only"])
+def test_lines_behind_a_launcher_prefix_parse_as_without_it(prefix, events, monkeypatch):
+    """A launcher's tag before every line: the same records and counts with the shape cache on and off,
+    and the same records as the log without the tags."""
+    plain_text = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
+    text = "".join(prefix + line + "\n" for line in plain_text.splitlines())
+
+    def parse(source):
+        parser = _parser(source, events)
+        return [r.to_dict() for r in parser.records()], parser.summary
+
+    cached, summary = parse(text)
+    plain, plain_summary = _without_cache(monkeypatch, lambda: parse(text))
+    assert cached == plain and summary.to_dict() == plain_summary.to_dict()
+    assert cached == parse(plain_text)[0]
+    assert summary.unparsable_lines == 0 and summary.gemm_records == 78
+
+
+def test_lines_behind_a_launcher_prefix_are_counted_without_a_visit():
+    """Once a prefixed line's record shape is known, later lines of that whole-line shape are counted by the
+    classifying pass (a tag with a time stamp in it is left to the ordinary way)."""
+    block = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
+    copies = 20  # more than one 4 MB batch: the first batch teaches the shapes, the later ones use them
+    parser = _FileParser(text_reader("".join("[rank0]: " + line + "\n" for line in block.splitlines()) * copies, "x"),
+                         Sniffer(), "warn", events=False)
+    visited = []
+    original = parser._lines
+
+    def spy(batch, indices, marks=None):
+        indices = list(indices)
+        visited.append(len(indices))
+        return original(batch, indices, marks)
+
+    parser._lines = spy
+    run = parser.sink = CompactRun("x")
+    run.extend(parser.records())
+    lines = copies * len(block.splitlines())
+    assert len(run) == copies * 78 and len(visited) > 1 and sum(visited[1:]) < lines / 20
