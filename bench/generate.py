@@ -36,13 +36,13 @@ def _step_lines(template: list[str]) -> list[str]:
     return template[2:cut]  # without the per-thread create lines, written once
 
 
-def level5(out, size: int, seed: int, run: str = "tp4", pointers: str = "cycle") -> None:
+def level5(out, size: int, seed: int, run: str = "tp4", pointers: str = "cycle", prefix: str = "") -> None:
     rng = random.Random(seed)
     template = [line for line in TEMPLATES[run].read_text().splitlines() if line.startswith("[")]
     head, step = template[:2], _step_lines(template)
     written = 0
     for line in head:
-        out.write(line + "\n")
+        out.write(prefix + line + "\n")
     number = 0
     while written < size:
         # `cycle`: a caching allocator hands out the same blocks every 64 steps; `new`: never the same address twice
@@ -51,12 +51,12 @@ def level5(out, size: int, seed: int, run: str = "tp4", pointers: str = "cycle")
         stamp = f"[2026-06-{6 + seconds // 86400 % 20:02d} {seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}]"
         for line in step:
             line = _DEVICE.sub(lambda m: f"0X{int(m.group()[2:], 16) + shift:X}", line)
-            line = _TIME.sub(stamp, line)
+            line = prefix + _TIME.sub(stamp, line)
             out.write(line)
             out.write("\n")
             written += len(line) + 1
         if rng.random() < 0.5:
-            noise = f"step {number} loss={10 - number * 1e-4:.4f} dt={rng.uniform(300, 900):.1f}ms\n"
+            noise = f"{prefix}step {number} loss={10 - number * 1e-4:.4f} dt={rng.uniform(300, 900):.1f}ms\n"
             out.write(noise)
             written += len(noise)
         number += 1
@@ -99,6 +99,7 @@ def main() -> None:
     parser.add_argument("--kind", choices=["level5", "distinct", "rocblas"], default="level5")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--run", choices=sorted(TEMPLATES), default="tp4", help="level5: which fixture run to repeat")
+    parser.add_argument("--prefix", default="", help="level5: text before every line (a launcher's `[rank0]: `)")
     parser.add_argument("--pointers", choices=["cycle", "new"], default="cycle",
                         help="level5: device pointers repeat every 64 steps (cycle) or never (new)")
     parser.add_argument("--out", required=True)
@@ -106,7 +107,7 @@ def main() -> None:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8", buffering=1 << 20) as out:
         if args.kind == "level5":
-            level5(out, int(args.size * 1e6), args.seed, args.run, args.pointers)
+            level5(out, int(args.size * 1e6), args.seed, args.run, args.pointers, args.prefix)
         else:
             {"distinct": distinct, "rocblas": rocblas}[args.kind](out, int(args.size * 1e6), args.seed)
 

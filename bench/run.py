@@ -27,11 +27,11 @@ DATA = HERE / "data"
 PY = sys.executable
 
 
-def generate(kind: str, size: int, run: str = "tp4", pointers: str = "cycle") -> Path:
-    path = DATA / f"{kind}_{run}_{size}mb{'' if pointers == 'cycle' else '_' + pointers}.log"
+def generate(kind: str, size: int, run: str = "tp4", pointers: str = "cycle", prefix: str = "") -> Path:
+    path = DATA / f"{kind}_{run}_{size}mb{'' if pointers == 'cycle' else '_' + pointers}{'_prefixed' if prefix else ''}.log"
     if not path.exists():
         subprocess.run([PY, str(HERE / "generate.py"), "--kind", kind, "--size", str(size), "--run", run,
-                        "--pointers", pointers, "--out", str(path)], check=True)
+                        "--pointers", pointers, "--prefix", prefix, "--out", str(path)], check=True)
     return path
 
 
@@ -97,6 +97,10 @@ def main() -> None:
         fresh = generate("level5", size, "tp4", "new")
         row("blaslog parse -f jsonl, 1 process, device pointers never repeat",
             [*blaslog, "parse", str(fresh), "-f", "jsonl", "-q", "-j", "1"], fresh.stat().st_size / 1e6,
+            f"{gemms} GEMMs", label=label)
+        tagged = generate("level5", size, "tp4", prefix="[rank0]: ")
+        row("blaslog parse -f jsonl, 1 process, `[rank0]: ` before every line",
+            [*blaslog, "parse", str(tagged), "-f", "jsonl", "-q", "-j", "1"], tagged.stat().st_size / 1e6,
             f"{gemms} GEMMs", label=label)
         row(f"blaslog parse -f jsonl, {os.cpu_count()} processes (file cut in pieces)",
             [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", str(os.cpu_count())], mb, f"{gemms} GEMMs",

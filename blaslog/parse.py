@@ -51,7 +51,8 @@ class _FileParser:
         self.progress: Callable[[int, int], None] | None = None
         self.prefixes: set[str] = set()
         self.pending: list[Any] | None = None
-        """The record being assembled: [dialect, its lines, first line number, shape or None]."""
+        """The record being assembled: [dialect, its lines, first line number, its shape (None once it spans
+        lines), the whole first line's shape when other text came before the record (else None)]."""
         self.number = 0
         """Number of the last line seen."""
         self.seen: set[int] = set()
@@ -136,13 +137,13 @@ class _FileParser:
     def _lines(self, batch: Batch, indices: Iterable[int], marks: list[Any] | None = None) -> Iterator[Record]:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
-        lines to hand to the sink."""
+        GEMMs of a uniform shape, handed on without being assembled."""
         known = self.sniffer.known  # shape -> dialect, for lines whose shape began a record before
         shapes = batch.shapes
         problems = batch.problems
         lines = batch.lines
         start = batch.start
-        pending = self.pending  # [dialect, lines, first line number, shape or None]
+        pending = self.pending  # [dialect, lines, first line number, shape, whole-line shape behind a tag]
         previous = -1
         split = self.reader.shaper.split
         name = self.reader.name
