@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
-from itertools import chain
 from typing import Any
 
 from blaslog.records import SCHEMA_VERSION
@@ -60,10 +59,14 @@ class ShapeTexts:
         return self._fill(pieces, item.call)
 
     @staticmethod
-    def _fill(pieces: tuple[list[str], list[int]], call: Any) -> str:
-        texts, order = pieces
+    def _fill(pieces: tuple[str, list[tuple[int, str]]], call: Any) -> str:
+        first, rest = pieces
         values = [*call.values, str(call.line), str(call.end_line)]
-        return texts[0] + "".join(chain.from_iterable(zip(map(values.__getitem__, order), texts[1:])))
+        out = [first]
+        for j, after in rest:
+            out.append(values[j])
+            out.append(after)
+        return "".join(out)
 
     def _make(self, item: ShapedRow) -> Any:
         count = len(item.call.values)
@@ -72,7 +75,7 @@ class ShapeTexts:
         for j in (count, count + 1):  # the line numbers are integers: their marks take the quotes with them
             text = text.replace(f'"\\u0000{j}\\u0000"', f"\\u0000{j}\\u0000")
         parts = _MARK.split(text)
-        pieces = (parts[0::2], [int(j) for j in parts[1::2]])
+        pieces = (parts[0], list(zip(map(int, parts[1::2]), parts[2::2])))
         return pieces if self._fill(pieces, item.call) == self._encode(item.row()) else False
 
 
