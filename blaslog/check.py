@@ -41,7 +41,8 @@ class Variant:
                 "lines": [c.line for c in self.calls[:50]], "alignment": _min_alignments(self.calls)}
 
 
-def _variant_key(record: GemmCall) -> tuple[Any, ...]:
+def variant_key(record: GemmCall) -> tuple[Any, ...]:
+    """What tells two algorithms of one signature apart: the algorithm fields and the rocBLAS flags."""
     return record.algorithm() + (dict(record.extra).get("flags"),)
 
 
@@ -54,7 +55,7 @@ def group_variants(records: Sequence[GemmCall]) -> dict[tuple[Any, ...], list[Va
         variant = variant_of.get(id(call))
         if variant is None:
             variants = groups.setdefault(call.signature(), {})
-            key = _variant_key(call)
+            key = variant_key(call)
             variant = variants.get(key)
             if variant is None:
                 variant = variants[key] = Variant(record)
@@ -193,7 +194,7 @@ def batch_invariance(records: Sequence[GemmCall]) -> list[Finding]:
             groups.setdefault(tuple(signature), []).append(record)
         for calls in groups.values():
             values = {getattr(c, free) for c in calls}
-            algos = {_variant_key(c) for c in calls}
+            algos = {variant_key(c) for c in calls}
             if len(values) < 2 or len(algos) < 2:
                 continue
             findings.append(_batch_finding(free, calls))

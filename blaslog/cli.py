@@ -225,9 +225,11 @@ def _emit(report: Report, fmt: str, output: str | None, quiet: bool, summary_fil
             warn(f"blaslog: warning: cannot append the summary to {target} ({exc.strerror or exc})")
 
 
-def _gemms(logs: Sequence[str], log_format: Sequence[str], strict: bool, jobs: int,
-           quiet: bool) -> tuple[list[Any], list[FileSummary], list[str]]:
-    """Every GEMM call of the inputs (compactly stored), their summaries, and the inputs that failed."""
+def _gemms(logs: Sequence[str], log_format: Sequence[str], strict: bool, jobs: int, quiet: bool,
+           runs_out: list[Any] | None = None) -> tuple[list[Any] | None, list[FileSummary], list[str]]:
+    """Every GEMM call of the inputs (compactly stored), their summaries, and the inputs that failed. With
+    `runs_out`, the calls are left in the runs appended to it (None for the calls) when no input holds
+    the same calls twice."""
     runs, failed = _read_runs(logs, log_format, strict, jobs, quiet)
     files = [summary for _, summary in runs]
     _account(files, quiet)
@@ -235,9 +237,13 @@ def _gemms(logs: Sequence[str], log_format: Sequence[str], strict: bool, jobs: i
         sys.exit(2)  # every input failed to open; each was reported
     if all(s.gemm_records + s.other_records == 0 for s in files):
         raise CliError("no BLAS log records found in the inputs")
-    from blaslog.runs import one_dialect_per_call
+    from blaslog.runs import duplicate_dialects, one_dialect_per_call
 
-    gemms, notes = one_dialect_per_call([occurrence for run, _ in runs for occurrence in run], [run for run, _ in runs])
+    compact = [run for run, _ in runs]
+    if runs_out is not None and not duplicate_dialects(call for run in compact for call in run.calls)[0]:
+        runs_out.extend(compact)
+        return None, files, failed
+    gemms, notes = one_dialect_per_call([occurrence for run in compact for occurrence in run], compact)
     if not quiet:
         for note in notes:
             warn(f"note: {note}")
@@ -535,8 +541,9 @@ def summary_cmd(logs: tuple[str, ...], caps_path: str | None, log_format: tuple[
 
     with translate_errors():
         caps = _load_caps(caps_path)
-        gemms, files, failed = _gemms(logs, log_format, strict, jobs, quiet)
-        _emit(summary_report(gemms, files, caps=caps), fmt, output, quiet)
+        runs: list[Any] = []
+        gemms, files, failed = _gemms(logs, log_format, strict, jobs, quiet, runs_out=runs)
+        _emit(summary_report(gemms, files, caps=caps, runs=runs), fmt, output, quiet)
     sys.exit(2 if failed else 0)
 
 

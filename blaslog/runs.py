@@ -109,6 +109,10 @@ class CompactRun:
                 self.add(record)
         return self
 
+    def thread_of_calls(self) -> list[str | None]:
+        """The thread ids the calls ran on (each once)."""
+        return [self.threads[t] for t in set(self.thread_of)]
+
     def __len__(self) -> int:
         return len(self.which)
 
@@ -184,9 +188,16 @@ def one_dialect_per_call(records: list[Any], runs: Iterable[CompactRun] = ()) ->
     """The records with duplicate dialects dropped (see SAME_CALLS), and a note for each input concerned.
 
     When the records are the occurrences of `runs`, the dialects are read from the runs' distinct calls."""
+    drop, notes = duplicate_dialects([call for run in runs for call in run.calls] if runs else records)
+    if not drop:
+        return records, []
+    return [r for r in records if drop.get(r.file) != r.log_format], notes
+
+
+def duplicate_dialects(records: Iterable[Any]) -> tuple[dict[str, str], list[str]]:
+    """Input -> the dialect to leave out of it (see SAME_CALLS), and a note for each input concerned."""
     dialects: dict[str, set[str]] = {}
-    distinct = [call for run in runs for call in run.calls] if runs else records
-    for record in distinct:
+    for record in records:
         dialects.setdefault(record.file, set()).add(record.log_format)
     drop: dict[str, str] = {}
     notes = []
@@ -196,6 +207,4 @@ def one_dialect_per_call(records: list[Any], runs: Iterable[CompactRun] = ()) ->
                 drop[file] = duplicate
                 notes.append(f"{file}: holds both {keep} and {duplicate} lines for the same calls; "
                              f"{duplicate} lines are left out so that each call counts once")
-    if not drop:
-        return records, []
-    return [r for r in records if drop.get(r.file) != r.log_format], notes
+    return drop, notes

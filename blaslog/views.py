@@ -12,7 +12,8 @@ from blaslog.explain import describe_flags
 from blaslog.formats._base import ShapedCall
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
 from blaslog.report import Case, Finding, Location, Report, sort_findings
-from blaslog.summary import summarize
+from blaslog.runs import CompactRun
+from blaslog.summary import summarize, summarize_runs
 
 PARSE_COLUMNS = ["file", "line", "thread", "function", "trans", "m", "n", "k", "batch_count", "a_type",
                  "compute_type", "algo"]
@@ -198,9 +199,17 @@ def check_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *, c
                   files=list(files), cases=cases, columns=list(rows[0].keys()) if rows else [])
 
 
-def summary_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *, caps: Caps | None = None) -> Report:
-    """Report of `blaslog summary`."""
-    rows = summarize(records, caps=caps)
+def summary_report(records: Sequence[GemmCall] | None, files: Sequence[FileSummary], *, caps: Caps | None = None,
+                   runs: Sequence[CompactRun] = ()) -> Report:
+    """Report of `blaslog summary`, of `records` or (quicker) of the calls of `runs`."""
+    if records is None:
+        rows = summarize_runs(runs, caps=caps)
+        threads = sorted({str(t) for run in runs for t in set(run.thread_of_calls()) if t is not None})
+        calls = sum(row["calls"] for row in rows)
+    else:
+        rows = summarize(records, caps=caps)
+        threads = sorted({str(r.thread) for r in records if r.thread is not None})
+        calls = sum(r.call_count for r in records)
     flat = []
     for row in rows:
         out = {k: v for k, v in row.items() if k != "algorithms"}
@@ -209,8 +218,7 @@ def summary_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *,
         flat.append(out)
     cases = [Case(f"{r['function']} {r['trans']} {r['m']}x{r['n']}x{r['k']}", r["file"], r["file"], r["first_line"])
              for r in rows]
-    threads = sorted({str(r.thread) for r in records if r.thread is not None})
-    overview = [{"inputs": len(files), "gemm_calls": sum(r.call_count for r in records), "signatures": len(rows),
+    overview = [{"inputs": len(files), "gemm_calls": calls, "signatures": len(rows),
                  "threads": len(threads),
                  "signatures_with_several_algorithms": sum(1 for r in rows if len(r["algorithms"]) > 1)}]
     return Report("summary", findings=input_findings(files), rows=flat,

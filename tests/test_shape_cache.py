@@ -233,3 +233,19 @@ def test_lines_behind_a_launcher_prefix_are_counted_without_a_visit():
     run.extend(parser.records())
     lines = copies * len(block.splitlines())
     assert len(run) == copies * 78 and len(visited) > 1 and sum(visited[1:]) < lines / 20
+
+
+def test_summary_of_runs_equals_summary_of_their_calls(monkeypatch):
+    """`summary` reads counts, threads and first lines from the runs' arrays: the same rows and overview as
+    going through every call."""
+    from blaslog.summary import summarize, summarize_runs
+    from blaslog.views import summary_report
+
+    paths = [p for p in LOGS if "bad" not in p.parts and "rocblas_fp16" not in p.name]
+    runs, files = zip(*(read_run(str(p)) for p in paths))
+    calls = [occurrence for run in runs for occurrence in run]
+    caps = blaslog.load_caps(str(GENERATED / "caps.json"))
+    assert summarize_runs(runs, caps=caps) == summarize(calls, caps=caps)
+    fast = summary_report(None, files, caps=caps, runs=runs)
+    slow = summary_report(calls, files, caps=caps)
+    assert fast.to_json() == slow.to_json() and len(fast.rows) > 20
