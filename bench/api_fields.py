@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's blaslog, installed or not
-import blaslog  # noqa: E402
+import blaslog
 
 
 def main() -> None:

@@ -28,7 +28,8 @@ PY = sys.executable
 
 
 def generate(kind: str, size: int, run: str = "tp4", pointers: str = "cycle", prefix: str = "") -> Path:
-    path = DATA / f"{kind}_{run}_{size}mb{'' if pointers == 'cycle' else '_' + pointers}{'_prefixed' if prefix else ''}.log"
+    variant = ("" if pointers == "cycle" else "_" + pointers) + ("_prefixed" if prefix else "")
+    path = DATA / f"{kind}_{run}_{size}mb{variant}.log"
     if not path.exists():
         subprocess.run([PY, str(HERE / "generate.py"), "--kind", kind, "--size", str(size), "--run", run,
                         "--pointers", pointers, "--prefix", prefix, "--out", str(path)], check=True)

@@ -413,7 +413,7 @@ def _write_behind(write: Any, chunks: Any) -> None:
             if not failed:
                 try:
                     write(chunk)
-                except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                except BaseException as exc:
                     failed.append(exc)
 
     thread = threading.Thread(target=writer, name="blaslog-writer", daemon=True)

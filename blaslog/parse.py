@@ -16,15 +16,14 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from itertools import compress
-from operator import not_
 from typing import Any, Literal
 
 from lark.exceptions import LarkError
 
 from blaslog.errors import InputError, LogParseError, SourceLocation
 from blaslog.formats import Sniffer
+from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, RecordError, ShapedCall, describe_error
 from blaslog.formats._shapes import KEPT, keep
-from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, ShapedCall, RecordError, describe_error
 from blaslog.inputs import Batch, Reader, expand, text_reader
 from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
 
@@ -266,8 +265,8 @@ class _FileParser:
                     return None
                 fields = template.fields(values, self.reader.name, first, last)
                 if fields is not None:
-                    record = (ShapedCall(template, values, self.reader.name, first, last) if self.lazy and template.uniform
-                              else template.make(fields))
+                    record = (ShapedCall(template, values, self.reader.name, first, last)
+                              if self.lazy and template.uniform else template.make(fields))
                     return self._accept(fmt, record, template.warnings, first, count, lines[0])
         text = fmt.clean(lines)
         try:

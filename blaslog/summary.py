@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from blaslog.caps import Caps
-from blaslog.check import variant_key, group_variants
+from blaslog.check import group_variants, variant_key
 from blaslog.explain import describe_flags
 from blaslog.records import GemmCall
 from blaslog.runs import CompactRun

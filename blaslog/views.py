@@ -35,7 +35,7 @@ class ShapedRow:
     """The row of a GEMM read from a line of a known uniform shape (a ShapedCall), for writers that encode
     the rows of one shape from cached pieces (see ``reporters.json.ShapeTexts``)."""
 
-    __slots__ = ("caps", "call")
+    __slots__ = ("call", "caps")
 
     def __init__(self, call: ShapedCall, caps: Caps | None) -> None:
         self.call = call

@@ -261,8 +261,8 @@ def test_shape_cache_gives_the_records_a_fresh_parse_gives(path):
 
 
 def test_the_cache_is_used():
-    from blaslog.formats.cublaslt import CublasLt
     from blaslog.formats._base import mask
+    from blaslog.formats.cublaslt import CublasLt
 
     fmt = CublasLt()
     lines = (GENERATED / "lt_fp32_tp4/blaslt_321674.log").read_text().splitlines()

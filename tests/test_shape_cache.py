@@ -8,9 +8,8 @@ from dataclasses import asdict
 import pytest
 
 import blaslog
-from blaslog.formats import _base
+from blaslog.formats import Sniffer, _base
 from blaslog.formats._shapes import SHAPE, Shaper
-from blaslog.formats import Sniffer
 from blaslog.inputs import Reader, text_reader
 from blaslog.parse import _FileParser
 from blaslog.runs import CompactRun, read_run

@@ -258,8 +258,9 @@ class LineTemplate:
         """Every record of this key is equal (==) to every other: only fields outside the comparison vary
         (and none by a conversion that could fail)."""
         at = position.get("thread")
-        self.thread: Any = next((("value", j, slot) for p, j, slot in direct if p == at), None) or next(
-            (("text", parts, None) for p, parts in texts if p == at), None) or ("constant", self.values[at] if at else None, None)
+        self.thread: Any = (next((("value", j, slot) for p, j, slot in direct if p == at), None)
+                            or next((("text", parts, None) for p, parts in texts if p == at), None)
+                            or ("constant", self.values[at] if at else None, None))
         """Where a line's thread id comes from: ("value", SHAPE index, IntSlot or None), ("text", parts, None)
         or ("constant", the thread id of every line, None)."""
 
@@ -476,7 +477,7 @@ class LogFormat:
             spans[match.span(1)] = Slot(index, kind)
         try:
             cls, kwargs, warnings = self.build(self.transformer(spans).transform(tree))
-        except Exception:  # noqa: BLE001 - whatever a build step does with a volatile value, parse every time
+        except Exception:
             # let the plain path raise the real error, or build what needs the real values
             return UNCACHEABLE
         direct: list[tuple[str, Slot]] = []
