@@ -62,7 +62,7 @@ class _FileParser:
         self.sink: Any = None
         """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
         self.lazy = False
-        """Yield a ShapedCall, not a GemmCall, for a GEMM of a known uniform shape (when there is no sink)."""
+        """Yield a ShapedCall, not the record, for a line of a known shape (when there is no sink)."""
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
         if severity == "error" and self.on_error == "raise":
@@ -266,7 +266,7 @@ class _FileParser:
                 fields = template.fields(values, self.reader.name, first, last)
                 if fields is not None:
                     record = (ShapedCall(template, values, self.reader.name, first, last)
-                              if self.lazy and template.uniform else template.make(fields))
+                              if self.lazy and template.verbatim else template.make(fields))
                     return self._accept(fmt, record, template.warnings, first, count, lines[0])
         text = fmt.clean(lines)
         try:
@@ -328,7 +328,7 @@ class _FileParser:
         summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
         for warning in warnings:
             self.problem(first, warning, text, severity="warning")
-        if isinstance(record, (GemmCall, ShapedCall)):
+        if isinstance(record, GemmCall) or (type(record) is ShapedCall and record.template.cls is GemmCall):
             summary.gemm_records += 1
             return record
         summary.other_records += 1

@@ -197,7 +197,7 @@ class LineTemplate:
     (time stamps, pointers, thread ids) come from each line."""
 
     __slots__ = ("cls", "count", "direct", "make", "nested", "texts", "thread", "uniform", "values", "varying",
-                 "warnings", "where")
+                 "verbatim", "warnings", "where")
 
     def __init__(self, template: Template, where: dict[int, int], volatile: list[str]) -> None:
         """`where`: VOLATILE index -> SHAPE index of the key's first line; `volatile`: that line's values.
@@ -253,10 +253,11 @@ class LineTemplate:
         compared = [f.compare for f in dataclasses.fields(template.cls)]
         self.varying = sorted({entry[0] for entry in direct + nested + texts} | set(self.where))
         """Positions of the fields that differ between records of this key."""
-        self.uniform = (template.cls is GemmCall and not any(compared[p] for p in self.varying)
-                        and all(entry[-1] is None for entry in direct + nested))
-        """Every record of this key is equal (==) to every other: only fields outside the comparison vary
-        (and none by a conversion that could fail)."""
+        self.verbatim = all(entry[-1] is None for entry in direct + nested)
+        """Every value that varies between records of this key is a line's SHAPE value as it stands (no
+        conversion that could fail): such records can be written from pieces (see ShapedCall)."""
+        self.uniform = self.verbatim and template.cls is GemmCall and not any(compared[p] for p in self.varying)
+        """Every record of this key is equal (==) to every other: only fields outside the comparison vary."""
         at = position.get("thread")
         self.thread: Any = (next((("value", j, slot) for p, j, slot in direct if p == at), None)
                             or next((("text", parts, None) for p, parts in texts if p == at), None)
@@ -328,7 +329,7 @@ class LineTemplate:
 
 
 class ShapedCall:
-    """A GEMM read from a line of a known uniform shape, its record not built yet (``iter_file(lazy=True)``).
+    """A record read from a line of a known shape, not built yet (``iter_file(lazy=True)``).
 
     Records of one uniform shape differ only where the line's SHAPE values (pointers, time stamps, thread
     ids) and its place go, each put in as it stands, so a writer that encoded the shape's first record with
@@ -344,11 +345,11 @@ class ShapedCall:
         self.line = line
         self.end_line = end_line
 
-    def record(self) -> GemmCall:
-        """The GemmCall."""
+    def record(self) -> Record:
+        """The record."""
         return self.template.make(self.template._fields(self.values, self.path, self.line, self.end_line))  # type: ignore[no-any-return]
 
-    def marked(self, marks: list[str], line: Any, end_line: Any) -> GemmCall:
+    def marked(self, marks: list[str], line: Any, end_line: Any) -> Record:
         """The record with `marks` in place of the SHAPE values and of the line numbers."""
         return self.template.make(self.template._fields(marks, self.path, line, end_line))  # type: ignore[no-any-return]
 
