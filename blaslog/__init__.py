@@ -31,6 +31,7 @@ from blaslog.errors import (
 )
 from blaslog.flags import decode_flags, encode_flags
 from blaslog.formats import FORMAT_NAMES
+from blaslog.formats._base import ShapedCall
 from blaslog.frame import to_frame
 from blaslog.parse import iter_file, parse, parse_file, parse_text
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Problem
@@ -54,6 +55,7 @@ __all__ = [
     "NativeError",
     "ParseResult",
     "Problem",
+    "ShapedCall",
     "SymbolNotFound",
     "TpInference",
     "UnknownFormatError",
