@@ -11,6 +11,12 @@ masked. A record whose shape was seen before is rebuilt from the cached
 Template with its own values put back (integers converted and range-checked
 again); a shape whose build step computes with a volatile value is marked
 UNCACHEABLE and parsed every time. Any other byte of difference is a new shape.
+
+The parse pipeline goes one step further for one-line records: a
+:class:`LineTemplate` binds a Template to a line's SHAPE key (see ``_shapes.py``),
+with the values SHAPE leaves in the key put in once, so that a later line of
+that key needs only its SHAPE values; a :class:`ShapedCall` is such a record
+not built yet.
 """
 
 from __future__ import annotations
