@@ -150,21 +150,19 @@ class _FileParser:
         for index in indices:
             text = lines[index]
             number = start + index
-            if pending is not None and index != previous + 1:
+            mark = marks[index] if marks is not None else None
+            problem = problems.get(index) if problems else None
+            if pending is not None and (index != previous + 1 or mark is not None or (problem and problem[1])):
+                # lines counted already (a gap), a marked GEMM and a line that cannot be used end the record
                 record = self._finish(pending, start + previous, at_end=False)
                 pending = None
                 if record is not None:
                     yield record
             previous = index
-            if marks is not None and marks[index] is not None:
+            if mark is not None:
                 # a GEMM of a uniform shape, counted already; its line's SHAPE values fit the template,
                 # as their number is that of the NULs in its key (a batch with NUL bytes has no shapes)
-                template = marks[index][1]
-                if pending is not None:
-                    record = self._finish(pending, number - 1, at_end=False)
-                    pending = None
-                    if record is not None:
-                        yield record
+                template = mark[1]
                 if sink is not None:
                     sink.add_shaped(template, split(text)[1], name, number, number)
                 elif lazy:
@@ -172,14 +170,9 @@ class _FileParser:
                 else:
                     yield template.make(template._fields(split(text)[1], name, number, number))
                 continue
-            if problems and index in problems:
-                message, fatal = problems[index]
+            if problem is not None:
+                message, fatal = problem
                 if fatal:
-                    if pending is not None:
-                        record = self._finish(pending, number - 1, at_end=False)
-                        pending = None
-                        if record is not None:
-                            yield record
                     self.summary.unparsable_lines += 1
                     self.problem(number, message, text)
                     continue
@@ -220,15 +213,17 @@ class _FileParser:
         if lines:
             self.number = start + len(lines) - 1
 
-    def _count_known(self, pending: list[Any]) -> None:
-        fmt, lines, first, shape, _ = pending
+    def _count(self, fmt: Any, gemm: bool, warnings: tuple[str, ...], first: int, count: int, text: str) -> None:
+        """Account for a record of `count` lines starting at line `first`, and report its warnings."""
         summary = self.summary
-        summary.record_lines += 1
-        summary.other_records += 1
+        summary.record_lines += count
         summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
-        warnings = fmt.quick[shape].warnings
+        if gemm:
+            summary.gemm_records += 1
+        else:
+            summary.other_records += 1
         for warning in warnings:
-            self.problem(first, warning, lines[0], severity="warning")
+            self.problem(first, warning, text, severity="warning")
 
     def _other(self, number: int, text: str) -> None:
         if Sniffer.near_miss(text):
@@ -251,17 +246,13 @@ class _FileParser:
                     self._shortcut(shape, fmt, _mark(fmt, template), outer)
                 if template.cls is Event and not self.events:
                     # a known non-GEMM shape that nobody asked to see: count it, build nothing
-                    self._count_known(pending)
+                    self._count(fmt, False, template.warnings, first, count, lines[0])
                     return None
                 values = self.reader.shaper.split(lines[0])[1]
                 if self.sink is not None and template.uniform and len(values) == template.count:
                     # a GEMM equal to every other of its shape: the sink keeps one record and where each call was
                     self.sink.add_shaped(template, values, self.reader.name, first, last)
-                    summary.record_lines += count
-                    summary.gemm_records += 1
-                    summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
-                    for warning in template.warnings:
-                        self.problem(first, warning, lines[0], severity="warning")
+                    self._count(fmt, True, template.warnings, first, count, lines[0])
                     return None
                 fields = template.fields(values, self.reader.name, first, last)
                 if fields is not None:
@@ -323,16 +314,9 @@ class _FileParser:
 
     def _accept(self, fmt: Any, record: Record | ShapedCall, warnings: tuple[str, ...], first: int, count: int,
                 text: str) -> Record | ShapedCall | None:
-        summary = self.summary
-        summary.record_lines += count
-        summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
-        for warning in warnings:
-            self.problem(first, warning, text, severity="warning")
-        if isinstance(record, GemmCall) or (type(record) is ShapedCall and record.template.cls is GemmCall):
-            summary.gemm_records += 1
-            return record
-        summary.other_records += 1
-        return record if self.events else None
+        gemm = isinstance(record, GemmCall) or (type(record) is ShapedCall and record.template.cls is GemmCall)
+        self._count(fmt, gemm, warnings, first, count, text)
+        return record if gemm or self.events else None
 
 
 def _mark(fmt: Any, template: Any) -> Any:

@@ -69,19 +69,7 @@ class CompactRun:
 
     def add(self, record: GemmCall) -> None:
         """Append one call."""
-        index = self._index.get(record)
-        if index is None:
-            index = self._index[record] = len(self.calls)
-            self.calls.append(record)
-        thread = self._thread_index.get(record.thread)
-        if thread is None:
-            thread = self._thread_index[record.thread] = len(self.threads)
-            self.threads.append(record.thread)
-        if record.end_line != record.line:
-            self.spans[len(self.which)] = record.end_line
-        self.which.append(index)
-        self.lines.append(record.line)
-        self.thread_of.append(thread)
+        self._append(self._call(record), record.line, record.end_line, record.thread)
 
     def add_shaped(self, template: Any, values: list[str], path: str, line: int, end_line: int) -> None:
         """Append one call of a line shape whose calls are all equal (a uniform LineTemplate), from the
@@ -91,7 +79,18 @@ class CompactRun:
             self.add(template.instantiate(values, path, line, end_line))
             self._shapes[template] = self.which[-1]
             return
-        thread_id = template.thread_of(values)
+        self._append(index, line, end_line, template.thread_of(values))
+
+    def _call(self, record: GemmCall) -> int:
+        """The index of the distinct call equal to `record` (kept as the first of its kind when new)."""
+        index = self._index.get(record)
+        if index is None:
+            index = self._index[record] = len(self.calls)
+            self.calls.append(record)
+        return index
+
+    def _append(self, index: int, line: int, end_line: int, thread_id: str | None) -> None:
+        """Append a call of distinct call `index`, at `line` (to `end_line`), on thread `thread_id`."""
         thread = self._thread_index.get(thread_id)
         if thread is None:
             thread = self._thread_index[thread_id] = len(self.threads)
@@ -154,20 +153,10 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactR
     offset = 0
     for piece, piece_summary, lines in parts:
         for occurrence in piece:
-            record = occurrence.call
-            index = run._index.get(record)
+            index = run._index.get(occurrence.call)
             if index is None:
-                index = run._index[record] = len(run.calls)
-                run.calls.append(replace(record, file=name))
-            thread = run._thread_index.get(occurrence.thread)
-            if thread is None:
-                thread = run._thread_index[occurrence.thread] = len(run.threads)
-                run.threads.append(occurrence.thread)
-            if occurrence.end_line != occurrence.line:
-                run.spans[len(run.which)] = occurrence.end_line + offset
-            run.which.append(index)
-            run.lines.append(occurrence.line + offset)
-            run.thread_of.append(thread)
+                index = run._call(replace(occurrence.call, file=name))  # equal to the call: file is not compared
+            run._append(index, occurrence.line + offset, occurrence.end_line + offset, occurrence.thread)
         for field in ("lines", "gemm_records", "other_records", "record_lines", "foreign_lines", "unparsable_lines"):
             setattr(summary, field, getattr(summary, field) + getattr(piece_summary, field))
         for fmt, count in piece_summary.formats.items():

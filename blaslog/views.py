@@ -32,8 +32,8 @@ def record_row(record: Record, caps: Caps | None = None) -> dict[str, Any]:
 
 
 class ShapedRow:
-    """The row of a GEMM read from a line of a known uniform shape (a ShapedCall), for writers that encode
-    the rows of one shape from cached pieces (see ``reporters.json.ShapeTexts``)."""
+    """The row of a record read from a line of a known shape (a ShapedCall), for writers that encode the
+    rows of one shape from cached pieces (see ``reporters.json.ShapeTexts``)."""
 
     __slots__ = ("call", "caps")
 
@@ -204,7 +204,7 @@ def summary_report(records: Sequence[GemmCall] | None, files: Sequence[FileSumma
     """Report of `blaslog summary`, of `records` or (quicker) of the calls of `runs`."""
     if records is None:
         rows = summarize_runs(runs, caps=caps)
-        threads = sorted({str(t) for run in runs for t in set(run.thread_of_calls()) if t is not None})
+        threads = sorted({str(t) for run in runs for t in run.thread_of_calls() if t is not None})
         calls = sum(row["calls"] for row in rows)
     else:
         rows = summarize(records, caps=caps)

@@ -71,9 +71,10 @@ def mask(text: str) -> tuple[str, list[str]]:
     return "\x00".join(parts[0::2]), parts[1::2]
 
 
-def _split(text: str) -> list[str]:
-    """SHAPE.split(text): the text between matches and the matched values, alternately."""
-    return (_POINTER if "][" not in text and ":" not in text else SHAPE).split(text)
+def _masked(text: str) -> tuple[str, list[str]]:
+    """(SHAPE key, SHAPE values) of a text: the pointer pattern alone where it has no `:` or `][`."""
+    parts = (_POINTER if "][" not in text and ":" not in text else SHAPE).split(text)
+    return "\x00".join(parts[0::2]), parts[1::2]
 
 
 class Shaper:
@@ -84,7 +85,6 @@ class Shaper:
     its head's key followed by its message's key.
     """
 
-
     def __init__(self) -> None:
         self._heads: dict[str, tuple[str, list[str]]] = {}
         self._messages: dict[str, tuple[str, list[str]]] = {}
@@ -92,8 +92,7 @@ class Shaper:
     def _part(self, cache: dict[str, tuple[str, list[str]]], text: str) -> tuple[str, list[str]]:
         found = cache.get(text)
         if found is None:
-            parts = _split(text)
-            found = ("\x00".join(parts[0::2]), parts[1::2])
+            found = _masked(text)
             keep(cache, text, found)
         return found
 
@@ -101,8 +100,7 @@ class Shaper:
         """(key, values) of a head, without its `] ` (which the key ends with)."""
         found = self._heads.get(head)
         if found is None:
-            key, values = self._part({}, head + "] ")
-            found = (key, values)
+            found = _masked(head + "] ")
             keep(self._heads, head, found)
         return found
 

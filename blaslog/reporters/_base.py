@@ -32,9 +32,9 @@ class Reporter(ABC):
     streams: ClassVar[bool] = False
     """True when records can be written as they are parsed (see stream_begin/stream_rows/stream_end)."""
     first_separator: ClassVar[str] = ""
+    """What to drop from the text of the very first row when rows were rendered as not first (JSON's comma)."""
     shaped_rows: ClassVar[bool] = False
     """True when stream_rows takes ShapedRow items besides dict rows (see blaslog.views.record_rows)."""
-    """What to drop from the text of the very first row when rows were rendered as not first (JSON's comma)."""
 
     def stream_begin(self) -> str:
         """Text before the first record."""
