@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from blaslog.formats._base import LeafTransformer
+from blaslog.formats._base import LeafTransformer, LogFormat
+from blaslog.records import Event
 
 
 class CommandTransformer(LeafTransformer):
@@ -46,3 +47,10 @@ def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str
             continue
         out[key] = value
     return out
+
+
+def call_event(fmt: LogFormat, function: str, values: dict[str, Any],
+               warnings: list[str]) -> tuple[type, dict[str, Any], tuple[str, ...]]:
+    """A profile entry of a function that is not a GEMM: an Event that keeps every key (``build``'s result)."""
+    return Event, dict(library=fmt.library, function=function, event="call", fields=tuple(values.items()),
+                       log_format=fmt.name), tuple(warnings)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from blaslog.formats._amd import CommandTransformer, option_dict
+from blaslog.formats._amd import CommandTransformer, call_event, option_dict
 from blaslog.formats._base import LogFormat, RecordError, to_int
 from blaslog.formats._logger import KvTransformer, LoggerFormat
 from blaslog.records import Event, GemmCall
@@ -118,8 +118,7 @@ class HipblasLtProfile(LogFormat):
         values = option_dict(generic, warnings)
         function = values.get("function", "?")
         if function != "matmul" or not {"M", "N", "K"} <= set(values):
-            return Event, dict(library=self.library, function=function, event="call",
-                               fields=tuple(values.items()), log_format=self.name), tuple(warnings)
+            return call_event(self, function, values, warnings)
         out = gemm_fields(values, ("M", "N", "K"), bias=values.get("bias_vector") == "true")
         out.update(library=self.library, function="matmul", log_format=self.name)
         return GemmCall, out, tuple(warnings)

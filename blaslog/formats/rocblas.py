@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from blaslog.flags import rocblas_flags_value
-from blaslog.formats._amd import CommandTransformer, option_dict
+from blaslog.formats._amd import CommandTransformer, call_event, option_dict
 from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int
 from blaslog.records import Event, GemmCall
 
@@ -227,8 +227,7 @@ class RocblasProfile(LogFormat):
             raise RecordError("profile entry without rocblas_function")
         family, precision = _family(function)
         if family is None:
-            return Event, dict(library=self.library, function=function, event="call",
-                               fields=tuple(values.items()), log_format=self.name), tuple(warnings)
+            return call_event(self, function, values, warnings)
         renamed = {("m" if k == "M" else "n" if k == "N" else "k" if k == "K" else k): v for k, v in values.items()}
         out = gemm_fields(renamed, family, precision, warnings)
         known = {"rocblas_function", "atomics_mode", "a_type", "b_type", "c_type", "d_type", "compute_type",
