@@ -4,7 +4,7 @@ The library API (the ``blaslog`` command is a thin client of it)::
 
     import blaslog
     result = blaslog.parse("run.log")                 # ParseResult: records + per-file accounting
-    frame = result.to_frame()                         # pandas DataFrame of the GEMM records
+    frame = blaslog.to_frame(result)                  # pandas DataFrame of the GEMM records
     diff = blaslog.diff_runs(sharded.gemms, unsharded.gemms, caps=blaslog.load_caps("caps.json"))
     blaslog.decode_flags(0x40202).summary             # 'tensor-core MMA (HMMA) with TF32 inputs ...'
 """
@@ -33,7 +33,8 @@ from blaslog.flags import decode_flags, encode_flags
 from blaslog.formats import FORMAT_NAMES
 from blaslog.formats._base import ShapedCall
 from blaslog.frame import to_frame
-from blaslog.parse import iter_file, parse, parse_file, parse_text
+from blaslog.api import parse
+from blaslog.parse import iter_file, parse_file, parse_text
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Problem
 from blaslog.summary import summarize
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from blaslog.records import GEMM_FIELD_NAMES, Event, GemmCall, Record
+from blaslog.records import GEMM_FIELD_NAMES, Event, GemmCall, ParseResult, Record
 
 _INT_COLUMNS = ("m", "n", "k", "batch_count", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c",
                 "stride_d", "algo_id", "num_splits_k", "cta_swizzling", "custom_option", "scheduling_mode",
@@ -19,8 +19,10 @@ EVENT_COLUMNS = ("library", "function", "event", "text", "fields", "file", "line
                  "timestamp", "level", "log_format")
 
 
-def to_frame(records: Iterable[Record], kind: str = "gemm") -> Any:
+def to_frame(records: Iterable[Record] | ParseResult, kind: str = "gemm") -> Any:
     """A DataFrame of GEMM records (`kind="gemm"`) or events (`kind="event"`), with fixed columns and dtypes.
+
+    `records` is any iterable of records, a ParseResult among them.
 
     Integers are nullable ``Int64``, closed vocabularies ``category``, flags ``boolean``; `extra` and
     `pointers` stay as tuples of (key, value).

@@ -20,11 +20,11 @@ from typing import Any, Literal
 
 from lark.exceptions import LarkError
 
-from blaslog.errors import InputError, LogParseError, SourceLocation
+from blaslog.errors import LogParseError, SourceLocation
 from blaslog.formats import Sniffer
 from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, RecordError, ShapedCall, describe_error
 from blaslog.formats._shapes import KEPT, keep
-from blaslog.inputs import Batch, Reader, expand, text_reader
+from blaslog.inputs import Batch, Reader, text_reader
 from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
 
 OnError = Literal["raise", "warn", "skip"]
@@ -357,27 +357,6 @@ def parse_file(name: str, *, log_format: Iterable[str] | str | None = None, on_e
     summaries: list[FileSummary] = []
     records = tuple(iter_file(name, log_format=log_format, on_error=on_error, summary_out=summaries, events=events))
     return ParseResult(records, tuple(summaries))
-
-
-def parse(names: str | Iterable[str], *, log_format: Iterable[str] | str | None = None,
-          on_error: OnError = "warn", jobs: int = 1, events: bool = True) -> ParseResult:
-    """Parse inputs (paths, globs, directories, `-`) into one ParseResult, inputs in sorted order.
-
-    With `jobs` > 1 several files are parsed in parallel processes.
-    """
-    files = expand([names] if isinstance(names, str) else list(names))
-    if not files:
-        raise InputError("no input given")
-    if jobs > 1 and len(files) > 1 and "-" not in files:
-        from blaslog._parallel import parse_parallel
-
-        results = parse_parallel(files, log_format=_names(log_format), on_error=on_error, jobs=jobs, events=events)
-    else:
-        results = [parse_file(name, log_format=log_format, on_error=on_error, events=events) for name in files]
-    return ParseResult(
-        tuple(r for result in results for r in result.records),
-        tuple(s for result in results for s in result.files),
-    )
 
 
 def parse_text(text: str, *, name: str = "<text>", log_format: Iterable[str] | str | None = None,

@@ -453,11 +453,6 @@ class ParseResult:
     def __len__(self) -> int:
         return len(self.records)
 
-    def to_frame(self, kind: str = "gemm") -> Any:
-        """The records as a pandas DataFrame (see :func:`blaslog.frame.to_frame`)."""
-        from blaslog.frame import to_frame
-
-        return to_frame(self.records, kind=kind)
 
 
 def pairs_to_dict(pairs: Pairs) -> dict[str, str]:

@@ -150,6 +150,10 @@ class Report:
     """Short remarks for stderr (TP inference, warnings)."""
     cases: list[Case] = field(default_factory=list)
     """What was checked, one case each (a compared GEMM pair, a signature, an input), for JUnit."""
+    failed: list[str] = field(default_factory=list)
+    """Inputs that could not be read at all (each reported as an error; the exit status is then 2)."""
+    fail_on: str = "precision"
+    """The --fail-on threshold the report was made for: findings of the classes it names fail the run."""
 
     def exit_status(self, fail_on: str) -> int:
         """0 when no finding is at or above `fail_on`, else 1."""

@@ -273,13 +273,13 @@ def test_the_cache_is_used():
 
 def test_to_frame_dtypes():
     result = blaslog.parse_file(str(GENERATED / "lt_fp32_tp4/blaslt_321674.log"))
-    frame = result.to_frame()
+    frame = blaslog.to_frame(result)
     assert len(frame) == 78
     assert str(frame["m"].dtype) == "Int64"
     assert str(frame["algo_id"].dtype) == "Int64"
     assert str(frame["tile"].dtype) == "category"
     assert frame["num_splits_k"].isna().sum() == 74
-    events = result.to_frame(kind="event")
+    events = blaslog.to_frame(result, kind="event")
     assert len(events) == 1552
 
 
