@@ -16,7 +16,7 @@ from typing import Any
 from blaslog.caps import Caps
 from blaslog.explain import compare, explain
 from blaslog.records import GemmCall
-from blaslog.report import Finding, Location, sort_findings
+from blaslog.report import Finding, Location, finding_class, sort_findings
 
 
 @dataclass(slots=True)
@@ -43,7 +43,7 @@ class Variant:
 
 def variant_key(record: GemmCall) -> tuple[Any, ...]:
     """What tells two algorithms of one signature apart: the algorithm fields and the rocBLAS flags."""
-    return record.algorithm() + (dict(record.extra).get("flags"),)
+    return (*record.algorithm(), dict(record.extra).get("flags"))
 
 
 def group_variants(records: Sequence[GemmCall]) -> dict[tuple[Any, ...], list[Variant]]:
@@ -92,8 +92,7 @@ def _finding(variants: list[Variant], caps: Caps | None) -> Finding:
     values = {name: tuple(_field(v.record, reverse.get(name, name)) for v in variants) for name in fields}
     kind = "same_signature_different_flags" if "flags" in fields else "same_signature_different_algo"
     described = "; ".join(
-        f"{v.record.algorithm_text()} x{v.count} (lines {v.calls[0].line}-{v.calls[-1].line}"
-        f"{', threads ' + ', '.join(sorted({str(c.thread) for c in v.calls if c.thread})) if any(c.thread for c in v.calls) else ''})"
+        f"{v.record.algorithm_text()} x{v.count} (lines {v.calls[0].line}-{v.calls[-1].line}{_threads(v)})"
         for v in variants
     )
     title = f"{first.function} {first.shape_text()} {first.a_type}/{first.compute_type}: {len(variants)} algorithms"
@@ -109,13 +108,19 @@ def _finding(variants: list[Variant], caps: Caps | None) -> Finding:
         related=tuple(Location(v.record.file, v.record.line, f"variant {i}") for i, v in enumerate(variants[1:], 2)),
         fields=tuple((name, vals) for name, vals in values.items()),
         count=sum(v.count for v in variants),
-        data={"key": f"{first.file}|{first.signature()}", "file": first.file,
+        key=f"{first.file}|{first.signature()}",
+        data={"file": first.file,
               "signature": {"function": first.function, "trans": first.trans, "m": first.m, "n": first.n,
                             "k": first.k, "batch_count": first.batch_count, "a_type": first.a_type,
                             "compute_type": first.compute_type, "lda": first.lda, "ldb": first.ldb,
                             "ldc": first.ldc},
               "variants": [v.to_dict() for v in variants]},
     )
+
+
+def _threads(variant: Variant) -> str:
+    threads = sorted({str(c.thread) for c in variant.calls if c.thread})
+    return f", threads {', '.join(threads)}" if threads else ""
 
 
 def _field(record: GemmCall, name: str) -> Any:
@@ -128,9 +133,7 @@ def _field(record: GemmCall, name: str) -> Any:
 
 
 def _rank(cls: str) -> int:
-    from blaslog.report import SEVERITY
-
-    return SEVERITY.get(cls, 0)
+    return finding_class(cls).rank
 
 
 def _alignment(pointer: str | None) -> int | None:
@@ -163,8 +166,9 @@ def _alignment_note(variants: list[Variant]) -> str:
     aligns = [_min_alignments(v.calls) for v in variants]
     notes = []
     for letter in "ABCD":
-        values = [a.get(letter) for a in aligns]
-        if None not in values and len(set(values)) > 1 and min(values) < 16:  # type: ignore[type-var]
+        found = [a.get(letter) for a in aligns]
+        values = [v for v in found if v is not None]
+        if len(values) == len(found) and len(set(values)) > 1 and min(values) < 16:
             listed = " vs ".join(f"{v}-byte" for v in values)
             notes.append(f"{letter} ({listed})")
     if not notes:
@@ -220,8 +224,9 @@ def _batch_finding(free: str, calls: list[GemmCall]) -> Finding:
             f"algorithms: {listed}. A row's result then depends on how many rows were in the batch "
             "(batch invariance is broken): padding to a fixed size, pinning the algorithm, or a batch-invariant "
             "mode (cuBLASLt 13 CUBLASLT_MATMUL_DESC_BATCH_INVARIANCE_FLAGS) keeps results independent of batch size.")
-    return Finding(kind="batch_dependent_algo", cls="schedule" if len({r['algo'].split()[0] for r in ranges}) == 1 else "unknown",
+    same_algo_id = len({r["algo"].split()[0] for r in ranges}) == 1
+    return Finding(kind="batch_dependent_algo", cls="schedule" if same_algo_id else "unknown",
                    title=title, explanation=text, location=Location(first.file, first.line, "first"),
                    related=tuple(Location(first.file, r["line"], f"{free}={r['from']}") for r in ranges[1:]),
                    fields=((free, tuple(r["from"] for r in ranges)), ("algo", tuple(r["algo"] for r in ranges))),
-                   count=len(calls), data={"key": title, "dimension": free, "ranges": ranges})
+                   count=len(calls), key=title, data={"dimension": free, "ranges": ranges})

@@ -14,6 +14,7 @@ the batch). The TP degree is the ratio most pairs agree on, unless given.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from typing import Any
 from blaslog.caps import Caps
 from blaslog.explain import Difference, compare, explain
 from blaslog.records import GemmCall
-from blaslog.report import Finding, Location, sort_findings
+from blaslog.report import Finding, Location, Occurrence, sort_findings
 
 _WINDOW = 64
 _SEQUENCE_MATCHER_LIMIT = 4_000_000
@@ -108,7 +109,7 @@ def dims_match(s: GemmCall, u: GemmCall, tp: int) -> bool:
         return True
     if tp <= 1:
         return False
-    differing = [(a, b) for a, b in zip(sd, ud) if a != b]
+    differing = [(a, b) for a, b in zip(sd, ud, strict=True) if a != b]
     if len(differing) != 1:
         return False
     a, b = differing[0]
@@ -120,7 +121,7 @@ def _ratio(s: GemmCall, u: GemmCall) -> int | None:
     sd, ud = s.dims(), u.dims()
     if sd == ud:
         return 1
-    differing = [(a, b) for a, b in zip(sd, ud) if a != b]
+    differing = [(a, b) for a, b in zip(sd, ud, strict=True) if a != b]
     if len(differing) != 1:
         return None
     a, b = differing[0]
@@ -185,6 +186,7 @@ def _align(s: list[GemmCall], u: list[GemmCall]) -> tuple[list[tuple[int, int]],
     ku = [coarse_key(r) for r in u]
     if ks == ku:
         return [(i, i) for i in range(len(s))], [], []
+    opcodes: Sequence[tuple[str, int, int, int, int]]
     if len(ks) * len(ku) <= _SEQUENCE_MATCHER_LIMIT:
         opcodes = SequenceMatcher(None, ks, ku, autojunk=False).get_opcodes()
     else:
@@ -194,7 +196,7 @@ def _align(s: list[GemmCall], u: list[GemmCall]) -> tuple[list[tuple[int, int]],
     left_u: list[int] = []
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
-            pairs.extend(zip(range(i1, i2), range(j1, j2)))
+            pairs.extend(zip(range(i1, i2), range(j1, j2), strict=True))
             continue
         # a replaced run: pair calls of the same family and transposes whose types changed
         i, j = i1, j1
@@ -281,7 +283,8 @@ def _findings(pairs: list[tuple[GemmCall, GemmCall]], caps: Caps | None) -> tupl
         known = compared.get(ids)
         if known is None:
             difference = compare(_call(s), _call(u), caps)
-            key = (difference.fields, difference.cls, _call(s).signature(), _call(u).signature()) if difference else None
+            key = ((difference.fields, difference.cls, _call(s).signature(), _call(u).signature())
+                   if difference else None)
             known = compared[ids] = (difference, key)
         difference, key = known
         if difference is None:
@@ -311,24 +314,32 @@ def _finding(s: GemmCall, u: GemmCall, difference: Difference,
     title = f"{s.shape_text()} vs {u.shape_text()}: {changed}"
     flags = difference.flags
     data: dict[str, Any] = {
-        "key": f"{s.family}|{s.shape_text()}|{u.shape_text()}|{changed}",
         "sharded": _brief(s),
         "unsharded": _brief(u),
         "sharded_algo": s.algorithm_text(),
         "unsharded_algo": u.algorithm_text(),
-        "occurrences": [{"sharded_line": a.line, "unsharded_line": b.line, "sharded_thread": a.thread,
-                         "unsharded_thread": b.thread} for a, b, _ in occurrences],
     }
     if flags[0] is not None or flags[1] is not None:
         data["numerical_impl_flags"] = {"sharded": hex(flags[0]) if flags[0] is not None else None,
                                         "unsharded": hex(flags[1]) if flags[1] is not None else None}
+    # the whole signature of both sides is in the key (two GEMMs of one shape with other types or epilogues are
+    # two causes), but no file, line or thread: the same cause on another rank or run keeps its fingerprint
+    signatures = json.dumps([[_plain(v) for v in _call(s).signature()], [_plain(v) for v in _call(u).signature()]])
     return Finding(
         kind=_kind(difference), cls=difference.cls, title=title,
         explanation=explain(difference, s, u, ("sharded", "unsharded")),
         location=Location(s.file, s.line, "sharded"),
         related=(Location(u.file, u.line, "unsharded"),),
-        fields=difference.fields, count=len(occurrences), data=data,
+        fields=difference.fields, count=len(occurrences),
+        key=f"{s.family}|{s.shape_text()}|{u.shape_text()}|{changed}|{signatures}",
+        occurrences=tuple(Occurrence(a.line, b.line, a.thread, b.thread) for a, b, _ in occurrences),
+        data=data,
     )
+
+
+def _plain(value: Any) -> Any:
+    """A signature value for JSON: str Enums by their value."""
+    return value if value is None or isinstance(value, (int, float)) else str(getattr(value, "value", value))
 
 
 def _brief(record: GemmCall) -> dict[str, Any]:

@@ -1,7 +1,10 @@
 """Plain words for algorithm differences: what differs, what it likely does, what a person can do.
 
 Shared by ``diff`` (two runs) and ``check`` (one run); the classification of a
-difference lives here too, so both commands class alike.
+difference lives here too, so both commands class alike. Here are the rule that
+picks a finding class (:func:`compare`) and the paragraph that explains each class
+(:func:`explain`); everything else about a class (its severity, meaning, CI level,
+help text) is its row in ``blaslog.report.FINDING_CLASSES``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ NUMERIC_EXTRA = ("context.MathMode",)
 _INPUT_RANK = {0x400000: 1, 0x800000: 1, 0x200000: 1, 0x20000: 2, 0x10000: 3, 0x40000: 4, 0x80000: 5, 0x100000: 6}
 
 
-
 @dataclass(frozen=True, slots=True)
 class Difference:
     """How two records' algorithms differ."""
@@ -28,7 +30,7 @@ class Difference:
     fields: tuple[tuple[str, tuple[Any, Any]], ...]
     """(log key, (first, second)) for every differing field."""
     cls: str
-    """precision, unknown, reduction or schedule."""
+    """precision, unknown, reduction or schedule (a key of blaslog.report.FINDING_CLASSES)."""
     flags: tuple[int | None, int | None]
     """Numerical impl flags of each side when known (cuBLASLt), else None."""
 
@@ -92,7 +94,7 @@ def explain(diff: Difference, a: GemmCall, b: GemmCall, roles: tuple[str, str]) 
     """A paragraph: what differs, what it likely does, what a person can do."""
     ra, rb = roles
     shape_a, shape_b = a.shape_text(), b.shape_text()
-    where = f"The {ra} GEMM ({shape_a})" + (f" and the {rb} one ({shape_b})" if shape_a != shape_b else f" and the {rb} one")
+    where = f"The {ra} GEMM ({shape_a}) and the {rb} one" + (f" ({shape_b})" if shape_a != shape_b else "")
     parts: list[str] = []
     if diff.cls == "precision":
         parts.append(_precision(diff, a, b, roles))

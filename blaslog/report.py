@@ -11,33 +11,115 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from blaslog.records import SCHEMA_VERSION, FileSummary
 
-#: Finding classes, most severe first, with what each means.
-CLASSES: dict[str, str] = {
-    "precision": "the arithmetic differs (operation type, input type, accumulator, data or compute types, flags)",
-    "unknown": "the algorithm differs and nothing says whether its arithmetic does (give --caps or run blaslog probe)",
-    "reduction": "the summation order across K differs (split-K count or reduction scheme)",
-    "schedule": "same arithmetic and reduction, other tiling or scheduling (tile, stages, swizzling, cluster ...)",
-    "input": "part of an input could not be read, which may hide GEMMs",
-}
 
-SEVERITY = {"precision": 4, "unknown": 3, "reduction": 2, "schedule": 1, "input": 0}
+@dataclass(frozen=True, slots=True)
+class FindingClass:
+    """Everything about one finding class, for every command and every reporter: one row of FINDING_CLASSES."""
 
-#: --fail-on thresholds: the classes that make the exit status 1.
+    name: str
+    """`precision`, `unknown`, `reduction`, `schedule` or `input` (a finding's `cls`; SARIF rule `blaslog/<name>`)."""
+    rank: int
+    """Severity: a higher rank is worse. Findings sort by it, and --fail-on thresholds are ranks."""
+    meaning: str
+    """One line: what a finding of this class says about the numbers (--help, summary tables, SARIF)."""
+    level: str
+    """CI annotation level of a finding that does not fail the run (`warning` or `notice`); one that fails the
+    run (its class is at or above the --fail-on threshold) is always `error`."""
+    help: str
+    """What a person can do about it (SARIF rule help)."""
+    gitlab_severity: str
+    """GitLab Code Quality severity (`info`, `minor`, `major`, `critical` or `blocker`)."""
+    rule_name: str
+    """SARIF rule name (a short kebab-case id)."""
+    short: str
+    """SARIF rule short description."""
+
+
+#: Every finding class, most severe first: the only place a class is described.
+FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType({row.name: row for row in (
+    FindingClass(
+        "precision", 4,
+        "the arithmetic differs (operation type, input type, accumulator, data or compute types, flags)",
+        "warning",
+        "The two GEMMs ran different arithmetic. Align the math mode (TF32 on or off in both runs, the same compute "
+        "type, the same rocBLAS flags) or pin the algorithm.",
+        "critical", "gemm-precision-difference", "GEMM algorithm difference: precision"),
+    FindingClass(
+        "unknown", 3,
+        "the algorithm differs and nothing says whether its arithmetic does (give --caps or run blaslog probe)",
+        "warning",
+        "The algorithm differs and the log does not say whether the arithmetic does. Run `blaslog probe --from LOG "
+        "--out caps.json` on a machine with the GPU and pass --caps caps.json.",
+        "major", "gemm-unknown-difference", "GEMM algorithm difference: unknown"),
+    FindingClass(
+        "reduction", 2,
+        "the summation order across K differs (split-K count or reduction scheme)",
+        "warning",
+        "Split-K or the reduction scheme differs: the summation order changes. Pin the algorithm or give both runs "
+        "the same workspace limit, or compare with a reordering-aware tolerance.",
+        "minor", "gemm-reduction-difference", "GEMM algorithm difference: reduction"),
+    FindingClass(
+        "schedule", 1,
+        "same arithmetic and reduction, other tiling or scheduling (tile, stages, swizzling, cluster ...)",
+        "notice",
+        "Tiling or scheduling differs with the same arithmetic; rarely the cause of a large mismatch.",
+        "info", "gemm-schedule-difference", "GEMM algorithm difference: schedule"),
+    FindingClass(
+        "input", 0,
+        "part of an input could not be read, which may hide GEMMs",
+        "warning",
+        "Part of an input could not be read; GEMMs may be missing from the comparison.",
+        "minor", "unreadable-input", "Unreadable input"),
+)})
+
+#: --fail-on values and the lowest rank that fails the run at each (None: nothing does). `precision` starts at
+#: `unknown` because an unknown difference may be a precision one.
+THRESHOLDS: Mapping[str, int | None] = MappingProxyType({
+    "precision": FINDING_CLASSES["unknown"].rank,
+    "reduction": FINDING_CLASSES["reduction"].rank,
+    "schedule": FINDING_CLASSES["schedule"].rank,
+    "any": min(row.rank for row in FINDING_CLASSES.values()),
+    "never": None,
+})
+
+#: Class name -> meaning, most severe first (derived from FINDING_CLASSES).
+CLASSES: dict[str, str] = {row.name: row.meaning for row in FINDING_CLASSES.values()}
+
+#: --fail-on thresholds: the classes that make the exit status 1 (derived from THRESHOLDS and the ranks).
 FAIL_ON: dict[str, frozenset[str]] = {
-    "precision": frozenset({"precision", "unknown"}),
-    "reduction": frozenset({"precision", "unknown", "reduction"}),
-    "schedule": frozenset({"precision", "unknown", "reduction", "schedule"}),
-    "any": frozenset({"precision", "unknown", "reduction", "schedule", "input"}),
-    "never": frozenset(),
+    threshold: frozenset(row.name for row in FINDING_CLASSES.values() if lowest is not None and row.rank >= lowest)
+    for threshold, lowest in THRESHOLDS.items()
 }
 
-#: How CI formats show each class.
-LEVEL = {"precision": "error", "unknown": "warning", "reduction": "warning", "schedule": "notice", "input": "warning"}
+
+def finding_class(name: str) -> FindingClass:
+    """The row of class `name`; ValueError for a name that is not a finding class."""
+    try:
+        return FINDING_CLASSES[name]
+    except KeyError:
+        raise ValueError(f"unknown finding class {name!r}; known: {', '.join(FINDING_CLASSES)}") from None
+
+
+def fails(cls: str, fail_on: str) -> bool:
+    """True when a finding of class `cls` fails the run at --fail-on `fail_on` (exit status 1, JUnit failure,
+    SARIF and GitHub level `error`)."""
+    try:
+        wanted = FAIL_ON[fail_on]
+    except KeyError:
+        raise ValueError(f"unknown --fail-on value {fail_on!r}; known: {', '.join(FAIL_ON)}") from None
+    return finding_class(cls).name in wanted
+
+
+def ci_level(cls: str, fail_on: str) -> str:
+    """`error` when the class fails the run at `fail_on`, else the class's own level (`warning` or `notice`)."""
+    return "error" if fails(cls, fail_on) else finding_class(cls).level
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +139,30 @@ class Location:
 
 
 @dataclass(frozen=True, slots=True)
+class Occurrence:
+    """One compared pair of GEMMs that showed a diff finding's difference."""
+
+    sharded_line: int
+    """Line of the sharded record."""
+    unsharded_line: int
+    """Line of the unsharded record."""
+    sharded_thread: str | None = None
+    """Thread of the sharded record, when the log names it."""
+    unsharded_thread: str | None = None
+    """Thread of the unsharded record, when the log names it."""
+    rank: str = ""
+    """The rank of the sharded run it was seen on, once findings of several ranks are folded (else empty)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (`rank` only when set)."""
+        out: dict[str, Any] = {"sharded_line": self.sharded_line, "unsharded_line": self.unsharded_line,
+                               "sharded_thread": self.sharded_thread, "unsharded_thread": self.unsharded_thread}
+        if self.rank:
+            out["rank"] = self.rank
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One thing to look at, classed by its effect on numerics."""
 
@@ -64,7 +170,7 @@ class Finding:
     """`tp_algo_diff`, `tp_solution_diff`, `tp_type_diff`, `same_signature_different_algo`,
     `same_signature_different_flags`, `batch_dependent_algo`, `unparsable_input`."""
     cls: str
-    """One of CLASSES."""
+    """A key of FINDING_CLASSES (anything else raises ValueError)."""
     title: str
     """One line."""
     explanation: str
@@ -72,31 +178,41 @@ class Finding:
     location: Location
     """The primary place (the sharded record, the first variant ...)."""
     related: tuple[Location, ...] = ()
-    """Other places (the unsharded record, other variants)."""
+    """Other places (the unsharded record, other variants, the same difference on other ranks)."""
     fields: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     """Each differing field: (log key name, (value in the first run or variant, value in the other ...))."""
     count: int = 1
     """How many identical occurrences were folded into this finding."""
+    key: str = ""
+    """What names the cause, with `kind`, `cls` and `fields`, in the fingerprint (the title when empty). It holds no
+    line, and no file that differs between ranks or runs, so the same cause keeps its fingerprint."""
+    occurrences: tuple[Occurrence, ...] = ()
+    """Every compared pair that showed the difference (diff findings)."""
+    ranks: tuple[str, ...] = ()
+    """The ranks the finding was seen on, once findings of several ranks are folded (see fold_ranks)."""
     data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    """Structured detail for JSON (records, occurrences, variants)."""
+    """Further detail for JSON only (the records, variants, ranges ...)."""
+
+    def __post_init__(self) -> None:
+        finding_class(self.cls)  # an unknown class is a bug: no reporter would know how to show it
 
     @property
-    def level(self) -> str:
-        """`error`, `warning` or `notice`."""
-        return LEVEL.get(self.cls, "warning")
+    def finding_class(self) -> FindingClass:
+        """The row of FINDING_CLASSES for `cls`."""
+        return FINDING_CLASSES[self.cls]
 
     def fingerprint(self) -> str:
-        """A stable id: the same finding in another run of the same job gets the same fingerprint."""
+        """A stable id: the same finding in another run of the same job (and on any rank) gets the same fingerprint."""
         basis = {
             "kind": self.kind,
             "cls": self.cls,
             "fields": [[name, [_jsonable(v) for v in values]] for name, values in self.fields],
-            "key": self.data.get("key", self.title),
+            "key": self.key or self.title,
         }
         return hashlib.sha256(json.dumps(basis, sort_keys=True).encode()).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (the class is under `class`)."""
+        """JSON-ready (the class is under `class`; `occurrences` and `ranks` only when there are any)."""
         out: dict[str, Any] = {
             "kind": self.kind,
             "class": self.cls,
@@ -108,8 +224,71 @@ class Finding:
             "related": [loc.to_dict() for loc in self.related],
             "fingerprint": self.fingerprint(),
         }
-        out.update({k: v for k, v in self.data.items() if k != "key"})
+        if self.ranks:
+            out["ranks"] = list(self.ranks)
+        out.update(self.data)
+        if self.occurrences:
+            out["occurrences"] = [o.to_dict() for o in self.occurrences]
         return out
+
+
+def rank_span(ranks: Sequence[str]) -> str:
+    """`rank 3`, `ranks 0-7`, `ranks 0,2,5-6` (integer runs joined with a dash; other names listed as they are)."""
+    if not ranks:
+        return ""
+    parts: list[str] = []
+    if all(r.isdigit() for r in ranks):
+        numbers = sorted({int(r) for r in ranks})
+        start = prev = numbers[0]
+        for number in [*numbers[1:], None]:
+            if number is not None and number == prev + 1:
+                prev = number
+                continue
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+            if number is not None:
+                start = prev = number
+    else:
+        parts = list(dict.fromkeys(ranks))
+    return ("rank " if len(ranks) == 1 else "ranks ") + ",".join(parts)
+
+
+def fold_ranks(findings_per_rank: Sequence[tuple[str | int, Sequence[Finding]]]) -> list[Finding]:
+    """One finding per cause across ranks: findings of several ranks with the same fingerprint (kind, class,
+    fields and key) become one, with the ranks named (`ranks 0-3` in the title), counts summed, occurrences
+    labelled with their rank, and the other ranks' places among the related locations.
+
+    The folded finding keeps the fingerprint of the ranks' findings (no rank or file in it), so it is the same
+    whatever the number of ranks; the result has one finding per fingerprint, most severe first.
+    """
+    groups: dict[str, list[tuple[str, Finding]]] = {}
+    for rank, findings in findings_per_rank:
+        for finding in findings:
+            groups.setdefault(finding.fingerprint(), []).append((str(rank), finding))
+    return sort_findings([_fold(group) for group in groups.values()])
+
+
+def _fold(group: list[tuple[str, Finding]]) -> Finding:
+    first_rank, first = group[0]
+    ranks = tuple(dict.fromkeys(rank for rank, _ in group))
+    related: dict[tuple[str, int], Location] = {}
+    for rank, finding in group:
+        if finding is not first:
+            loc = finding.location
+            related.setdefault((loc.file, loc.line), Location(loc.file, loc.line, f"{loc.role} rank {rank}".strip()))
+        for loc in finding.related:
+            related.setdefault((loc.file, loc.line), loc)
+    related.pop((first.location.file, first.location.line), None)
+    occurrences = tuple(replace(o, rank=rank) for rank, finding in group for o in finding.occurrences)
+    return replace(
+        first,
+        title=f"{first.title} ({rank_span(ranks)})",
+        location=replace(first.location, role=f"{first.location.role} rank {first_rank}".strip()),
+        related=tuple(related.values()),
+        count=sum(f.count for _, f in group),
+        key=first.key or first.title,
+        occurrences=occurrences,
+        ranks=ranks,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,13 +316,14 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     """Findings, most severe first."""
     rows: list[dict[str, Any]] = field(default_factory=list)
-    """The command's main table (records for parse, signatures for summary, findings for diff/check)."""
+    """The command's main table (records for parse, signatures for summary); for diff and check it is made from
+    the findings when rendered (see table_rows)."""
     columns: list[str] = field(default_factory=list)
     """Columns of `rows` for table and CSV output (all keys when empty)."""
     sections: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     """Extra titled tables for humans (summary by class, TP inference, unmatched calls ...)."""
     document: dict[str, Any] = field(default_factory=dict)
-    """The JSON body (schema_version and command are added by the JSON reporter)."""
+    """The JSON body (schema_version, command and the findings are added by to_json)."""
     files: list[FileSummary] = field(default_factory=list)
     """Accounting of every input."""
     notes: list[str] = field(default_factory=list)
@@ -153,25 +333,58 @@ class Report:
     failed: list[str] = field(default_factory=list)
     """Inputs that could not be read at all (each reported as an error; the exit status is then 2)."""
     fail_on: str = "precision"
-    """The --fail-on threshold the report was made for: findings of the classes it names fail the run."""
+    """The --fail-on threshold the report was made for (a key of FAIL_ON): findings at or above it fail the run,
+    and every CI format says so (JUnit failure, SARIF and GitHub level `error`)."""
 
-    def exit_status(self, fail_on: str) -> int:
-        """0 when no finding is at or above `fail_on`, else 1."""
-        wanted = FAIL_ON[fail_on]
-        return 1 if any(f.cls in wanted for f in self.findings) else 0
+    def fails(self, finding: Finding) -> bool:
+        """True when `finding` fails the run at `fail_on`."""
+        return fails(finding.cls, self.fail_on)
+
+    def level(self, finding: Finding) -> str:
+        """The CI level of `finding` at `fail_on`: `error` when it fails the run, else its class's level."""
+        return ci_level(finding.cls, self.fail_on)
+
+    def exit_status(self, fail_on: str | None = None) -> int:
+        """1 when a finding is at or above `fail_on` (by default the report's own), else 0."""
+        threshold = self.fail_on if fail_on is None else fail_on
+        return 1 if any(fails(f.cls, threshold) for f in self.findings) else 0
+
+    def finding_dict(self, finding: Finding) -> dict[str, Any]:
+        """A finding for JSON, with its CI `level` at `fail_on`."""
+        return {**finding.to_dict(), "level": self.level(finding)}
+
+    def finding_row(self, finding: Finding) -> dict[str, Any]:
+        """A finding as one flat table row (CSV), with its CI `level` at `fail_on`."""
+        return {"class": finding.cls, "level": self.level(finding), "kind": finding.kind, "count": finding.count,
+                "file": finding.location.file, "line": finding.location.line,
+                "related": "; ".join(f"{r.role} {r.file}:{r.line}" for r in finding.related[:5]),
+                "title": finding.title, "fields": {k: list(v) for k, v in finding.fields},
+                "explanation": finding.explanation, "fingerprint": finding.fingerprint()}
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """The main table: `rows`, or for diff and check one row per finding."""
+        if self.command in ("diff", "check") and not self.rows:
+            return [self.finding_row(f) for f in self.findings]
+        return self.rows
 
     def to_json(self) -> dict[str, Any]:
-        """The whole JSON document."""
+        """The whole JSON document (the findings go before the inputs' summary)."""
         doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "command": self.command}
-        doc.update(self.document)
-        doc.setdefault("findings", [f.to_dict() for f in self.findings])
+        if self.command in ("diff", "check"):
+            doc["fail_on"] = self.fail_on
+        findings = [self.finding_dict(f) for f in self.findings]
+        for key, value in self.document.items():
+            if key == "summary":
+                doc["findings"] = findings
+            doc[key] = value
+        doc["findings"] = findings
         doc.setdefault("summary", {"files": [s.to_dict() for s in self.files]})
         return doc
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
     """Most severe first, then by file and line (deterministic)."""
-    return sorted(findings, key=lambda f: (-SEVERITY.get(f.cls, 0), f.location.file, f.location.line, f.title))
+    return sorted(findings, key=lambda f: (-finding_class(f.cls).rank, f.location.file, f.location.line, f.title))
 
 
 def _jsonable(value: Any) -> Any:

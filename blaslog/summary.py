@@ -31,7 +31,7 @@ class _Tally:
 
 def summarize(records: Sequence[GemmCall], *, caps: Caps | None = None) -> list[dict[str, Any]]:
     """One row per distinct signature, most called first; each with its algorithms and their counts."""
-    groups = {}
+    groups: dict[tuple[Any, ...], list[_Tally]] = {}
     for signature, variants in group_variants(records).items():
         tallies = groups[signature] = []
         for variant in variants:
@@ -47,9 +47,9 @@ def summarize_runs(runs: Sequence[CompactRun], *, caps: Caps | None = None) -> l
     groups: dict[tuple[Any, ...], dict[tuple[Any, ...], _Tally]] = {}
     for run in runs:
         counts = Counter(run.which)
-        first = dict(zip(reversed(run.which), reversed(run.lines)))  # distinct call -> its first line
+        first = dict(zip(reversed(run.which), reversed(run.lines), strict=True))  # distinct call -> its first line
         threads: dict[int, set[Any]] = {}
-        for index, thread in set(zip(run.which, run.thread_of)):
+        for index, thread in set(zip(run.which, run.thread_of, strict=True)):
             threads.setdefault(index, set()).add(run.threads[thread])
         for index in sorted(first, key=first.__getitem__):  # in order of first appearance
             call = run.calls[index]
@@ -63,7 +63,7 @@ def summarize_runs(runs: Sequence[CompactRun], *, caps: Caps | None = None) -> l
 
 
 def _rows(groups: dict[tuple[Any, ...], list[_Tally]], caps: Caps | None) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for tallies in groups.values():
         first = tallies[0].record
         threads = sorted(set().union(*(t.threads for t in tallies)))
@@ -83,7 +83,7 @@ def _rows(groups: dict[tuple[Any, ...], list[_Tally]], caps: Caps | None) -> lis
             "compute": first.compute_type,
             "calls": sum(t.count for t in tallies),
             "threads": ",".join(threads) if threads else "-",
-            "first_line": min(t.first_line for t in tallies),
+            "first_line": min(t.first_line for t in tallies if t.first_line is not None),
             "algorithms": algos,
             "file": first.file,
         })

@@ -11,7 +11,7 @@ from blaslog.diff import DiffResult
 from blaslog.explain import describe_flags
 from blaslog.formats._base import ShapedCall
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
-from blaslog.report import Case, Finding, Location, Report, sort_findings
+from blaslog.report import Case, Finding, Location, Report, fold_ranks, sort_findings
 from blaslog.runs import CompactRun
 from blaslog.summary import summarize, summarize_runs
 
@@ -23,6 +23,7 @@ def record_row(record: Record, caps: Caps | None = None) -> dict[str, Any]:
     """A flat row for tables and CSV."""
     row = record.to_dict()
     if isinstance(record, GemmCall):
+        row["trans"] = record.trans  # a property, so not in to_dict(); the parse table shows it
         row["algo"] = record.algorithm_text()
         if caps is not None:
             flags = caps.flags(record)
@@ -87,7 +88,7 @@ def input_findings(files: Sequence[FileSummary], role: str = "") -> list[Finding
                          f"be parsed; GEMMs on them are missing from this analysis."
                          + (f" First: line {first.line}: {first.message}" if first else "")),
             location=Location(summary.path, first.line if first else 1, role),
-            data={"key": f"input|{summary.path}"},
+            key=f"input|{summary.path}",
         ))
     return out
 
@@ -99,7 +100,7 @@ def parse_report(result: ParseResult, *, kind: str = "gemm", caps: Caps | None =
     columns = PARSE_COLUMNS + (["numerics"] if caps is not None else [])
     if kind == "all":
         columns = ["file", "line", "kind", "level", "function", "m", "n", "k", "algo", "event", "text"]
-        for row, record in zip(rows, records):
+        for row, record in zip(rows, records, strict=True):
             if isinstance(record, Event):
                 row["text"] = record.text or " ".join(f"{k}={v}" for k, v in record.fields)[:120]
     cases = [Case(f"parse {s.path}", "parse", s.path, 0, tuple(input_findings([s]))) for s in result.files]
@@ -109,18 +110,28 @@ def parse_report(result: ParseResult, *, kind: str = "gemm", caps: Caps | None =
 
 
 def diff_report(results: Sequence[DiffResult], sharded_files: Sequence[FileSummary],
-                unsharded_files: Sequence[FileSummary]) -> Report:
-    """Report of `blaslog diff` over one or more sharded inputs."""
-    findings: list[Finding] = []
+                unsharded_files: Sequence[FileSummary], ranks: Sequence[str | int] | None = None) -> Report:
+    """Report of `blaslog diff` over one or more sharded inputs.
+
+    With more than one result (or `ranks` given) the findings are folded across ranks (see fold_ranks): one
+    finding per cause, naming the ranks it was seen on. `ranks` names the rank of each result (by default its
+    position in `results`).
+    """
+    labels = [str(r) for r in ranks] if ranks is not None else [str(i) for i in range(len(results))]
+    if len(labels) != len(results):
+        raise ValueError(f"diff_report: {len(results)} results but {len(labels)} ranks")
+    per_rank = [(label, result.findings) for label, result in zip(labels, results, strict=True)]
+    folded = fold_ranks(per_rank) if ranks is not None or len(results) > 1 else list(results[0].findings if results
+                                                                                    else [])
+    by_fingerprint = {f.fingerprint(): f for f in folded}
     cases: list[Case] = []
     per_file = []
     notes = []
     for result in results:
-        findings.extend(result.findings)
         by_pair = {}
         for finding in result.findings:
-            for occurrence in finding.data.get("occurrences", []):
-                by_pair[occurrence["sharded_line"]] = finding
+            for occurrence in finding.occurrences:
+                by_pair[occurrence.sharded_line] = by_fingerprint[finding.fingerprint()]
         classname = f"{result.sharded_file} vs {result.unsharded_file}"
         for s, u in result.pairs:
             failure = by_pair.get(s.line)
@@ -145,26 +156,21 @@ def diff_report(results: Sequence[DiffResult], sharded_files: Sequence[FileSumma
             if left:
                 where = ", ".join(f"{r.file}:{r.line}" for r in left[:5])
                 notes.append(f"{len(left)} {side} GEMMs match nothing on the other side (first: {where})")
-    findings.extend(input_findings(sharded_files, "sharded"))
-    findings.extend(input_findings(unsharded_files, "unsharded"))
-    for summary in list(sharded_files) + list(unsharded_files):
-        if summary.unparsable_lines:
-            notes.append(f"warning: {summary.path} has {summary.unparsable_lines} unparsable lines that may hide GEMMs")
+    findings = [*folded, *input_findings(sharded_files, "sharded"), *input_findings(unsharded_files, "unsharded")]
+    notes.extend(f"warning: {summary.path} has {summary.unparsable_lines} unparsable lines that may hide GEMMs"
+                 for summary in [*sharded_files, *unsharded_files] if summary.unparsable_lines)
     findings = sort_findings(findings)
-    rows = [_finding_row(f) for f in findings]
     differing = [r["sharded"] for r in per_file if r["findings"]]
     document = {
         "comparisons": [dict(row, tp_inference=res.tp.to_dict(), algorithm_info=res.algorithm_info,
                              unmatched={"sharded": [_where(r) for r in res.unmatched_sharded],
                                         "unsharded": [_where(r) for r in res.unmatched_unsharded]})
-                        for row, res in zip(per_file, results)],
+                        for row, res in zip(per_file, results, strict=True)],
         "files_with_findings": differing,
-        "findings": [f.to_dict() for f in findings],
-        "summary": {"files": [s.to_dict() for s in list(sharded_files) + list(unsharded_files)]},
+        "summary": {"files": [s.to_dict() for s in [*sharded_files, *unsharded_files]]},
     }
-    return Report("diff", findings=findings, rows=rows, sections=[("Comparisons", per_file)], document=document,
-                  files=list(sharded_files) + list(unsharded_files), notes=notes, cases=cases,
-                  columns=list(rows[0].keys()) if rows else [])
+    return Report("diff", findings=findings, sections=[("Comparisons", per_file)], document=document,
+                  files=[*sharded_files, *unsharded_files], notes=notes, cases=cases)
 
 
 def check_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *, caps: Caps | None = None,
@@ -191,12 +197,9 @@ def check_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *, c
                               name, call.line, (finding,) if finding else ()))
     findings.extend(input_findings(files))
     findings = sort_findings(findings)
-    rows = [_finding_row(f) for f in findings]
     sections = [("Inputs", file_rows(files))]
-    return Report("check", findings=findings, rows=rows, sections=sections,
-                  document={"findings": [f.to_dict() for f in findings],
-                            "summary": {"files": [s.to_dict() for s in files]}},
-                  files=list(files), cases=cases, columns=list(rows[0].keys()) if rows else [])
+    return Report("check", findings=findings, sections=sections,
+                  document={"summary": {"files": [s.to_dict() for s in files]}}, files=list(files), cases=cases)
 
 
 def summary_report(records: Sequence[GemmCall] | None, files: Sequence[FileSummary], *, caps: Caps | None = None,
@@ -228,14 +231,6 @@ def summary_report(records: Sequence[GemmCall] | None, files: Sequence[FileSumma
                   document={"overview": overview[0], "signatures": rows,
                             "summary": {"files": [s.to_dict() for s in files]}},
                   files=list(files), cases=cases)
-
-
-def _finding_row(finding: Finding) -> dict[str, Any]:
-    return {"class": finding.cls, "kind": finding.kind, "count": finding.count, "file": finding.location.file,
-            "line": finding.location.line,
-            "related": "; ".join(f"{r.role} {r.file}:{r.line}" for r in finding.related[:5]),
-            "title": finding.title, "fields": {k: list(v) for k, v in finding.fields},
-            "explanation": finding.explanation, "fingerprint": finding.fingerprint()}
 
 
 def _where(record: GemmCall) -> dict[str, Any]:

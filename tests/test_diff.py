@@ -69,7 +69,7 @@ def test_generated_pairs_find_exactly_the_planted_differences(sharded, unsharded
         assert finding.cls == expected["class"]
         assert sorted(name for name, _ in finding.fields) == sorted(expected["differing_fields"])
         assert finding.count == expected["count"]
-        lines = sorted((o["sharded_line"], o["unsharded_line"]) for o in finding.data["occurrences"])
+        lines = sorted((o.sharded_line, o.unsharded_line) for o in finding.occurrences)
         assert lines == sorted((o["sharded_line"], o["unsharded_line"]) for o in expected["occurrences"])
         if "sharded_algo" in expected:
             # the order of keys inside algo=[...] is the log's business; compare the pairs

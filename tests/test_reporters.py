@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -104,13 +106,21 @@ def test_sarif_validates_against_the_official_schema(reports):
         r["partialFingerprints"] for r in run["results"]]
 
 
-def test_junit_counts(reports):
-    root = ET.fromstring(get_reporter("junit").render(reports["diff"]))
+@pytest.mark.parametrize("fail_on,failing,passing_with_output", [("precision", 4, 8), ("schedule", 12, 0),
+                                                                  ("never", 0, 12)])
+def test_junit_counts(reports, fail_on, failing, passing_with_output):
+    """12 compared pairs differ (4 precision, 4 reduction, 4 schedule): those at or above --fail-on fail, the
+    others pass with their finding in system-out."""
+    report = dataclasses.replace(reports["diff"], fail_on=fail_on)
+    root = ET.fromstring(get_reporter("junit").render(report))
     suite = root.find("testsuite")
     cases = suite.findall("testcase")
     assert len(cases) == 78 and suite.get("tests") == "78"
     failures = [c for c in cases if c.find("failure") is not None]
-    assert len(failures) == 12 and suite.get("failures") == "12"
+    assert len(failures) == failing and suite.get("failures") == str(failing)
+    quiet = [c for c in cases if c.find("failure") is None and c.find("system-out") is not None]
+    assert len(quiet) == passing_with_output
+    assert all("below --fail-on" in c.find("system-out").text for c in quiet)
     names = [(c.get("classname"), c.get("name")) for c in cases]
     assert len(set(names)) == len(names)
 
@@ -173,8 +183,8 @@ def test_log_text_cannot_inject_commands_or_break_documents(evil, fmt, tmp_path)
         json.loads(text)
     if fmt == "junit":
         ET.fromstring(text)
-    if fmt == "markdown":
-        assert "<script>" not in text
+    if fmt == "markdown":  # raw text only inside code spans, where Markdown shows HTML as text
+        assert "<script>" not in re.sub(r"(`+) ?.*? ?\1", "", text)
 
 
 def test_github_limits_ten_per_level_with_a_closing_count():

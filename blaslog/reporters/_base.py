@@ -85,10 +85,15 @@ def get_reporter(name: str) -> Reporter:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}"
+
+
 def printable(text: object, limit: int = 0) -> str:
     """Text safe for a terminal or a CI log: control characters (ANSI escapes, CR, bidi overrides) shown escaped."""
     value = "" if text is None else str(text)
-    value = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", value)
+    value = _CONTROL.sub(_escaped, value)
     if limit and len(value) > limit:
         value = value[: limit - 3] + "..."
     return value

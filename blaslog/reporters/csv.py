@@ -37,11 +37,9 @@ class CsvReporter(Reporter):
     description = "CSV of the records (parse), findings (diff, check) or signatures (summary)"
 
     def render(self, report: Report) -> str:
-        rows = report.rows
-        columns: list[str] = []
-        for row in rows:  # every key of every row, in first-seen order: CSV keeps all fields
-            columns.extend(k for k in row if k not in columns)
-        columns = columns or report.columns
+        rows = report.table_rows()
+        # every key of every row, in first-seen order: CSV keeps all fields
+        columns = list(dict.fromkeys(k for row in rows for k in row)) or report.columns
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)
@@ -56,7 +54,9 @@ class CsvReporter(Reporter):
         from blaslog.frame import EVENT_COLUMNS
         from blaslog.records import GEMM_FIELD_NAMES
 
-        return ["kind", *GEMM_FIELD_NAMES, "algo"] + [c for c in (*EVENT_COLUMNS, "event") if c not in GEMM_FIELD_NAMES]
+        # each column once: GemmCall has an `algo` field (rocBLAS's argument), which the row's algorithm text
+        # replaces (see views.record_row), and EVENT_COLUMNS already holds `event`
+        return list(dict.fromkeys(["kind", *GEMM_FIELD_NAMES, "trans", "algo", *EVENT_COLUMNS]))
 
     def stream_begin(self) -> str:
         out = io.StringIO()

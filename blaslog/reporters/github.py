@@ -4,6 +4,10 @@ Escaping follows the runner (actions/runner ActionCommand.cs): in the message
 `%`, CR and LF are percent-encoded; in property values `:` and `,` as well.
 GitHub shows only 10 annotations per level per step, so the most severe come
 first and one closing annotation counts what was left out.
+
+A finding that fails the run at the report's --fail-on threshold is an `::error`; one below it takes its
+class's level from FINDING_CLASSES (`::warning` or `::notice`), so the annotations and the exit status agree.
+An input that could not be read at all is an `::error` too (the exit status is then 2).
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ from blaslog.report import Finding, Report
 from blaslog.reporters._base import Reporter, printable, register
 
 PER_LEVEL = 10
+
+#: The annotation levels, most severe first.
+LEVELS = ("error", "warning", "notice")
 
 
 def escape_data(text: str) -> str:
@@ -37,11 +44,11 @@ def command(level: str, message: str, *, file: str = "", line: int = 0, title: s
     return f"{head}::{escape_data(printable(message, 4000))}"
 
 
-def annotation(finding: Finding) -> str:
-    """The command for one finding."""
+def annotation(finding: Finding, level: str) -> str:
+    """The command for one finding at `level` (see Report.level)."""
     title = f"blaslog {finding.cls}: {finding.title}"
     message = finding.explanation + (f" ({finding.count} occurrences)" if finding.count > 1 else "")
-    return command(finding.level, message, file=finding.location.file, line=finding.location.line, title=title)
+    return command(level, message, file=finding.location.file, line=finding.location.line, title=title)
 
 
 @register
@@ -52,13 +59,17 @@ class GithubReporter(Reporter):
     description = "GitHub Actions annotations (::error/::warning/::notice), 10 per level"
 
     def render(self, report: Report) -> str:
-        lines: list[str] = []
-        shown = {"error": 0, "warning": 0, "notice": 0}
-        left = {"error": 0, "warning": 0, "notice": 0}
-        for finding in report.findings:  # already most severe first
-            level = finding.level
-            if shown[level] < PER_LEVEL - (1 if _needs_closing(report, level) else 0):
-                lines.append(annotation(finding))
+        lines = [command("error", f"{path} could not be read", file=path, title="blaslog: unreadable input")
+                 for path in report.failed]
+        levels = [report.level(f) for f in report.findings]
+        used = {level: len(report.failed) if level == "error" else 0 for level in LEVELS}
+        room = {level: PER_LEVEL - used[level] - (1 if used[level] + levels.count(level) > PER_LEVEL else 0)
+                for level in LEVELS}
+        shown = dict.fromkeys(LEVELS, 0)
+        left = dict.fromkeys(LEVELS, 0)
+        for finding, level in zip(report.findings, levels, strict=True):  # already most severe first
+            if shown[level] < room[level]:
+                lines.append(annotation(finding, level))
                 shown[level] += 1
             else:
                 left[level] += 1
@@ -76,6 +87,3 @@ class GithubReporter(Reporter):
                                      title="blaslog: unparsable lines"))
         return "\n".join(lines) + ("\n" if lines else "")
 
-
-def _needs_closing(report: Report, level: str) -> bool:
-    return sum(1 for f in report.findings if f.level == level) > PER_LEVEL

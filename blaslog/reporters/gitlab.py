@@ -1,12 +1,14 @@
-"""GitLab Code Quality report (a JSON array of CodeClimate issues)."""
+"""GitLab Code Quality report (a JSON array of CodeClimate issues).
+
+Each issue's severity is its class's `gitlab_severity` in FINDING_CLASSES. GitLab keys issues on their
+fingerprint, so a report holds one issue per fingerprint (the diff folds the ranks' findings into one).
+"""
 
 from __future__ import annotations
 
 from blaslog.report import Report
 from blaslog.reporters._base import Reporter, defuse_commands, printable, register
 from blaslog.reporters.json import dumps
-
-_SEVERITY = {"precision": "critical", "unknown": "major", "reduction": "minor", "schedule": "info", "input": "minor"}
 
 
 @register
@@ -22,7 +24,7 @@ class GitlabReporter(Reporter):
             "description": printable(f"{f.cls}: {f.title}. {f.explanation}", 5000),
             "check_name": f"blaslog/{f.cls}",
             "fingerprint": f.fingerprint(),
-            "severity": _SEVERITY.get(f.cls, "major"),
+            "severity": f.finding_class.gitlab_severity,
             "location": {"path": printable(f.location.file, 1000), "lines": {"begin": max(f.location.line, 1)}},
         } for f in report.findings]
         return defuse_commands(dumps(issues, indent=2) + "\n")

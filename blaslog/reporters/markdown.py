@@ -17,6 +17,17 @@ def md(value: object, limit: int = 200) -> str:
     return _SPECIAL.sub(r"\\\1", text).replace("&", "&amp;")
 
 
+def code(value: object, limit: int = 500) -> str:
+    """An inline code span of one-line printable text. Nothing is escaped inside a code span (a backslash would
+    show), so the span is fenced with more backticks than any run of them in the text, and padded with a space
+    when the text starts or ends with a backtick (CommonMark 6.1)."""
+    text = printable("" if value is None else str(value).replace("\n", " "), limit)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def table(rows: list[dict[str, object]], limit: int = 80) -> str:
     """A Markdown table of rows."""
     if not rows:
@@ -35,8 +46,9 @@ def render_markdown(report: Report, max_findings: int = 50) -> str:
     if report.command in ("diff", "check"):
         parts.append(f"### Findings by class\n\n{table(class_summary(report))}")
         for index, finding in enumerate(report.findings[:max_findings], 1):
-            parts.append(f"**{index}. {md(finding.cls)} x{finding.count}**: {md(finding.title, 300)}  \n"
-                         f"`{md(finding.location.file)}:{finding.location.line}`  \n{md(finding.explanation, 2000)}\n")
+            parts.append(f"**{index}. {md(finding.cls)} x{finding.count}** ({report.level(finding)}): "
+                         f"{md(finding.title, 300)}  \n{code(f'{finding.location.file}:{finding.location.line}')}  \n"
+                         f"{md(finding.explanation, 2000)}\n")
         if len(report.findings) > max_findings:
             parts.append(f"_{len(report.findings) - max_findings} more findings: see the JSON or SARIF report._\n")
     elif report.rows:

@@ -1,25 +1,16 @@
-"""SARIF 2.1.0 for GitHub code scanning: one rule per finding class, stable fingerprints."""
+"""SARIF 2.1.0 for GitHub code scanning: one rule per finding class, stable fingerprints, levels by --fail-on."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from blaslog import __version__
-from blaslog.report import CLASSES, Finding, Report
+from blaslog.report import FINDING_CLASSES, Finding, FindingClass, Report, ci_level
 from blaslog.reporters._base import Reporter, defuse_commands, printable, register
 from blaslog.reporters.json import dumps
 
-_LEVEL = {"error": "error", "warning": "warning", "notice": "note"}
-_HELP = {
-    "precision": "The two GEMMs ran different arithmetic. Align the math mode (TF32 on or off in both runs, the "
-                 "same compute type, the same rocBLAS flags) or pin the algorithm.",
-    "unknown": "The algorithm differs and the log does not say whether the arithmetic does. Run `blaslog probe "
-               "--from LOG --out caps.json` on a machine with the GPU and pass --caps caps.json.",
-    "reduction": "Split-K or the reduction scheme differs: the summation order changes. Pin the algorithm or "
-                 "give both runs the same workspace limit, or compare with a reordering-aware tolerance.",
-    "schedule": "Tiling or scheduling differs with the same arithmetic; rarely the cause of a large mismatch.",
-    "input": "Part of an input could not be read; GEMMs may be missing from the comparison.",
-}
+#: SARIF's names for the CI levels of blaslog.report (ci_level): `notice` is SARIF's `note`.
+SARIF_LEVEL = {"error": "error", "warning": "warning", "notice": "note"}
 
 
 def rule_id(cls: str) -> str:
@@ -27,18 +18,32 @@ def rule_id(cls: str) -> str:
     return f"blaslog/{cls}"
 
 
-def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
+def _rule(row: FindingClass, fail_on: str) -> dict[str, Any]:
+    return {
+        "id": rule_id(row.name),
+        "name": row.rule_name,
+        "shortDescription": {"text": row.short},
+        "fullDescription": {"text": row.meaning},
+        "help": {"text": row.help},
+        "defaultConfiguration": {"level": SARIF_LEVEL[ci_level(row.name, fail_on)]},
+        "properties": {"tags": ["numerics", "gemm", row.name]},
+    }
+
+
+def _result(finding: Finding, rule_index: int, level: str) -> dict[str, Any]:
     uri = "stdin" if finding.location.file == "-" else finding.location.file
     region = {"startLine": max(finding.location.line, 1)}
     result: dict[str, Any] = {
         "ruleId": rule_id(finding.cls),
         "ruleIndex": rule_index,
-        "level": _LEVEL.get(finding.level, "warning"),
+        "level": SARIF_LEVEL[level],
         "message": {"text": printable(f"{finding.title}. {finding.explanation}", 10000)},
         "locations": [{"physicalLocation": {"artifactLocation": {"uri": printable(uri, 1000)}, "region": region}}],
         "partialFingerprints": {"blaslogFindingHash/v1": finding.fingerprint()},
         "properties": {"count": finding.count, "kind": finding.kind},
     }
+    if finding.ranks:
+        result["properties"]["ranks"] = list(finding.ranks)
     if finding.related:
         result["relatedLocations"] = [
             {"id": i, "message": {"text": printable(loc.role or "related", 200)},
@@ -51,24 +56,17 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
 
 @register
 class SarifReporter(Reporter):
-    """SARIF 2.1.0."""
+    """SARIF 2.1.0: one rule per row of FINDING_CLASSES; a result is `error` when it fails the run at the
+    report's --fail-on threshold, else its class's level (`warning`, or `note` for a CI `notice`)."""
 
     name = "sarif"
     stable = True
     description = "SARIF 2.1.0 (GitHub code scanning)"
 
     def render(self, report: Report) -> str:
-        classes = list(CLASSES)
-        rules = [{
-            "id": rule_id(cls),
-            "name": f"gemm-{cls}-difference" if cls != "input" else "unreadable-input",
-            "shortDescription": {"text": f"GEMM algorithm difference: {cls}" if cls != "input" else "Unreadable input"},
-            "fullDescription": {"text": CLASSES[cls]},
-            "help": {"text": _HELP[cls]},
-            "defaultConfiguration": {"level": _LEVEL[{"precision": "error", "schedule": "notice"}.get(cls, "warning")]},
-            "properties": {"tags": ["numerics", "gemm", cls]},
-        } for cls in classes]
-        results = [_result(f, classes.index(f.cls)) for f in report.findings if f.cls in classes]
+        classes = list(FINDING_CLASSES)
+        rules = [_rule(row, report.fail_on) for row in FINDING_CLASSES.values()]
+        results = [_result(f, classes.index(f.cls), report.level(f)) for f in report.findings]
         document = {
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",

@@ -6,7 +6,7 @@ import textwrap
 
 from tabulate import tabulate
 
-from blaslog.report import CLASSES, Report
+from blaslog.report import FINDING_CLASSES, Report, ci_level
 from blaslog.reporters._base import Reporter, cell, defuse_commands, printable, register
 
 
@@ -20,13 +20,13 @@ def section(title: str, rows: list[dict[str, object]], fmt: str = "simple") -> s
 
 
 def class_summary(report: Report) -> list[dict[str, object]]:
-    """Findings and occurrences per class, most severe first."""
-    rows = []
-    for cls in CLASSES:
-        found = [f for f in report.findings if f.cls == cls]
+    """Findings and occurrences per class, most severe first, with the CI level at the report's --fail-on."""
+    rows: list[dict[str, object]] = []
+    for row in FINDING_CLASSES.values():
+        found = [f for f in report.findings if f.cls == row.name]
         if found:
-            rows.append({"class": cls, "findings": len(found), "occurrences": sum(f.count for f in found),
-                         "meaning": CLASSES[cls]})
+            rows.append({"class": row.name, "level": ci_level(row.name, report.fail_on), "findings": len(found),
+                         "occurrences": sum(f.count for f in found), "meaning": row.meaning})
     return rows
 
 
@@ -46,15 +46,17 @@ class TableReporter(Reporter):
             for index, finding in enumerate(report.findings, 1):
                 where = f"{finding.location.file}:{finding.location.line}"
                 others = ", ".join(f"{r.role} {r.file}:{r.line}" for r in finding.related[:3])
-                head = f"[{index}] {finding.cls.upper()} x{finding.count}  {printable(finding.title, 200)}"
+                head = (f"[{index}] {finding.cls.upper()} x{finding.count} ({report.level(finding)})  "
+                        f"{printable(finding.title, 200)}")
                 body = textwrap.fill(printable(finding.explanation), width=110, initial_indent="    ",
                                      subsequent_indent="    ")
                 parts.append(f"{head}\n    at {printable(where)}" + (f" ({printable(others)})" if others else "")
                              + f"\n{body}\n")
         elif report.rows:
             columns = report.columns or list(report.rows[0].keys())
-            body = [[cell(row.get(c), 160 if c in ("algorithms", "algo") else 60) for c in columns] for row in report.rows]
-            parts.append(tabulate(body, headers=columns, tablefmt="simple", disable_numparse=True) + "\n")
+            table = [[cell(row.get(c), 160 if c in ("algorithms", "algo") else 60) for c in columns]
+                     for row in report.rows]
+            parts.append(tabulate(table, headers=columns, tablefmt="simple", disable_numparse=True) + "\n")
         elif report.command in ("parse", "summary"):
             parts.append("no GEMM records\n")
         return defuse_commands("\n".join(parts))
