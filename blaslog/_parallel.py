@@ -1,13 +1,18 @@
-"""Parsing in several processes: one input per worker, and a large input cut into pieces at record starts."""
+"""Parsing in several processes: one input per worker, and a large input cut into pieces at record starts.
+
+This module parses; it renders nothing (streamed output of pieces is :mod:`blaslog.stream`)."""
 
 from __future__ import annotations
 
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
+from itertools import pairwise
 from typing import Any
 
+from blaslog.formats import Sniffer
 from blaslog.inputs import Reader
+from blaslog.parse import _FileParser, parse_file
 from blaslog.records import ParseResult
 from blaslog.runs import CompactRun, merge, read_run
 
@@ -63,18 +68,22 @@ def split_points(path: str, pieces: int) -> list[int]:
     return points
 
 
-def _piece(name: str, start: int, end: int, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any, int]:
-    from blaslog.formats import Sniffer
-    from blaslog.parse import _FileParser
+def range_parser(name: str, start: int, end: int, log_format: list[str] | None, on_error: str, *,
+                 first_line: int = 1, events: bool = False) -> _FileParser:
+    """A parser of bytes [start, end) of `name` (cut at line starts), its lines numbered from `first_line`."""
+    return _FileParser(_RangeReader(name, start, end, first_line), Sniffer(log_format), on_error,  # type: ignore[arg-type]
+                       events=events)
 
-    parser = _FileParser(_RangeReader(name, start, end), Sniffer(log_format), on_error, events=False)  # type: ignore[arg-type]
+
+def _piece(name: str, start: int, end: int, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any, int]:
+    parser = range_parser(name, start, end, log_format, on_error)
     run = parser.sink = CompactRun(name)
     run.extend(parser.records())
     return run, parser.summary, parser.summary.lines
 
 
 def _whole(name: str, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any]:
-    return read_run(name, log_format=log_format, on_error=on_error)
+    return read_run(name, log_format=log_format, on_error=on_error)  # type: ignore[arg-type]
 
 
 def read_runs_parallel(names: list[str], *, log_format: list[str] | None, on_error: str,
@@ -87,17 +96,15 @@ def read_runs_parallel(names: list[str], *, log_format: list[str] | None, on_err
                 gzip = handle.read(2) == b"\x1f\x8b"
             if os.path.getsize(name) >= SPLIT_MIN and not gzip:
                 points = split_points(name, jobs)
-                futures = [pool.submit(_piece, name, a, b, log_format, on_error) for a, b in zip(points, points[1:])]
-                return [merge([f.result() for f in futures], name)]
-        futures = [pool.submit(_whole, name, log_format, on_error) for name in names]
-        return [f.result() for f in futures]
+                pieces = [pool.submit(_piece, name, a, b, log_format, on_error) for a, b in pairwise(points)]
+                return [merge([f.result() for f in pieces], name)]
+        wholes = [pool.submit(_whole, name, log_format, on_error) for name in names]
+        return [f.result() for f in wholes]
 
 
 def parse_parallel(names: list[str], *, log_format: list[str] | None, on_error: str, jobs: int,
                    events: bool = True) -> list[ParseResult]:
     """ParseResults of several inputs parsed in parallel processes."""
-    from blaslog.parse import parse_file
-
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(parse_file, name, log_format=log_format, on_error=on_error, events=events)  # type: ignore[arg-type]
                    for name in names]
@@ -108,7 +115,7 @@ def line_starts(path: str, points: list[int]) -> list[int]:
     """The line number at each of `points` (byte offsets at line starts), counting newlines in one pass."""
     numbers = [1]
     with open(path, "rb") as handle:
-        for start, end in zip(points, points[1:-1]):
+        for start, end in pairwise(points[:-1]):
             count, left = 0, end - start
             while left > 0:
                 block = handle.read(min(left, 1 << 24))
@@ -118,49 +125,6 @@ def line_starts(path: str, points: list[int]) -> list[int]:
                 left -= len(block)
             numbers.append(numbers[-1] + count)
     return numbers
-
-
-def _stream_piece(name: str, start: int, end: int, first_line: int, fmt: str, kind: str, caps_path: str | None,
-                  log_format: list[str] | None, on_error: str, out_path: str) -> Any:
-    """Parse one piece and write its rows (rendered as not first) to `out_path`; return its FileSummary."""
-    from blaslog.caps import load_caps
-    from blaslog.formats import Sniffer
-    from blaslog.parse import _FileParser
-    from blaslog.reporters import get_reporter
-    from blaslog.views import record_rows
-
-    caps = load_caps(caps_path) if caps_path else None
-    parser = _FileParser(_RangeReader(name, start, end, first_line), Sniffer(log_format), on_error,  # type: ignore[arg-type]
-                         events=kind == "all")
-    parser.lazy = True
-    reporter = get_reporter(fmt)
-    with open(out_path, "w", encoding="utf-8") as handle:
-        for text in reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first=False):
-            handle.write(text)
-    return parser.summary
-
-
-def stream_pieces(name: str, *, fmt: str, kind: str, caps_path: str | None, log_format: list[str] | None,
-                  on_error: str, jobs: int, tmp_dir: str) -> tuple[list[str], Any]:
-    """Parse a large input in `jobs` pieces at once; the pieces' row files in order, and the input's summary."""
-    from blaslog.records import FileSummary
-
-    points = split_points(name, jobs)
-    starts = line_starts(name, points)
-    outs = [os.path.join(tmp_dir, f"piece-{i:04d}") for i in range(len(points) - 1)]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_stream_piece, name, a, b, first, fmt, kind, caps_path, log_format, on_error, out)
-                   for a, b, first, out in zip(points, points[1:], starts, outs)]
-        parts = [f.result() for f in futures]
-    summary = FileSummary(name)
-    for part in parts:
-        for field in ("lines", "gemm_records", "other_records", "record_lines", "foreign_lines", "unparsable_lines",
-                      "more_problems"):
-            setattr(summary, field, getattr(summary, field) + getattr(part, field))
-        for dialect, count in part.formats.items():
-            summary.formats[dialect] = summary.formats.get(dialect, 0) + count
-        summary.problems.extend(p for p in part.problems if p.message != "empty input")
-    return outs, summary
 
 
 def splittable(name: str) -> bool:

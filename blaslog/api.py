@@ -1,38 +1,622 @@
 """The library layer: one function per command, inputs in, a Report out.
 
 The ``blaslog`` command is a thin client of this module: it turns options into one call here, hands the
-Report to a reporter and turns it into an exit status. Policy (which inputs, which ranks, which dialect of a
-doubly logged call to keep, which run is the reference) is decided here, so the Python API and the command
-give the same answers.
+Report to a reporter and turns it into an exit status. Policy is decided here and nowhere else: which files
+a run is made of and which rank wrote each (:mod:`blaslog.ranks`), which dialect of a doubly logged call is
+kept, which file is the reference of a diff, how much of a diff must be paired. So the Python API and the
+command give the same answers::
+
+    import blaslog
+    report = blaslog.diff("logs/tp4/", "logs/tp1.log")   # what `blaslog diff logs/tp4/ logs/tp1.log` prints
+    report.findings, report.exit_status("precision")
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from blaslog.errors import InputError
-from blaslog.inputs import expand
-from blaslog.parse import OnError, parse_file
-from blaslog.records import ParseResult
+from blaslog.caps import Caps, load_caps
+from blaslog.diff import DiffResult, diff_runs
+from blaslog.errors import BlaslogError, InputError
+from blaslog.formats import Sniffer
+from blaslog.inputs import Reader
+from blaslog.parse import OnError, iter_file, parse_file
+from blaslog.ranks import HEAD, RankedInput, assign_ranks, compact_ranks, find_inputs
+from blaslog.records import FileSummary, ParseResult, Record
+from blaslog.report import Finding, Location, Report
+from blaslog.runs import CompactRun, duplicate_dialects, read_run
+
+#: An input this large (bytes) is read with one process per CPU when --jobs is 0 (automatic).
+PARALLEL_MIN = 64 << 20
+
+MIN_COVERAGE = 0.5
+"""Default share of the sharded GEMM calls a diff must pair; below it the diff reports an `input` finding."""
+
+Progress = Callable[[str, int], Any]
+"""A factory of progress displays: ``progress(name, size)`` gives None or an object called as
+``display(bytes_done, gemms)`` while the input is read and closed with ``display.close()``."""
+
+
+@dataclass(slots=True)
+class Options:
+    """How inputs are read (the options every reading command shares)."""
+
+    log_format: tuple[str, ...] = ()
+    """Read only these dialects (all when empty)."""
+    strict: bool = False
+    """Stop at the first unparsable line (LogParseError) instead of reporting it and going on."""
+    jobs: int = 0
+    """Processes to parse with; 0 = one per CPU (at most 8) for inputs over 64 MB, else 1."""
+    rank_from: str | None = None
+    """A regular expression whose first group in a file's path is its rank (see :mod:`blaslog.ranks`)."""
+    progress: Progress | None = None
+    """Progress displays for large inputs (the CLI's on a terminal), or None."""
+
+    @property
+    def on_error(self) -> OnError:
+        """The parser's error policy."""
+        return "raise" if self.strict else "warn"
+
+    @property
+    def formats(self) -> list[str] | None:
+        """`log_format` as the parser takes it."""
+        return list(self.log_format) or None
+
+
+@dataclass(slots=True)
+class Run:
+    """The GEMM calls of one input file, compactly stored, with its rank and its accounting."""
+
+    input: RankedInput
+    """The file and its rank."""
+    calls: CompactRun
+    """Its GEMM calls (one dialect per call: see :func:`read_run_files`)."""
+    summary: FileSummary
+    """Every line of it accounted for."""
+
+
+@dataclass(slots=True)
+class Inputs:
+    """The runs read from some command-line inputs, and what went wrong reading them."""
+
+    runs: list[Run] = field(default_factory=list)
+    """One per readable file, in natural name order."""
+    failed: list[str] = field(default_factory=list)
+    """`file: why` for each input that could not be read at all."""
+    notes: list[str] = field(default_factory=list)
+    """What a person should know about how the inputs were read (ranks guessed, dialects left out)."""
+
+    @property
+    def files(self) -> list[FileSummary]:
+        """The accounting of each run."""
+        return [run.summary for run in self.runs]
+
+    def occurrences(self) -> list[Any]:
+        """Every GEMM call of every run, in order (Occurrence objects, which read like GemmCall)."""
+        return [call for run in self.runs for call in run.calls]
+
+
+# ---- reading ---------------------------------------------------------------------------------------------------
+
+
+def looks_like_log(path: str) -> bool:
+    """True when the first lines of `path` hold a line a BLAS dialect begins a record with (or nearly)."""
+    head = _head(path)
+    if not head:
+        return False
+    sniffer = Sniffer()
+    text = head.decode("utf-8", "replace")
+    return any(sniffer.sniff(line) is not None or sniffer.near_miss(line) for line in text.splitlines())
+
+
+def _head(path: str) -> bytes:
+    """The first HEAD bytes of a regular file (decompressed), b"" for anything else or on error."""
+    if path == "-" or not os.path.isfile(path):
+        return b""
+    try:
+        stream, closers = Reader(path)._open()
+        try:
+            return bytes(stream.read(HEAD))
+        finally:
+            for closer in closers:
+                closer.close()
+    except (OSError, EOFError, InputError, ValueError):
+        return b""
+
+
+def _openable(files: Sequence[str], strict: bool) -> tuple[list[str], list[str]]:
+    """The files that can be opened, and `file: why` for the others (InputError at once when `strict`)."""
+    good, failed = [], []
+    for name in files:
+        problem = _cannot_open(name)
+        if problem is None:
+            good.append(name)
+        elif strict:
+            raise InputError(problem)
+        else:
+            failed.append(problem)
+    return good, failed
+
+
+def _cannot_open(name: str) -> str | None:
+    """Why `name` cannot be read, or None."""
+    if name == "-":
+        return None
+    try:
+        for closer in Reader(name)._open()[1]:
+            closer.close()
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def jobs_for(jobs: int, names: Sequence[str]) -> int:
+    """Processes to read `names` with: `jobs`, or when 0 one per CPU (at most 8) for inputs over 64 MB."""
+    if jobs:
+        return jobs
+    size = sum(os.path.getsize(n) for n in names if n != "-" and os.path.isfile(n))
+    return min(os.cpu_count() or 1, 8) if size >= PARALLEL_MIN else 1
+
+
+def read_run_files(names: Sequence[str], options: Options | None = None) -> Inputs:
+    """Read inputs (files, quoted globs, folders, `-`) into runs of GEMM calls, each file with its rank.
+
+    When a file logs the same calls in two dialects (ROCBLAS_LAYER=3 writes a trace and a bench line per call;
+    hipBLASLt a [Trace] and a bench line per launch), one of them is kept, so that each call counts once.
+    """
+    options = options or Options()
+    files = find_inputs(names, looks_like_log=looks_like_log)
+    if not files:
+        raise InputError("no input given")
+    good, failed = _openable(files, options.strict)
+    inputs = Inputs(failed=failed)
+    if not good:
+        return inputs
+    ranked = assign_ranks(good, [_head(name) for name in good], options.rank_from)
+    if any(r.how == "name order (guessed)" for r in ranked):
+        inputs.notes.append("ranks guessed from the order of the file names (" + ", ".join(
+            f"{r.path} = rank {r.rank}" for r in ranked[:8]) + (", ..." if len(ranked) > 8 else "")
+            + "); name the files by rank or give --rank-from REGEX")
+    processes = jobs_for(options.jobs, good)
+    if processes > 1 and "-" not in good:
+        from blaslog._parallel import read_runs_parallel
+
+        pairs = read_runs_parallel(good, log_format=options.formats, on_error=options.on_error, jobs=processes)
+    else:
+        pairs = [_read_one(name, options) for name in good]
+    for rank, (calls, summary) in zip(ranked, pairs, strict=True):
+        inputs.runs.append(Run(rank, calls, summary))
+    drop, notes = duplicate_dialects(call for run in inputs.runs for call in run.calls.calls)
+    inputs.notes.extend(notes)
+    for run in inputs.runs:
+        if run.summary.path in drop:
+            run.calls = _without(run.calls, drop[run.summary.path])
+    return inputs
+
+
+def _read_one(name: str, options: Options) -> tuple[CompactRun, FileSummary]:
+    size = os.path.getsize(name) if name != "-" and os.path.isfile(name) else 0
+    display = options.progress(name, size) if options.progress is not None else None
+    try:
+        return read_run(name, log_format=options.formats, on_error=options.on_error, progress=display)
+    finally:
+        if display is not None:
+            display.close()
+
+
+def _without(run: CompactRun, dialect: str) -> CompactRun:
+    """The calls of `run` not logged in `dialect`."""
+    out = CompactRun(run.path)
+    for call in run:
+        if call.log_format != dialect:
+            out.add(call.record())
+    return out
+
+
+#: How to turn each library's logging on (until the dialects declare it).
+_HINTS = ("CUBLASLT_LOG_LEVEL=2 or higher", "CUBLAS_LOGINFO_DBG=1", "ROCBLAS_LAYER=1",
+          "HIPBLASLT_LOG_LEVEL=2 or HIPBLASLT_LOG_MASK=32")
+
+
+def logging_hints() -> tuple[str, ...]:
+    """How to turn each library's logging on."""
+    return _HINTS
+
+
+def _no_records_error(inputs: Inputs, what: str) -> BlaslogError:
+    read = ", ".join(f"{s.path} ({s.lines} lines)" for s in inputs.files[:3])
+    return InputError(f"no {what} found in {read}{', ...' if len(inputs.files) > 3 else ''}; was logging on? "
+                      f"({', '.join(logging_hints())})")
+
+
+def _read_for_report(names: Sequence[str], options: Options | None, what: str = "GEMM records") -> Inputs:
+    """Read inputs for a report; InputError when none could be read or none holds a GEMM."""
+    inputs = read_run_files(names, options)
+    if not inputs.runs:
+        raise InputError("; ".join(inputs.failed) or "no input could be read")
+    if not any(len(run.calls) for run in inputs.runs):
+        raise _no_records_error(inputs, what)
+    return inputs
+
+
+def _load(caps: Caps | str | None) -> Caps | None:
+    return load_caps(caps) if isinstance(caps, str) else caps
+
+
+# ---- the commands ----------------------------------------------------------------------------------------------
 
 
 def parse(names: str | Iterable[str], *, log_format: Iterable[str] | str | None = None,
           on_error: OnError = "warn", jobs: int = 1, events: bool = True) -> ParseResult:
-    """Parse inputs (paths, globs, `-`) into one ParseResult, inputs in sorted order.
+    """Parse inputs (files, quoted globs, folders, `-`) into one ParseResult, inputs in natural order.
 
-    With `jobs` > 1 several files are parsed in parallel processes.
+    With `jobs` > 1 several files are parsed in parallel processes. Every record is kept (both dialects of a
+    doubly logged call, too); :func:`summary`, :func:`check` and :func:`diff` count each call once.
     """
-    files = expand([names] if isinstance(names, str) else list(names))
+    files = find_inputs([names] if isinstance(names, str) else list(names), looks_like_log=looks_like_log)
     if not files:
         raise InputError("no input given")
+    formats = [log_format] if isinstance(log_format, str) else list(log_format or []) or None
     if jobs > 1 and len(files) > 1 and "-" not in files:
         from blaslog._parallel import parse_parallel
 
-        formats = [log_format] if isinstance(log_format, str) else list(log_format or []) or None
         results = parse_parallel(files, log_format=formats, on_error=on_error, jobs=jobs, events=events)
     else:
-        results = [parse_file(name, log_format=log_format, on_error=on_error, events=events) for name in files]
+        results = [parse_file(name, log_format=formats, on_error=on_error, events=events) for name in files]
     return ParseResult(
         tuple(r for result in results for r in result.records),
         tuple(s for result in results for s in result.files),
     )
+
+
+def records(names: Sequence[str], *, kind: str = "gemm", options: Options | None = None,
+            summaries: list[FileSummary] | None = None, lazy: bool = False) -> Iterator[Any]:
+    """Stream the records of inputs (GEMMs, or every record with `kind="all"`); each input's FileSummary is
+    appended to `summaries` once it is read. With `lazy`, GEMMs of a known line shape come unbuilt (see
+    :mod:`blaslog.stream`)."""
+    options = options or Options()
+    for name in names:
+        size = os.path.getsize(name) if name != "-" and os.path.isfile(name) else 0
+        display = options.progress(name, size) if options.progress is not None else None
+        try:
+            yield from iter_file(name, log_format=options.formats, on_error=options.on_error,
+                                 summary_out=summaries, events=kind == "all", progress=display, lazy=lazy)
+        finally:
+            if display is not None:
+                display.close()
+
+
+def parse_inputs(names: Sequence[str], options: Options | None = None) -> tuple[list[str], list[str]]:
+    """The files `names` stand for that can be opened, and `file: why` for those that cannot."""
+    options = options or Options()
+    files = find_inputs(names, looks_like_log=looks_like_log)
+    if not files:
+        raise InputError("no input given")
+    return _openable(files, options.strict)
+
+
+def parse_report(names: Sequence[str], *, kind: str = "gemm", caps: Caps | str | None = None,
+                 options: Options | None = None) -> Report:
+    """What `blaslog parse` prints: every GEMM record (every record with `kind="all"`) of the inputs."""
+    from blaslog.views import parse_report as build
+
+    options = options or Options()
+    good, failed = parse_inputs(names, options)
+    summaries: list[FileSummary] = []
+    found: list[Record] = list(records(good, kind=kind, options=options, summaries=summaries))
+    if good and all(s.gemm_records + s.other_records == 0 for s in summaries):
+        raise _no_records_error(Inputs(files_summaries(summaries)), "BLAS log records")
+    report = build(ParseResult(tuple(found), tuple(summaries)), kind=kind, caps=_load(caps))
+    report.failed = failed
+    return report
+
+
+def files_summaries(summaries: Sequence[FileSummary]) -> list[Run]:
+    """Runs without calls, for messages about inputs read record by record."""
+    return [Run(RankedInput(s.path, None, "single input"), CompactRun(s.path), s) for s in summaries]
+
+
+def summary(names: Sequence[str], *, caps: Caps | str | None = None, options: Options | None = None) -> Report:
+    """What `blaslog summary` prints: distinct GEMM signatures with call counts, threads and algorithms."""
+    from blaslog.views import summary_report
+
+    inputs = _read_for_report(names, options)
+    report = summary_report(None, inputs.files, caps=_load(caps), runs=[run.calls for run in inputs.runs])
+    return _finish(report, inputs)
+
+
+def check(names: Sequence[str], *, caps: Caps | str | None = None, batch: bool = False,
+          options: Options | None = None, fail_on: str = "precision") -> Report:
+    """What `blaslog check` prints: GEMMs inside one run that ran with different algorithms, flags or solutions
+    (each file on its own); with `batch`, also the algorithm ranges along the dimension that varies."""
+    from blaslog.views import check_report
+
+    inputs = _read_for_report(names, options)
+    report = check_report(inputs.occurrences(), inputs.files, caps=_load(caps), batch=batch)
+    report.fail_on = fail_on
+    return _finish(report, inputs)
+
+
+def _finish(report: Report, inputs: Inputs) -> Report:
+    report.failed = list(inputs.failed)
+    report.notes[:0] = inputs.notes
+    return report
+
+
+# ---- diff ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """How much of one compared file was paired."""
+
+    side: str
+    """`sharded` or `unsharded`."""
+    file: str
+    """The file."""
+    rank: int | None
+    """Its rank (sharded side)."""
+    paired: int
+    """GEMM calls paired with a call of the other side."""
+    unmatched: int
+    """GEMM calls left without a counterpart."""
+
+    @property
+    def share(self) -> float:
+        """paired / all."""
+        total = self.paired + self.unmatched
+        return self.paired / total if total else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"side": self.side, "file": self.file, "rank": self.rank, "paired": self.paired,
+                "unmatched": self.unmatched, "coverage": round(self.share, 4)}
+
+
+def diff(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: int | None = None,
+         rank: int | None = None, caps: Caps | str | None = None, min_coverage: float = MIN_COVERAGE,
+         options: Options | None = None, fail_on: str = "precision") -> Report:
+    """What `blaslog diff SHARDED UNSHARDED` prints: each sharded rank's GEMMs paired with the unsharded run's.
+
+    `sharded` and `unsharded` are each a file, a quoted glob, a folder or a list of them. The unsharded run's
+    rank 0 (its first file) is the reference. `rank` keeps one sharded rank. A diff that pairs nothing raises
+    InputError saying why it thinks so; one that pairs less than `min_coverage` of a sharded file's calls
+    reports an `input` finding.
+    """
+    return _diff(sharded, unsharded, tp=tp, rank=rank, caps=_load(caps), min_coverage=min_coverage,
+                 options=options or Options(), fail_on=fail_on)[0]
+
+
+def _diff(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: int | None, rank: int | None,
+          caps: Caps | None, min_coverage: float, options: Options,
+          fail_on: str) -> tuple[Report, list[DiffResult]]:
+    ref_inputs, ref = _reference(_names(unsharded), options)
+    side = _read_for_report(_names(sharded), options)
+    runs = side.runs
+    if rank is not None:
+        runs = [run for run in runs if run.input.rank == rank]
+        if not runs:
+            known = compact_ranks(r.input.rank for r in side.runs if r.input.rank is not None)
+            raise InputError(f"--rank {rank}: the sharded side has no rank {rank} (it has ranks {known or 'none'})")
+    reference: list[Any] = list(ref.calls)
+    results = [diff_runs(list[Any](run.calls), reference, tp=tp, caps=caps, sharded_file=run.summary.path,
+                         unsharded_file=ref.summary.path) for run in runs]
+    if not any(result.pairs for result in results):
+        raise InputError(_why_nothing_paired(results, runs, ref, tp))
+    report = _diff_report(results, runs, [ref], side, ref_inputs, _coverage(results, runs, ref), min_coverage)
+    report.fail_on = fail_on
+    return report, results
+
+
+def split_diff_arguments(arguments: Sequence[str]) -> tuple[list[str], list[str], str | None]:
+    """(sharded, unsharded, note) from `blaslog diff`'s positional arguments.
+
+    Two arguments are SHARDED UNSHARDED. More are what a shell made of an unquoted glob
+    (`blaslog diff logs/tp4/*.log logs/tp1.log`): the trailing files of one folder are the unsharded run, the
+    files before them (of other folders) the sharded run, said in the note. Anything else is InputError with
+    the quoting hint."""
+    if len(arguments) == 2:
+        return [arguments[0]], [arguments[1]], None
+    usage = ("blaslog diff takes two runs, SHARDED UNSHARDED (each a file, a folder or a quoted glob such as "
+             "'logs/tp4/*.log'), or several runs with --ref REFERENCE")
+    if len(arguments) < 2:
+        raise InputError(f"{usage}; got {len(arguments)}")
+    if not all(os.path.isfile(a) for a in arguments):
+        raise InputError(f"{usage}; got {len(arguments)} arguments: quote globs so that blaslog expands them")
+    folder = os.path.dirname(os.path.abspath(arguments[-1]))
+    cut = len(arguments)
+    while cut > 0 and os.path.dirname(os.path.abspath(arguments[cut - 1])) == folder:
+        cut -= 1
+    sharded, unsharded = list(arguments[:cut]), list(arguments[cut:])
+    if not sharded:
+        raise InputError(f"{usage}; got {len(arguments)} files of one folder (did the shell expand a glob? quote it: "
+                         f"blaslog diff 'logs/tp4/*.log' logs/tp1.log)")
+    note = (f"{len(arguments)} files given (a glob the shell expanded?): comparing the {len(sharded)} files before "
+            f"{unsharded[0]} as the sharded run with {', '.join(unsharded)} as the unsharded run; quote globs "
+            "('logs/tp4/*.log') to say so explicitly")
+    return sharded, unsharded, note
+
+
+def diff_many(runs: Sequence[str], reference: str | Sequence[str], *, tp: int | None = None, rank: int | None = None,
+              caps: Caps | str | None = None, min_coverage: float = MIN_COVERAGE, options: Options | None = None,
+              fail_on: str = "precision") -> Report:
+    """What `blaslog diff --ref REF RUN...` prints: every run compared with one reference, and per reference
+    GEMM which runs agree with it. Each run is a file, a quoted glob or a folder (one file per rank)."""
+    from blaslog.explain import compare
+
+    options, loaded = options or Options(), _load(caps)
+    reports: list[Report] = []
+    per_run: list[dict[str, Any]] = []
+    agreement: dict[Any, dict[str, set[str]]] = {}
+    order: list[Any] = []
+    for name in runs:
+        report, results = _diff(name, reference, tp=tp, rank=rank, caps=loaded, min_coverage=min_coverage,
+                                options=options, fail_on=fail_on)
+        reports.append(report)
+        per_run.append({"run": name, "files": len(results), "tp": results[0].tp.tp,
+                        "pairs": sum(len(r.pairs) for r in results),
+                        "identical": sum(r.identical_pairs for r in results), "findings": len(report.findings)})
+        seen: dict[tuple[Any, Any], str] = {}
+        for result in results:
+            for s, u in result.pairs:
+                key = (getattr(s, "call", s), getattr(u, "call", u))
+                if key not in seen:
+                    difference = compare(key[0], key[1], loaded)
+                    seen[key] = "same" if difference is None else difference.cls
+                if key[1] not in agreement:
+                    agreement[key[1]] = {}
+                    order.append(key[1])
+                agreement[key[1]].setdefault(name, set()).add(seen[key])
+    combined = Report("diff", fail_on=fail_on, files=[f for r in reports for f in r.files])
+    for name, report in zip(runs, reports, strict=True):
+        combined.findings.extend(_retitled(f, name) for f in report.findings)
+        combined.failed.extend(report.failed)
+        combined.notes.extend(f"{name}: {note}" for note in report.notes)
+        combined.cases.extend(report.cases)
+    from blaslog.report import sort_findings
+
+    combined.findings = sort_findings(combined.findings)
+    rows: list[dict[str, Any]] = []
+    for call in order:
+        row: dict[str, Any] = {"gemm": f"{call.function} {call.shape_text()} {call.a_type}/{call.compute_type}"}
+        for name in runs:
+            verdicts = agreement[call].get(name)
+            row[name] = "not paired" if not verdicts else ", ".join(sorted(verdicts))
+        rows.append(row)
+    combined.sections = [("Runs against the reference", per_run), ("Agreement with the reference per GEMM", rows)]
+    combined.rows = [dict(row) for row in rows]
+    combined.columns = list(rows[0]) if rows else []
+    combined.document = {"reference": reference if isinstance(reference, str) else list(reference),
+                         "runs": [{"run": name, **r.to_json()} for name, r in zip(runs, reports, strict=True)],
+                         "agreement": rows, "findings": [f.to_dict() for f in combined.findings],
+                         "summary": {"files": [s.to_dict() for s in combined.files]}}
+    return combined
+
+
+def _retitled(finding: Finding, run: str) -> Finding:
+    from dataclasses import replace
+
+    return replace(finding, title=f"{run}: {finding.title}")
+
+
+def _names(value: str | Sequence[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _reference(names: list[str], options: Options) -> tuple[Inputs, Run]:
+    inputs = _read_for_report(names, options)
+    runs = [run for run in inputs.runs if len(run.calls)]
+    ref = min(runs, key=lambda run: (run.input.rank is None, run.input.rank or 0))
+    if len(inputs.runs) > 1:
+        inputs.notes.append(f"{len(inputs.runs)} unsharded files given; {ref.summary.path} "
+                            f"({ref.input.label()}) is the reference")
+    return inputs, ref
+
+
+def _coverage(results: Sequence[DiffResult], runs: Sequence[Run], ref: Run) -> list[Coverage]:
+    out = [Coverage("sharded", run.summary.path, run.input.rank, len(result.pairs), len(result.unmatched_sharded))
+           for result, run in zip(results, runs, strict=True)]
+    for result, run in zip(results, runs, strict=True):
+        out.append(Coverage("unsharded", ref.summary.path, run.input.rank, len(result.pairs),
+                            len(result.unmatched_unsharded)))
+    return out
+
+
+def _why_nothing_paired(results: Sequence[DiffResult], runs: Sequence[Run], ref: Run, tp: int | None) -> str:
+    """Why a diff paired no GEMM, as far as the logs tell, and what to try."""
+    sharded = ", ".join(run.summary.path for run in runs[:3]) + (", ..." if len(runs) > 3 else "")
+    head = f"nothing to compare: no GEMM of {sharded} pairs with a GEMM of {ref.summary.path}"
+    libs_s = {c.library for run in runs for c in run.calls.calls}
+    libs_u = {c.library for c in ref.calls.calls}
+    if libs_s.isdisjoint(libs_u):
+        return (f"{head}: the runs were logged by different libraries ({', '.join(sorted(libs_s))} vs "
+                f"{', '.join(sorted(libs_u))}); log both runs with the same library (a cuBLASLt log pairs only with "
+                "a cuBLASLt log)")
+    if any(result.reversed_hint for result in results):
+        return (f"{head}: the first run's GEMMs are the larger ones: were the runs given the other way round? The order is "
+                f"blaslog diff SHARDED UNSHARDED: try blaslog diff {ref.summary.path} '{runs[0].summary.path}'")
+    if tp is not None and any(result.unmatched_sharded and result.unmatched_unsharded for result in results):
+        return (f"{head} with --tp {tp}: GEMMs of the same types were found on both sides, but no dimension of "
+                f"them is divided by {tp}; leave --tp out to infer it, or give the degree the sharded run used")
+    return (f"{head}: no GEMM of one run has a counterpart with the same types and transposes in the other, so "
+            "these look like logs of different models or programs; check that both runs ran the same model "
+            "(and the same step), or compare two runs of one model")
+
+
+def _diff_report(results: Sequence[DiffResult], runs: Sequence[Run], refs: Sequence[Run], side: Inputs,
+                 ref_inputs: Inputs, coverage: list[Coverage], min_coverage: float) -> Report:
+    from blaslog.views import diff_report
+
+    report = diff_report(results, [run.summary for run in runs], [ref.summary for ref in refs])
+    rows = [c.to_dict() for c in coverage]
+    low = [c for c in coverage if c.side == "sharded" and c.share < min_coverage]
+    findings = [_coverage_finding(c, min_coverage) for c in low]
+    if findings:
+        from blaslog.report import sort_findings
+
+        report.findings = sort_findings(report.findings + findings)
+        report.document["findings"] = [f.to_dict() for f in report.findings]
+    report.sections.insert(0, ("Coverage", [dict(row, coverage=f"{row['coverage']:.0%}") for row in rows]))
+    report.document["coverage"] = rows
+    report.document["ranks"] = [{"file": run.input.path, "rank": run.input.rank, "how": run.input.how}
+                                for run in runs]
+    report.failed = side.failed + ref_inputs.failed
+    report.notes[:0] = side.notes + ref_inputs.notes
+    report.notes.insert(0, "compared: " + "; ".join(
+        f"{c.file} ({'rank ' + str(c.rank) if c.rank is not None else c.side}) {c.paired} of "
+        f"{c.paired + c.unmatched} GEMM calls paired" for c in coverage if c.side == "sharded")
+        + f"; reference {refs[0].summary.path}")
+    return report
+
+
+def _coverage_finding(coverage: Coverage, minimum: float) -> Finding:
+    total = coverage.paired + coverage.unmatched
+    title = (f"only {coverage.paired} of {total} GEMM calls of {coverage.file} were paired "
+             f"({coverage.share:.0%}, below --min-coverage {minimum:g})")
+    return Finding(
+        kind="low_coverage", cls="input", title=title,
+        explanation=(f"{coverage.unmatched} GEMM calls of {coverage.file} have no counterpart in the other run, so "
+                     "whatever they ran was not compared. The runs may hold different steps or models, or the "
+                     "tensor-parallel degree was not inferred right (give --tp)."),
+        location=Location(coverage.file, 1, "sharded"),
+        data={"key": f"coverage|{coverage.file}"},
+    )
+
+
+# ---- probe -----------------------------------------------------------------------------------------------------
+
+
+def probe_configs(from_logs: Sequence[str] = (), *, algo_id: int | None = None, compute_type: str = "COMPUTE_32F",
+                  scale_type: str = "R_32F", types: Sequence[str] = ("R_32F",) * 4) -> list[dict[str, Any]]:
+    """The algorithm configurations to probe: every distinct one in `from_logs`, or the one given."""
+    from blaslog import native
+
+    if from_logs:
+        inputs = _read_for_report(from_logs, Options())
+        configs = native.configs_from_records(inputs.occurrences())
+        if not configs:
+            raise InputError("no cuBLASLt GEMM with an algoId in the logs (a level-2 or higher cuBLASLt log is needed)")
+        return configs
+    if algo_id is None:
+        raise InputError("give --algo-id (with --compute-type, --scale-type, --types) or --from LOG")
+    if len(types) != 4:
+        raise InputError("--types takes four data types: A,B,C,D (e.g. R_32F,R_32F,R_32F,R_32F)")
+    return [{"algoId": algo_id, "computeType": compute_type, "scaleType": scale_type, "Atype": types[0],
+             "Btype": types[1], "Ctype": types[2], "Dtype": types[3]}]
+
+
+def caps_from_probe(probed: Any, existing: Caps | None = None) -> Caps:
+    """A caps file's contents from a probe (merged into `existing`: the probe's entries win)."""
+    caps = existing if existing is not None else Caps()
+    caps.library_version, caps.gpu = probed.version_text, probed.gpu
+    for entry in probed.entries:
+        caps.add((int(entry["algoId"]), entry["computeType"], entry["scaleType"], entry["Atype"], entry["Btype"],
+                  entry["Ctype"], entry["Dtype"]), entry)
+    return caps
+
+
+__all__ = ["Coverage", "Inputs", "Options", "Run", "caps_from_probe", "check", "diff", "parse", "parse_report",
+           "probe_configs", "read_run_files", "records", "summary"]

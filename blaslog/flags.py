@@ -160,16 +160,36 @@ def encode_flags(names: list[str] | tuple[str, ...], library: str = "cublaslt") 
     return value
 
 
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
+
+
+def decode_values(values: list[str] | tuple[str, ...], library: str = "cublaslt") -> list[Decoded]:
+    """What `blaslog decode-flags` takes: numbers (each decoded), or flag names (encoded into one value, decoded).
+
+    FlagsError for nothing given, an empty or negative value, or numbers and names mixed."""
+    texts = [v.strip() for v in values]
+    if not texts or any(not t for t in texts):
+        raise FlagsError("give a flags value (hex like 0x40202, or decimal) or flag names; got an empty value")
+    negative = [t for t in texts if t.startswith("-") and t[1:2].isdigit()]
+    if negative:
+        raise FlagsError(f"{negative[0]!r} is negative: flags values are unsigned (hex like 0x40202, or decimal)")
+    numeric = [t for t in texts if t[:1].isdigit()]
+    if numeric and len(numeric) != len(texts):
+        raise FlagsError("give either numbers or names, not both")
+    if numeric:
+        return [decode_flags(t, library) for t in texts]
+    return [decode_flags(encode_flags(texts, library), library)]
+
+
 def parse_number(value: int | str) -> int:
     """An int from `0x40202`, `262658`, `0X40202` (or an int); FlagsError otherwise."""
     if isinstance(value, int):
         number = value
     else:
         text = value.strip()
-        try:
-            number = int(text, 16) if text.lower().startswith("0x") else int(text, 10)
-        except ValueError:
-            raise FlagsError(f"{value!r} is not a number (give hex like 0x40202 or decimal)") from None
+        if _NUMBER.fullmatch(text) is None:  # ASCII digits only: int() would also take `1_0` and `٢١`
+            raise FlagsError(f"{value!r} is not a number (give hex like 0x40202 or decimal)")
+        number = int(text, 16) if text[:2].lower() == "0x" else int(text, 10)
     if number < 0 or number >= 2**64:
         raise FlagsError(f"{value!r} is out of range for a 64-bit flags value")
     return number

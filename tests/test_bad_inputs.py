@@ -48,11 +48,12 @@ def test_strict_stops_with_exit_2_on_errors(case, runner):
     assert got.startswith("exit: 2") == has_error or "no BLAS log records" in normal
 
 
-def test_directory(runner, tmp_path):
+def test_directory_without_logs(runner, tmp_path):
+    (tmp_path / "notes.txt").write_text("step 1 loss=4.2\n")
     result = runner.invoke(cli, ["parse", str(tmp_path)])
     assert result.exit_code == 2
-    assert result.stderr.strip().endswith(f"{tmp_path}: is a directory; name the log files in it, or a glob such as "
-                                          f"'{tmp_path}/*.log'")
+    assert result.stderr.strip().endswith(f"{tmp_path}: a folder, but no BLAS log was found under it (searched every "
+                                          "file below it for cuBLASLt, cuBLAS, rocBLAS or hipBLASLt lines)")
 
 
 def test_unreadable_file(runner, tmp_path, monkeypatch):

@@ -1,0 +1,175 @@
+"""Which files a run is made of, and which rank wrote each.
+
+A run on the command line is a file, a quoted glob (``**`` searches folders below), a folder (searched
+recursively for BLAS logs, gzip too) or ``-``. Each file's rank is taken, in this order, from:
+
+1. ``--rank-from REGEX``: the first group (or the whole match) of REGEX searched in the file's path;
+2. a launcher's tag on the log lines (``[rank3]:`` from torchrun, ``[default3]:`` from older torch elastic,
+   ``[1,3]<stdout>:`` from ``mpirun --tag-output``);
+3. the path (``rank3``, ``rank_3``, ``rank-3``, ``attempt_0/3/``, ``-r3``, ``_r3``);
+4. the place of the file in natural order (``rank2`` before ``rank10``): a guess, and said to be one.
+
+Every report names each file's rank and how it was known (:attr:`RankedInput.how`).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from blaslog.errors import InputError
+
+HEAD = 1 << 16
+"""Bytes of a file read to find a launcher's tag or a BLAS record."""
+
+#: Launchers' tags before a line, with the rank as the first group.
+_TAG = re.compile(rb"^\[(?:rank|default)(\d+)\]:|^\[\d+,(\d+)\]<std(?:out|err)>:", re.MULTILINE)
+
+#: The rank in a path: `rank3`, `rank_3`, `rank-3`, `attempt_0/3/`, `-r3`, `_r3` (not `r3` inside a word).
+_PATH = re.compile(r"rank[_-]?(\d+)|attempt_\d+[/\\](\d+)(?:[/\\]|$)|(?:^|[-_./\\])r(\d+)(?=[-_./\\]|$)", re.IGNORECASE)
+
+#: File names under a folder that are never BLAS logs.
+_SKIP_SUFFIXES = (".json", ".yaml.expected", ".expected", ".md", ".py", ".parquet", ".csv", ".html", ".png")
+
+
+@dataclass(frozen=True, slots=True)
+class RankedInput:
+    """One input file of a run, with its rank."""
+
+    path: str
+    """The file (as found: the user's spelling, or below a folder the user named)."""
+    rank: int | None
+    """The rank that wrote it, or None when there is one input and nothing names its rank."""
+    how: str
+    """How the rank was known: `--rank-from`, `launcher tag`, `path`, `name order (guessed)`, or `single input`."""
+
+    def label(self) -> str:
+        """`rank 3` or the file name when the rank is unknown."""
+        return f"rank {self.rank}" if self.rank is not None else self.path
+
+
+def natural_key(text: str) -> tuple[object, ...]:
+    """Sort key that puts `rank2` before `rank10`."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def find_inputs(names: Sequence[str], *, looks_like_log: object = None) -> list[str]:
+    """The files the arguments name: files and `-` as given, quoted globs expanded (``**`` recursive), folders
+    searched recursively for files that hold BLAS log lines (`looks_like_log(path) -> bool` decides; by default
+    every file not known to be something else). In natural order, each file once."""
+    out: list[str] = []
+    for name in names:
+        if name == "-" or os.path.isfile(name):
+            out.append(name)
+        elif os.path.isdir(name):
+            found = [p for p in _walk(name) if looks_like_log is None or looks_like_log(p)]  # type: ignore[operator]
+            if not found:
+                raise InputError(f"{name}: a folder, but no BLAS log was found under it (searched every file "
+                                 "below it for cuBLASLt, cuBLAS, rocBLAS or hipBLASLt lines)")
+            out.extend(sorted(found, key=natural_key))
+        elif glob.has_magic(name):
+            files = [p for p in glob.glob(name, recursive=True) if os.path.isfile(p)]
+            if not files:
+                raise InputError(f"{name}: no file matches this pattern")
+            out.extend(sorted(files, key=natural_key))
+        else:
+            out.append(name)  # reading it says what is wrong
+    # in natural order whatever the order they were named in (`-` first), so that reports do not depend on it
+    return sorted(dict.fromkeys(out), key=lambda name: (name != "-", natural_key(name)))
+
+
+def _walk(folder: str) -> Iterable[str]:
+    for root, dirs, files in os.walk(folder):
+        dirs.sort(key=natural_key)
+        for file in files:
+            if file.startswith(".") or file.endswith(_SKIP_SUFFIXES):
+                continue
+            yield os.path.join(root, file)
+
+
+def rank_from_path(path: str, pattern: re.Pattern[str] | None = None) -> int | None:
+    """The rank a path names (`pattern`'s first group, or the built-in patterns), or None."""
+    if pattern is not None:
+        match = pattern.search(path)
+        if match is None:
+            return None
+        text = next((g for g in match.groups() if g is not None), match.group(0))
+        digits = re.search(r"\d+", text)
+        return int(digits.group()) if digits else None
+    found = None
+    for match in _PATH.finditer(path):  # the last mention wins: `run_r1/rank3.log` is rank 3
+        found = int(next(g for g in match.groups() if g is not None))
+    return found
+
+
+def rank_from_tags(head: bytes) -> set[int]:
+    """The ranks named by launchers' tags in the first lines of a file."""
+    return {int(a or b) for a, b in _TAG.findall(head)}
+
+
+def assign_ranks(paths: Sequence[str], heads: Sequence[bytes], rank_from: str | None = None) -> list[RankedInput]:
+    """Each path with its rank (see the module's docstring); `heads` holds the first bytes of each file.
+
+    Raises InputError when `rank_from` is not a valid regular expression or two files claim one rank."""
+    pattern = None
+    if rank_from:
+        try:
+            pattern = re.compile(rank_from)
+        except re.error as exc:
+            raise InputError(f"--rank-from {rank_from!r}: not a valid regular expression ({exc})") from None
+    if len(paths) == 1 and not rank_from:
+        tags = rank_from_tags(heads[0])
+        named = rank_from_path(paths[0])
+        if len(tags) == 1:
+            return [RankedInput(paths[0], tags.pop(), "launcher tag")]
+        if named is not None:
+            return [RankedInput(paths[0], named, "path")]
+        return [RankedInput(paths[0], None, "single input")]
+    out: list[RankedInput | None] = []
+    for path, head in zip(paths, heads, strict=True):
+        if pattern is not None:
+            rank = rank_from_path(path, pattern)
+            out.append(RankedInput(path, rank, "--rank-from") if rank is not None else None)
+            continue
+        tags = rank_from_tags(head)
+        if len(tags) == 1:
+            out.append(RankedInput(path, tags.pop(), "launcher tag"))
+            continue
+        rank = rank_from_path(path)
+        out.append(RankedInput(path, rank, "path") if rank is not None else None)
+    known = [r for r in out if r is not None]
+    if len(known) == len(out) and len({r.rank for r in known}) == len(known):
+        return [r for r in out if r is not None]
+    if pattern is not None and len(known) < len(out):
+        missing = [p for p, r in zip(paths, out, strict=True) if r is None]
+        raise InputError(f"--rank-from {rank_from!r} matches no rank number in {missing[0]}"
+                         + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+    # some names carry no rank, or two carry the same: fall back to natural name order, said to be a guess
+    ordered = sorted(paths, key=natural_key)
+    return [RankedInput(path, ordered.index(path), "name order (guessed)") for path in paths]
+
+
+def describe_ranks(inputs: Sequence[RankedInput]) -> str:
+    """`rank 0 a.log (path), rank 1 b.log (path)` for a note."""
+    return ", ".join(f"{r.label()}: {r.path} ({r.how})" for r in inputs)
+
+
+def compact_ranks(ranks: Iterable[int]) -> str:
+    """`0-3,6` for ranks 0, 1, 2, 3 and 6."""
+    values = sorted(set(ranks))
+    parts: list[str] = []
+    start = previous = None
+    for value in values:
+        if start is None:
+            start = previous = value
+        elif value == previous + 1:  # type: ignore[operator]
+            previous = value
+        else:
+            parts.append(f"{start}-{previous}" if previous != start else f"{start}")
+            start = previous = value
+    if start is not None:
+        parts.append(f"{start}-{previous}" if previous != start else f"{start}")
+    return ",".join(parts)

@@ -1,0 +1,211 @@
+"""Output: `blaslog parse` rows written as they are read, and reports written safely to a file.
+
+* :func:`parse_chunks` gives the text of `blaslog parse` in a streaming format (JSON, JSON Lines, CSV) input by
+  input, in bounded memory; a large input is parsed in pieces by several processes, each writing its rows to a
+  temporary file that is copied out in order.
+* :class:`Output` writes a report to ``-o FILE``: never onto an input (same file, hard link or symlink), never
+  onto anything but a regular file, through a unique temporary file in the target's folder that replaces the
+  target only when the run is kept (exit 0 or 1), so two writers never corrupt it and a failed run leaves the
+  old file as it was.
+* :func:`write_behind` moves text to its destination from a second thread, so that the system calls that move
+  gigabytes of JSON run while the next records are parsed.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import stat
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import IO, Any
+
+from blaslog._parallel import line_starts, range_parser, split_points, splittable
+from blaslog.api import Options, jobs_for, records
+from blaslog.caps import Caps, load_caps
+from blaslog.errors import BlaslogError
+from blaslog.records import FileSummary
+from blaslog.reporters import Reporter, get_reporter
+from blaslog.views import record_rows
+
+
+def parse_chunks(names: Sequence[str], reporter: Reporter, *, kind: str, caps_path: str | None, caps: Caps | None,
+                 options: Options, summaries: list[FileSummary]) -> Iterator[str]:
+    """The text of `blaslog parse` in `reporter`'s streaming format; each input's FileSummary is appended to
+    `summaries` once it is read."""
+    yield reporter.stream_begin()
+    any_rows = False
+    for name in names:
+        processes = jobs_for(options.jobs, [name])
+        if processes > 1 and splittable(name):
+            with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
+                pieces, summary = _stream_pieces(name, reporter.name, kind, caps_path, options, processes, tmp)
+                summaries.append(summary)
+                for piece in pieces:
+                    with open(piece, encoding="utf-8") as handle:
+                        head = handle.read(1 << 20)
+                        if not head:
+                            continue
+                        if not any_rows and reporter.first_separator and head.startswith(reporter.first_separator):
+                            head = head[len(reporter.first_separator):]
+                        any_rows = True
+                        yield head
+                        while block := handle.read(1 << 20):
+                            yield block
+                    os.remove(piece)  # free the disk as we go
+            continue
+        rows = record_rows(records([name], kind=kind, options=options, summaries=summaries, lazy=True), caps,
+                           reporter.shaped_rows)
+        for text in reporter.stream_rows(rows, not any_rows):
+            any_rows = True
+            yield text
+    yield reporter.stream_end(summaries, any_rows)
+
+
+def _stream_piece(name: str, start: int, end: int, first_line: int, fmt: str, kind: str, caps_path: str | None,
+                  log_format: list[str] | None, on_error: str, out_path: str) -> FileSummary:
+    """Parse one piece and write its rows (rendered as not first) to `out_path`; return its FileSummary."""
+    caps = load_caps(caps_path) if caps_path else None
+    parser = range_parser(name, start, end, log_format, on_error, first_line=first_line, events=kind == "all")
+    parser.lazy = True
+    reporter = get_reporter(fmt)
+    with open(out_path, "w", encoding="utf-8") as handle:
+        for text in reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first=False):
+            handle.write(text)
+    return parser.summary
+
+
+def _stream_pieces(name: str, fmt: str, kind: str, caps_path: str | None, options: Options, jobs: int,
+                   tmp_dir: str) -> tuple[list[str], FileSummary]:
+    """Parse a large input in `jobs` pieces at once; the pieces' row files in order, and the input's summary."""
+    points = split_points(name, jobs)
+    starts = line_starts(name, points)
+    outs = [os.path.join(tmp_dir, f"piece-{i:04d}") for i in range(len(points) - 1)]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_stream_piece, name, a, b, first, fmt, kind, caps_path, options.formats,
+                               options.on_error, out)
+                   for a, b, first, out in zip(points, points[1:], starts, outs, strict=False)]
+        parts = [f.result() for f in futures]
+    summary = FileSummary(name)
+    for part in parts:
+        _absorb(summary, part)
+    return outs, summary
+
+
+def _absorb(summary: FileSummary, part: FileSummary) -> None:
+    """Add the accounting of a piece to the whole input's."""
+    for name in ("lines", "gemm_records", "other_records", "record_lines", "foreign_lines", "unparsable_lines",
+                 "more_problems"):
+        setattr(summary, name, getattr(summary, name) + getattr(part, name))
+    for dialect, count in part.formats.items():
+        summary.formats[dialect] = summary.formats.get(dialect, 0) + count
+    summary.problems.extend(p for p in part.problems if p.message != "empty input")
+
+
+def write_behind(write: Callable[[str], Any], chunks: Iterable[str]) -> None:
+    """``for chunk in chunks: write(chunk)``, the writes done by a second thread. An error in a write is raised
+    here (and stops the reading)."""
+    pending: queue.Queue[str | None] = queue.Queue(maxsize=16)
+    failed: list[BaseException] = []
+
+    def writer() -> None:
+        while (chunk := pending.get()) is not None:
+            if not failed:
+                try:
+                    write(chunk)
+                except BaseException as exc:  # handed to the reading thread
+                    failed.append(exc)
+
+    thread = threading.Thread(target=writer, name="blaslog-writer", daemon=True)
+    thread.start()
+    try:
+        for chunk in chunks:
+            if failed:
+                break
+            pending.put(chunk)
+    finally:
+        pending.put(None)
+        thread.join()
+    if failed:
+        raise failed[0]
+
+
+class Output:
+    """A report file written safely: see the module's docstring. Use as::
+
+        with Output(path, inputs) as out:
+            out.write(text)
+            out.keep()       # without keep() the target is left as it was
+    """
+
+    def __init__(self, path: str, inputs: Sequence[str] = ()) -> None:
+        self.path = path
+        self.target = os.path.realpath(path)  # a symlink is written through, never replaced
+        _check_target(path, self.target, inputs)
+        folder = os.path.dirname(self.target) or "."
+        try:
+            fd, self.temporary = tempfile.mkstemp(prefix=".blaslog-", suffix=".part", dir=folder)
+        except OSError as exc:
+            raise BlaslogError(f"{path}: cannot write the report here ({exc.strerror or exc})") from None
+        self.handle: IO[str] = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        self.kept = False
+
+    def write(self, text: str) -> None:
+        """Append text."""
+        self.handle.write(text)
+
+    def keep(self) -> None:
+        """Put the written text in place of the target."""
+        self.handle.close()
+        try:
+            if os.path.exists(self.target):
+                os.chmod(self.temporary, stat.S_IMODE(os.stat(self.target).st_mode))
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(self.temporary, 0o666 & ~umask)
+            os.replace(self.temporary, self.target)
+        except OSError as exc:
+            raise BlaslogError(f"{self.path}: cannot write the report ({exc.strerror or exc})") from None
+        self.kept = True
+
+    def __enter__(self) -> Output:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.kept:
+            self.handle.close()
+            try:
+                os.unlink(self.temporary)
+            except OSError:
+                pass
+
+
+def _check_target(path: str, target: str, inputs: Sequence[str]) -> None:
+    """Refuse an output that is an input, or that is not a regular file (or not there yet)."""
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        folder = os.path.dirname(target) or "."
+        if not os.path.isdir(folder):
+            raise BlaslogError(f"{path}: its folder {folder} does not exist") from None
+        return
+    except OSError as exc:
+        raise BlaslogError(f"{path}: cannot write the report ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise BlaslogError(f"{path}: is a folder; give a file name for the report")
+    if not stat.S_ISREG(info.st_mode):
+        raise BlaslogError(f"{path}: not a regular file (a device, pipe or socket); blaslog replaces only regular "
+                           "files: redirect standard output instead (> FILE)")
+    for name in inputs:
+        if name == "-":
+            continue
+        try:
+            same = os.path.samestat(info, os.stat(name))
+        except OSError:
+            continue
+        if same:
+            raise BlaslogError(f"{path}: is the input {name} (or a link to it); writing the report there would "
+                               "destroy the input: give another output file")
