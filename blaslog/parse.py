@@ -226,7 +226,7 @@ class _FileParser:
             self.problem(first, warning, text, severity="warning")
 
     def _other(self, number: int, text: str) -> None:
-        if Sniffer.near_miss(text):
+        if self.sniffer.near_miss(text):
             self.summary.unparsable_lines += 1
             reason = ("a cuBLAS `i!` line outside a record (its `I! cuBLAS (...) function ... called:` header is missing)"
                       if text.lstrip().startswith("i!") else

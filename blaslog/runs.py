@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from blaslog.formats import same_calls
 from blaslog.records import GemmCall
 
 
@@ -168,13 +169,9 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactR
     return run, summary
 
 
-#: When one input holds the same calls in two dialects (ROCBLAS_LAYER=3 writes a trace and a bench line per call;
-#: HIPBLASLT_LOG_LEVEL with mask 32 a [Trace] and a bench line per launch), the second is left out here.
-SAME_CALLS = (("rocblas-trace", "rocblas-bench"), ("hipblaslt-bench", "hipblaslt"))
-
-
 def one_dialect_per_call(records: list[Any], runs: Iterable[CompactRun] = ()) -> tuple[list[Any], list[str]]:
-    """The records with duplicate dialects dropped (see SAME_CALLS), and a note for each input concerned.
+    """The records with duplicate dialects dropped (see :func:`duplicate_dialects`), and a note for each input
+    concerned.
 
     When the records are the occurrences of `runs`, the dialects are read from the runs' distinct calls."""
     drop, notes = duplicate_dialects([call for run in runs for call in run.calls] if runs else records)
@@ -184,14 +181,20 @@ def one_dialect_per_call(records: list[Any], runs: Iterable[CompactRun] = ()) ->
 
 
 def duplicate_dialects(records: Iterable[Any]) -> tuple[dict[str, str], list[str]]:
-    """Input -> the dialect to leave out of it (see SAME_CALLS), and a note for each input concerned."""
+    """Input -> the dialect to leave out of it, and a note for each input concerned.
+
+    When one input holds the same calls in two dialects (ROCBLAS_LAYER=3 writes a trace and a bench line per
+    call; HIPBLASLT_LOG_LEVEL with mask 32 a [Trace] and a bench line per launch), the dialect that declares
+    ``same_calls_as`` the other is left out (:func:`blaslog.formats.same_calls`).
+    """
     dialects: dict[str, set[str]] = {}
     for record in records:
         dialects.setdefault(record.file, set()).add(record.log_format)
     drop: dict[str, str] = {}
     notes = []
+    pairs = same_calls()
     for file, found in dialects.items():
-        for keep, duplicate in SAME_CALLS:
+        for keep, duplicate in pairs:
             if keep in found and duplicate in found:
                 drop[file] = duplicate
                 notes.append(f"{file}: holds both {keep} and {duplicate} lines for the same calls; "

@@ -1,16 +1,28 @@
-"""The log dialects blaslog reads, and per-line sniffing among them.
+"""The log dialects blaslog reads: their registry, and per-line sniffing among them.
 
-Each dialect is one module with one :class:`~blaslog.formats._base.LogFormat`
-subclass and one grammar in ``grammars/``. Sniffing is per line, so a file that
-mixes dialects (cuBLASLt and cuBLAS on one stdout, rocBLAS trace and bench in
-one log) parses whole; ``--log-format`` restricts it to the named dialects.
+Each dialect is one :class:`~blaslog.formats._base.LogFormat` subclass (one
+module, one grammar in ``grammars/``) that declares everything the rest of
+blaslog needs to know about it: how to find and parse its records, where a big
+file of it may be cut, which other dialect logs the same calls, what looks
+like its output though it is none, and how to turn its logging on. The rest of
+the package reads those declarations through the functions here
+(:func:`format_names`, :func:`boundary_regex`, :func:`same_calls`,
+:func:`near_miss`, :func:`logging_hints`), so registering a class
+(:func:`register_format`) is all a new dialect needs.
+
+Sniffing is per line, so a file that mixes dialects (cuBLASLt and cuBLAS on
+one stdout, rocBLAS trace and bench in one log) parses whole;
+``--log-format`` restricts it to the named dialects.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from blaslog.errors import UnknownFormatError
 from blaslog.formats._base import LogFormat
@@ -20,31 +32,107 @@ from blaslog.formats.cublaslt import CublasLt
 from blaslog.formats.hipblaslt import HipblasLt, HipblasLtBench, HipblasLtProfile
 from blaslog.formats.rocblas import RocblasBench, RocblasMessage, RocblasProfile, RocblasTrace
 
-FORMAT_CLASSES: tuple[type[LogFormat], ...] = (
-    CublasLt, Cublas, RocblasTrace, RocblasBench, RocblasProfile, RocblasMessage, HipblasLt, HipblasLtBench,
-    HipblasLtProfile,
-)
-"""Every dialect, in sniffing order."""
+F = TypeVar("F", bound=type[LogFormat])
 
-FORMAT_NAMES: tuple[str, ...] = tuple(cls.name for cls in FORMAT_CLASSES)
+_REGISTRY: dict[str, type[LogFormat]] = {}
+"""Every registered dialect by name, in sniffing order (a tie between two dialects' starts goes to the first)."""
 
-# Lines that look like BLAS library output but begin no record any dialect knows:
-# they are reported as unparsable, never passed over as program output.
-_NEAR_MISS = re.compile(
-    r"\[(?:cublasLt|HIPBLASLT)\]|^\s*[iI]!|^\s*(?:\./)?(?:rocblas-bench|hipblaslt-bench)\b|^\s*rocblas_\w+,"
-    r"|^\s*- \{\s*(?:rocblas_function|function)\s*:"
-)
+
+def register_format(cls: F) -> F:
+    """Add a dialect (usable as a class decorator); raises ValueError when another class has its name."""
+    other = _REGISTRY.get(cls.name)
+    if other is not None and other is not cls:
+        raise ValueError(f"log format {cls.name!r} is registered already ({other.__module__}.{other.__qualname__})")
+    same_as = cls.same_calls_as
+    if same_as is not None and same_as == cls.name:
+        raise ValueError(f"log format {cls.name!r} cannot log the same calls as itself")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def unregister_format(name: str) -> type[LogFormat]:
+    """Remove a dialect registered before, by name; returns its class (KeyError when there is none)."""
+    return _REGISTRY.pop(name)
+
+
+@contextlib.contextmanager
+def registered(cls: type[LogFormat]) -> Iterator[type[LogFormat]]:
+    """Register `cls` for the duration of a ``with`` block (a test's toy dialect)."""
+    register_format(cls)
+    try:
+        yield cls
+    finally:
+        if _REGISTRY.get(cls.name) is cls:
+            del _REGISTRY[cls.name]
+
+
+def format_classes() -> tuple[type[LogFormat], ...]:
+    """Every registered dialect, in sniffing order."""
+    return tuple(_REGISTRY.values())
+
+
+def format_names() -> tuple[str, ...]:
+    """The `--log-format` names of every registered dialect, in sniffing order."""
+    return tuple(_REGISTRY)
+
+
+def boundary_regex() -> re.Pattern[bytes]:
+    """Matches a line end (``\\n``) after which a piece of a big file may begin: the next line begins a
+    one-line record of a dialect that declares a `boundary`. Never matches when none does."""
+    return _boundary(format_classes())
+
+
+def same_calls() -> tuple[tuple[str, str], ...]:
+    """(kept, left out) pairs of dialects that log the same calls: in an input holding both, the records of
+    the second are left out so that each call counts once (from each dialect's `same_calls_as`)."""
+    return tuple((cls.same_calls_as, cls.name) for cls in _REGISTRY.values() if cls.same_calls_as is not None)
+
+
+def near_miss(line: str) -> bool:
+    """True for a line that looks like BLAS library output though no dialect begins a record with it."""
+    return _near_miss(format_classes()).search(line) is not None
+
+
+def logging_hints() -> tuple[str, ...]:
+    """How to turn each library's logging on (each registered dialect's `logging_hint`, each once, in
+    registration order): what to suggest when an input holds no record."""
+    return tuple(dict.fromkeys(cls.logging_hint for cls in _REGISTRY.values() if cls.logging_hint))
+
+
+@functools.lru_cache(maxsize=8)
+def _boundary(classes: tuple[type[LogFormat], ...]) -> re.Pattern[bytes]:
+    sources = [b"(?:" + cls.boundary + b")" for cls in classes if cls.boundary is not None]
+    return re.compile(rb"\n(?=" + b"|".join(sources) + rb")" if sources else rb"(?!)")
+
+
+@functools.lru_cache(maxsize=8)
+def _near_miss(classes: tuple[type[LogFormat], ...]) -> re.Pattern[str]:
+    sources = [f"(?:{cls.near_miss})" for cls in classes if cls.near_miss is not None]
+    return re.compile("|".join(sources) if sources else "(?!)")
+
+
+for _cls in (CublasLt, Cublas, RocblasTrace, RocblasBench, RocblasProfile, RocblasMessage, HipblasLt, HipblasLtBench,
+             HipblasLtProfile):
+    register_format(_cls)
+
+FORMAT_CLASSES: tuple[type[LogFormat], ...] = format_classes()
+"""The dialects blaslog comes with, in sniffing order (:func:`format_classes` adds those registered later)."""
+
+FORMAT_NAMES: tuple[str, ...] = format_names()
+"""The names of the dialects blaslog comes with (:func:`format_names` adds those registered later)."""
 
 
 class Sniffer:
-    """Finds which dialect, if any, begins a record on a line."""
+    """Finds which dialect, if any, begins a record on a line (among the dialects registered when it is made)."""
 
     def __init__(self, names: Iterable[str] | None = None) -> None:
         wanted = resolve_formats(names)
-        self.formats = [cls() for cls in FORMAT_CLASSES if cls.name in wanted]
+        classes = format_classes()
+        self.formats = [cls() for cls in classes if cls.name in wanted]
         self._by_group = {f"f{i}": fmt for i, fmt in enumerate(self.formats)}
         pattern = "|".join(f"(?P<f{i}>{fmt.start.pattern})" for i, fmt in enumerate(self.formats))
-        self._start = re.compile(pattern)
+        self._start = re.compile(pattern or "(?!)")
+        self._near_miss = _near_miss(classes)
         self.known: dict[str, LogFormat] = {}
         """Shapes of lines that began a one-line record, with their dialect (skips sniffing them again)."""
 
@@ -59,31 +147,44 @@ class Sniffer:
             return None
         return self._by_group[match.lastgroup or ""], match.start()
 
-    @staticmethod
-    def near_miss(line: str) -> bool:
-        """True for a line that looks like BLAS library output though no dialect starts a record with it."""
-        return _NEAR_MISS.search(line) is not None
+    def near_miss(self, line: str) -> bool:
+        """True for a line that looks like BLAS library output though no dialect starts a record with it
+        (every registered dialect's `near_miss`, whichever dialects this sniffer reads)."""
+        return self._near_miss.search(line) is not None
 
 
 def resolve_formats(names: Iterable[str] | None) -> set[str]:
-    """The dialect names to use; unknown names raise UnknownFormatError with a suggestion."""
+    """The dialect names to use; unknown names raise UnknownFormatError with a suggestion.
+
+    Besides a dialect's name: a library's name that is no dialect's (`rocblas`), or ``LIBRARY-all``
+    (`hipblaslt-all`), names every dialect of that library.
+    """
+    known = format_names()
     if not names:
-        return set(FORMAT_NAMES)
+        return set(known)
+    libraries: dict[str, set[str]] = {}
+    for cls in _REGISTRY.values():
+        library = cls.library.lower()
+        libraries.setdefault(f"{library}-all", set()).add(cls.name)
+        if library not in _REGISTRY:
+            libraries.setdefault(library, set()).add(cls.name)
     out = set()
     for name in names:
         for part in name.split(","):
             part = part.strip().lower()
-            if part in ("rocblas", "hipblaslt-all"):
-                out |= {n for n in FORMAT_NAMES if n.startswith(part.split("-")[0])}
+            if part in libraries:
+                out |= libraries[part]
                 continue
-            if part not in FORMAT_NAMES:
-                close = difflib.get_close_matches(part, FORMAT_NAMES, n=1)
+            if part not in known:
+                close = difflib.get_close_matches(part, known, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise UnknownFormatError(
-                    f"unknown log format {part!r}{hint} Known formats: {', '.join(FORMAT_NAMES)}"
-                )
+                raise UnknownFormatError(f"unknown log format {part!r}{hint} Known formats: {', '.join(known)}")
             out.add(part)
     return out
 
 
-__all__ = ["FORMAT_CLASSES", "FORMAT_NAMES", "LogFormat", "Sniffer", "resolve_formats"]
+__all__ = [
+    "FORMAT_CLASSES", "FORMAT_NAMES", "LogFormat", "Sniffer", "boundary_regex", "format_classes", "format_names",
+    "logging_hints", "near_miss", "register_format", "registered", "resolve_formats", "same_calls",
+    "unregister_format",
+]

@@ -1,11 +1,19 @@
-"""Pieces shared by the AMD dialects: bench command lines and profile flow mappings."""
+"""Pieces shared by the AMD dialects: bench command lines, profile flow mappings, and the GEMM fields both
+libraries name alike (rocBLAS and hipBLASLt bench options and profile keys share their names)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from blaslog.formats._base import LeafTransformer, LogFormat
+from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int, transpose
 from blaslog.records import Event
+
+MODELLED = frozenset({
+    "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "batch_count", "transA", "transB",
+    "alpha", "beta", "a_type", "b_type", "c_type", "d_type", "compute_type", "solution_index", "call_count",
+})
+"""The names :func:`gemm_fields` reads (besides m, n and k): a dialect keeps the others as `extra`."""
 
 
 class CommandTransformer(LeafTransformer):
@@ -47,6 +55,39 @@ def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str
             continue
         out[key] = value
     return out
+
+
+def gemm_fields(values: dict[str, Any], dims: Iterable[str] = ("m", "n", "k")) -> dict[str, Any]:
+    """GemmCall keyword arguments from the values both AMD libraries name alike (`dims`: the names of m, n
+    and k); each dialect adds its own (see MODELLED)."""
+    out: dict[str, Any] = {}
+    for key, name in zip(dims, "mnk"):
+        if key not in values:
+            raise RecordError(f"the GEMM has no {key} (m, n, k are needed)")
+        out[name] = to_int(values[key], key)
+    for name in ("lda", "ldb", "ldc", "ldd"):
+        if values.get(name) is not None:
+            out[name] = to_int(values[name], name)
+    for letter in "abcd":
+        key = f"stride_{letter}"
+        if values.get(key) is not None:
+            out[key] = to_int(values[key], key, low=None)
+        out[f"{letter}_type"] = values.get(f"{letter}_type")
+    out["compute_type"] = values.get("compute_type")
+    out["batch_count"] = to_int(values.get("batch_count", "1"), "batch_count")
+    out["transa"] = transpose(values.get("transA", "N"), "transA")
+    out["transb"] = transpose(values.get("transB", "N"), "transB")
+    if values.get("solution_index") is not None:
+        out["solution_index"] = to_int(values["solution_index"], "solution_index", low=None)
+    if "call_count" in values:
+        out["call_count"] = to_int(values["call_count"], "call_count", low=1)
+    out["alpha"], out["beta"] = values.get("alpha"), values.get("beta")
+    return out
+
+
+def unmodelled(values: dict[str, Any], known: frozenset[str]) -> tuple[tuple[str, Any], ...]:
+    """The values not in `known`, for `extra` (an option given without a value as "")."""
+    return tuple((k, v if v is not None else "") for k, v in values.items() if k not in known)
 
 
 def call_event(fmt: LogFormat, function: str, values: dict[str, Any],

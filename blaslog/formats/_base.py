@@ -403,17 +403,36 @@ def _without_collision_check() -> Iterator[None]:
 
 
 class LogFormat:
-    """One log dialect. Subclasses set the class attributes and implement :meth:`build`."""
+    """One log dialect. Subclasses set the class attributes and implement :meth:`build`; registering the class
+    (:func:`blaslog.formats.register_format`) is all the rest of blaslog needs to read it: sniffing, cutting a
+    big file into pieces, dropping a second dialect's copy of the same calls, near misses and help texts all
+    read these attributes."""
 
     name: ClassVar[str]
     """The `--log-format` value."""
     library: ClassVar[str]
-    """The library that writes it."""
+    """The library that writes it (`--log-format LIBRARY-all` names every dialect of it)."""
     description: ClassVar[str]
     """One line for `--help` and the docs."""
+    logging_hint: ClassVar[str] = ""
+    """How to turn this dialect's logging on (the environment variables), one line; empty when the library
+    always writes it. Shown when an input holds no record ("was logging on?")."""
+    boundary: ClassVar[bytes | None] = None
+    """Regular expression (bytes) matching at the start of a line that always begins a one-line record of this
+    dialect and continues no record before it: a big file may be cut into pieces just before such a line. None:
+    a file of this dialect alone is not cut (its records may span lines)."""
+    same_calls_as: ClassVar[str | None] = None
+    """The dialect that logs the same calls as this one when both are switched on (ROCBLAS_LAYER=3 writes a
+    trace and a bench line per call): in an input that holds both, that dialect's records are kept and this
+    one's left out, so that each call counts once."""
+    near_miss: ClassVar[str | None] = None
+    """Regular expression (searched in a line) for text that looks like this library's output though no
+    dialect begins a record with it: such a line is reported as unparsable, never passed over as the
+    program's own output."""
     grammar: ClassVar[str]
-    """File in grammars/."""
+    """File in grammars/ (see :meth:`parser`)."""
     start_rule: ClassVar[str] = "start"
+    """The grammar rule a record is parsed with."""
     start: ClassVar[re.Pattern[str]]
     """Matches (with .match) a physical line that begins a record."""
     transformer: ClassVar[type[LeafTransformer]]
@@ -472,8 +491,13 @@ class LogFormat:
             keep(self._cache, key, template)
         return template
 
+    def parser(self) -> Lark:
+        """The LALR parser of the dialect's records: rule `start_rule` of the shipped grammar `grammar` (a
+        dialect defined elsewhere, a test's toy one say, may build its own)."""
+        return load_grammar(self.grammar, self.start_rule)
+
     def _tree(self, text: str) -> Any:
-        return load_grammar(self.grammar, self.start_rule).parse(text)
+        return self.parser().parse(text)
 
     def _make_template(self, text: str, values: list[str]) -> Any:
         tree = self._tree(text)  # grammar errors propagate to the caller
@@ -576,5 +600,23 @@ def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1)
     return number
 
 
+_TRANSPOSES = {"N": "N", "T": "T", "C": "C", "HERMITAN": "C", "CONJG": "C", "111": "N", "112": "T", "113": "C"}
+"""Transpose spellings by their last `_`-separated word: cuBLASLt and hipBLASLt `OP_T`, cuBLAS `CUBLAS_OP_T`,
+hipBLAS `HIPBLAS_OP_T`, the AMD bench and profile `T`, and rocBLAS before 3.5 `111`-`113`."""
+
+
+def transpose(value: Any, what: str) -> str:
+    """The transpose letter (N, T or C) of any dialect's spelling of it; an absent value is N.
+
+    A volatile value raises TypeError (only `111`-`113` look like one: that shape is then parsed every time).
+    """
+    if value is None:
+        return "N"
+    letter = _TRANSPOSES.get(str(value).strip("'\"").rsplit("_", 1)[-1].upper())
+    if letter is None:
+        raise RecordError(f"{what}={value!r} is not a transpose (N, T or C)")
+    return letter
+
+
 __all__ = ["FALLBACK", "VOLATILE", "Event", "GemmCall", "LineTemplate", "LogFormat", "RecordError", "ShapedCall", "Slot", "Template", "Text", "concat", "describe_error", "load_grammar",
-           "mask", "to_int"]
+           "mask", "to_int", "transpose"]

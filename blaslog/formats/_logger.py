@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, Slot, concat, to_int
+from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, Slot, concat, to_int, transpose
 from blaslog.records import Event, GemmCall
 
 Pairs = tuple[tuple[str, Any], ...]
@@ -19,6 +19,10 @@ Pairs = tuple[tuple[str, Any], ...]
 KNOWN_LEVELS = frozenset({"api", "info", "trace", "hint", "hints", "error", "debug", "warning", "warn", "bench",
                           "profile", "extendedprofile"})
 LEVEL_EVENTS = {"api": "api", "error": "error", "info": "info", "trace": "trace", "hint": "hint", "hints": "hint"}
+
+MATMUL_KEYS = frozenset({"A", "Adesc", "B", "Bdesc", "C", "Cdesc", "D", "Ddesc", "computeDesc", "workSpace",
+                         "workSpaceSizeInBytes", "beta", "stream"})
+"""Top-level keys of both loggers' matmul line (each dialect's `known_keys` adds its own)."""
 
 # Keys that start a continuation of a record a person wrapped over several lines.
 _CONTINUATION_KEY = re.compile(r"^(?:#\s+)?[A-Za-z_][\w.]*=")
@@ -183,19 +187,6 @@ def _render(items: Pairs) -> Any:
     return concat(parts)
 
 
-def _op(value: Any) -> str:
-    if value is None:
-        return "N"
-    text = str(value).upper()
-    if text in ("OP_N", "N", "CUBLAS_OP_N", "HIPBLAS_OP_N"):
-        return "N"
-    if text in ("OP_T", "T", "CUBLAS_OP_T", "HIPBLAS_OP_T"):
-        return "T"
-    if text in ("OP_C", "C", "CUBLAS_OP_C", "HIPBLAS_OP_C", "OP_HERMITAN", "OP_CONJG"):
-        return "C"
-    raise RecordError(f"unknown transpose {value!r}")
-
-
 _DESC_KEYS = {"type", "rows", "cols", "ld", "order", "batchCount", "stridedBatchOffset", "batch_count", "batch_stride"}
 _COMPUTE_KEYS = {
     "computeType", "scaleType", "transa", "transb", "transA", "transB", "epilogue", "biasPointer", "smCountTarget",
@@ -234,8 +225,8 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     algo = _desc(pairs, "algo")
     if not a:
         raise RecordError("the matmul line has no Adesc")
-    transa = _op(compute.get("transa", compute.get("transA")))
-    transb = _op(compute.get("transb", compute.get("transB")))
+    transa = transpose(compute.get("transa", compute.get("transA")), "computeDesc.transa")
+    transb = transpose(compute.get("transb", compute.get("transB")), "computeDesc.transb")
     a_rows, a_cols = to_int(a.get("rows"), "Adesc.rows"), to_int(a.get("cols"), "Adesc.cols")
     m, k = (a_rows, a_cols) if transa == "N" else (a_cols, a_rows)
     if d:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, Slot, to_int
+from blaslog.formats._base import LeafTransformer, LogFormat, Slot, to_int, transpose
 from blaslog.records import Event, GemmCall
 
 _GEMM = re.compile(r"^cublas(?:[SDCHZ]gemm|Gemm)(?:3m)?(?:Ex)?(?:Batched|StridedBatched)?(?:Ex)?(?:_v2)?(?:_64)?$")
@@ -79,6 +79,8 @@ class Cublas(LogFormat):
     name = "cublas"
     library = "cublas"
     description = "cuBLAS API log records (CUBLAS_LOGINFO_DBG=1): `I!` header and `i!` lines"
+    logging_hint = "CUBLAS_LOGINFO_DBG=1 with CUBLAS_LOGDEST_DBG=stdout"
+    near_miss = r"^\s*[iI]!"
     grammar = "cublas.lark"
     start = re.compile(r"^I! cuBLAS \(")
     transformer = CublasTransformer
@@ -132,20 +134,10 @@ def _enum(value: Any, prefix: str = "") -> str | None:
     return name[len(prefix):] if prefix and name.startswith(prefix) else name
 
 
-def _op(value: Any) -> str:
-    name = _enum(value) or "CUBLAS_OP_N"
-    letter = name.rsplit("_", 1)[-1]
-    if letter in ("N", "T", "C"):
-        return letter
-    if letter in ("HERMITAN", "CONJG"):
-        return "C"
-    raise RecordError(f"unknown transpose {name!r}")
-
-
 def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = dict(library="cublas", function=function)
-    out["transa"] = _op(args.get("transa"))
-    out["transb"] = _op(args.get("transb"))
+    out["transa"] = transpose(_enum(args.get("transa")), "transa")
+    out["transb"] = transpose(_enum(args.get("transb")), "transb")
     for name in ("m", "n", "k"):
         out[name] = to_int(args[name], name)
     for name in ("lda", "ldb", "ldc"):

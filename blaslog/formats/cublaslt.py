@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from blaslog.formats._logger import LoggerFormat
+from blaslog.formats._logger import MATMUL_KEYS, LoggerFormat
 
 
 class CublasLt(LoggerFormat):
@@ -18,9 +18,10 @@ class CublasLt(LoggerFormat):
     name = "cublaslt"
     library = "cublasLt"
     description = "cuBLASLt logger lines (CUBLASLT_LOG_LEVEL=1..5 / CUBLASLT_LOG_MASK), any level"
+    logging_hint = "CUBLASLT_LOG_LEVEL=2 or higher"
     grammar = "cublaslt.lark"
     # A line may begin with other text (program output without a newline); the record starts at its prefix.
     start = re.compile(r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[cublasLt\]\[\d+\]\[")
-    known_keys = frozenset(
-        ["A", "Adesc", "B", "Bdesc", "C", "Cdesc", "D", "Ddesc", "computeDesc", "algo", "workSpace", "workSpaceSizeInBytes", "beta", "outOfPlace", "stream", "preference", "operationDesc", "lightHandle", "result"]
-    )
+    boundary = rb"\[\d{4}-\d\d-\d\d[ T][\d:.]+\]\[cublasLt\]\[\d+\]\["
+    near_miss = r"\[cublasLt\]"
+    known_keys = MATMUL_KEYS | {"algo", "outOfPlace", "preference", "operationDesc", "lightHandle", "result"}

@@ -15,7 +15,8 @@ import re
 from typing import Any
 
 from blaslog.flags import rocblas_flags_value
-from blaslog.formats._amd import CommandTransformer, call_event, option_dict
+from blaslog.formats._amd import MODELLED, CommandTransformer, call_event, option_dict, unmodelled
+from blaslog.formats._amd import gemm_fields as amd_gemm_fields
 from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int
 from blaslog.records import Event, GemmCall
 
@@ -40,7 +41,11 @@ FIELD_ORDERS: dict[str, tuple[str, ...]] = {
 }
 _TYPED = {"h": "f16_r", "s": "f32_r", "d": "f64_r", "c": "f32_c", "z": "f64_c"}
 _FUNCTION = re.compile(r"^rocblas_(?:([hsdcz])(gemm(?:_batched|_strided_batched)?)|(gemm_\w*ex3?))(_64)?$")
-_TRANSPOSE = {"N": "N", "T": "T", "C": "C", "111": "N", "112": "T", "113": "C"}
+_LAYER = "ROCBLAS_LAYER=1 (trace), 2 (bench) or 4 (profile)"
+"""One variable turns every rocBLAS log on (its bits add up); the messages are always written."""
+
+_MODELLED = MODELLED | {"m", "n", "k", "composite_compute_type", "algo", "flags", "atomics_mode"}
+"""The names :func:`gemm_fields` reads."""
 
 
 def _family(function: str) -> tuple[str | None, str | None]:
@@ -51,13 +56,6 @@ def _family(function: str) -> tuple[str | None, str | None]:
     if match.group(3):
         return match.group(3), None
     return match.group(2), match.group(1)
-
-
-def _trans(value: Any, what: str) -> str:
-    letter = _TRANSPOSE.get(str(value).strip("'\""))
-    if letter is None:
-        raise RecordError(f"{what}={value!r} is not a transpose (N, T, C or 111-113)")
-    return letter
 
 
 def _flags(value: Any, out: dict[str, Any], extra: list[tuple[str, Any]]) -> None:
@@ -72,47 +70,26 @@ def _flags(value: Any, out: dict[str, Any], extra: list[tuple[str, Any]]) -> Non
 
 def gemm_fields(values: dict[str, Any], family: str, precision: str | None, warnings: list[str]) -> dict[str, Any]:
     """GemmCall keyword arguments from named rocBLAS values (trace, bench or profile)."""
-    out: dict[str, Any] = {}
+    out = amd_gemm_fields(values)
     extra: list[tuple[str, Any]] = []
-    out["transa"] = _trans(values.get("transA", "N"), "transA")
-    out["transb"] = _trans(values.get("transB", "N"), "transB")
-    for name in ("m", "n", "k"):
-        if name not in values:
-            raise RecordError(f"no {name}")
-        out[name] = to_int(values[name], name)
-    for name in ("lda", "ldb", "ldc", "ldd"):
-        if name in values:
-            out[name] = to_int(values[name], name)
-    for letter in "abcd":
-        if f"stride_{letter}" in values:
-            out[f"stride_{letter}"] = to_int(values[f"stride_{letter}"], f"stride_{letter}", low=None)
-    if "batch_count" in values:
-        out["batch_count"] = to_int(values["batch_count"], "batch_count")
     if precision:
         for letter in "abcd":
             out[f"{letter}_type"] = _TYPED[precision]
         out["compute_type"] = _TYPED[precision]
+        if "ldd" not in out and "ldc" in out:
+            out["ldd"] = out["ldc"]
     else:
-        for letter in "abcd":
-            out[f"{letter}_type"] = values.get(f"{letter}_type")
         if out["d_type"] is None:
             out["d_type"] = out["c_type"]
-        out["compute_type"] = values.get("compute_type", values.get("composite_compute_type"))
-    if "ldd" not in out and "ldc" in out and precision:
-        out["ldd"] = out["ldc"]
-    for name in ("algo", "solution_index"):
-        if name in values and values[name] is not None:
-            out[name] = to_int(values[name], name, low=None)
+        if out["compute_type"] is None:
+            out["compute_type"] = values.get("composite_compute_type")
+    if values.get("algo") is not None:
+        out["algo"] = to_int(values["algo"], "algo", low=None)
     if "flags" in values:
         _flags(values["flags"], out, extra)
-    for name in ("alpha", "beta"):
-        if name in values:
-            out[name] = values[name]
     for letter in "ABCD":
         if letter in values:
             out[f"{letter.lower()}_ptr"] = values[letter]
-    if "call_count" in values:
-        out["call_count"] = to_int(values["call_count"], "call_count", low=1)
     out["atomics"] = values.get("atomics_mode")
     out["extra"] = tuple(extra)
     return out
@@ -134,6 +111,9 @@ class RocblasTrace(LogFormat):
     name = "rocblas-trace"
     library = "rocblas"
     description = "rocBLAS trace lines (ROCBLAS_LAYER=1): `rocblas_gemm_ex,N,T,...`"
+    logging_hint = _LAYER
+    boundary = rb"rocblas_\w+,"
+    near_miss = r"^\s*rocblas_\w+,"
     grammar = "rocblas.lark"
     start_rule = "trace"
     start = re.compile(r"^rocblas_\w+,")
@@ -161,12 +141,22 @@ class RocblasTrace(LogFormat):
         return GemmCall, out, tuple(warnings)
 
 
+_BENCH_OPTIONS = _MODELLED | {"f", "r", "api", "transposeA", "transposeB", "atomics_not_allowed", "atomics_allowed"}
+"""The rocblas-bench options a GEMM record models (the others are kept as `extra`)."""
+
+
 class RocblasBench(LogFormat):
     """rocBLAS bench lines (ROCBLAS_LAYER bit 2)."""
 
     name = "rocblas-bench"
     library = "rocblas"
     description = "rocBLAS bench lines (ROCBLAS_LAYER=2): `./rocblas-bench -f gemm_ex ...`"
+    logging_hint = _LAYER
+    boundary = rb"\./rocblas-bench "
+    # ROCBLAS_LAYER=3 writes a trace and a bench line per call: the trace line, which holds the pointers and
+    # the atomics mode, is the one kept
+    same_calls_as = "rocblas-trace"
+    near_miss = r"^\s*(?:\./)?rocblas-bench\b"
     grammar = "rocblas.lark"
     start_rule = "bench"
     start = re.compile(r"^\s*(?:\S*/)?rocblas-bench\b")
@@ -199,13 +189,13 @@ class RocblasBench(LogFormat):
         elif "atomics_allowed" in values:
             values["atomics_mode"] = "atomics_allowed"
         out = gemm_fields(values, routine, precision, warnings)
-        known = {"f", "r", "api", "transposeA", "transposeB", "m", "n", "k", "alpha", "beta", "a_type", "b_type",
-                 "c_type", "d_type", "compute_type", "composite_compute_type", "lda", "ldb", "ldc", "ldd",
-                 "stride_a", "stride_b", "stride_c", "stride_d", "batch_count", "algo", "solution_index", "flags",
-                 "atomics_not_allowed", "atomics_allowed", "transA", "transB", "atomics_mode"}
-        out["extra"] += tuple((k, v if v is not None else "") for k, v in values.items() if k not in known)
+        out["extra"] += unmodelled(values, _BENCH_OPTIONS)
         out.update(library=self.library, function=function, log_format=self.name)
         return GemmCall, out, tuple(warnings)
+
+
+_PROFILE_KEYS = _MODELLED | {"rocblas_function"}
+"""The profile keys a GEMM record models (the others are kept as `extra`)."""
 
 
 class RocblasProfile(LogFormat):
@@ -214,6 +204,8 @@ class RocblasProfile(LogFormat):
     name = "rocblas-profile"
     library = "rocblas"
     description = "rocBLAS profile YAML flow mappings (ROCBLAS_LAYER=4) with call_count"
+    logging_hint = _LAYER
+    near_miss = r"^\s*- \{\s*rocblas_function\s*:"
     grammar = "rocblas.lark"
     start_rule = "profile"
     start = re.compile(r"^\s*-\s*\{\s*rocblas_function\s*:")
@@ -230,10 +222,7 @@ class RocblasProfile(LogFormat):
             return call_event(self, function, values, warnings)
         renamed = {("m" if k == "M" else "n" if k == "N" else "k" if k == "K" else k): v for k, v in values.items()}
         out = gemm_fields(renamed, family, precision, warnings)
-        known = {"rocblas_function", "atomics_mode", "a_type", "b_type", "c_type", "d_type", "compute_type",
-                 "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "ldb", "ldc", "ldd", "stride_a",
-                 "stride_b", "stride_c", "stride_d", "batch_count", "algo", "solution_index", "flags", "call_count"}
-        out["extra"] += tuple((k, v) for k, v in renamed.items() if k not in known)
+        out["extra"] += unmodelled(renamed, _PROFILE_KEYS)
         out.update(library=self.library, function=function, log_format=self.name)
         return GemmCall, out, tuple(warnings)
 

@@ -1,0 +1,244 @@
+"""A dialect is declared in one place: registering a LogFormat subclass is all blaslog needs to sniff it,
+parse it, cut a big file of it into pieces, drop a second dialect's copy of the same calls, report its near
+misses and say how to turn its logging on."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from typing import Any
+
+import pytest
+from lark import Lark
+
+import blaslog
+from blaslog import formats
+from blaslog.formats import (
+    FORMAT_CLASSES,
+    Sniffer,
+    boundary_regex,
+    format_names,
+    logging_hints,
+    near_miss,
+    register_format,
+    registered,
+    resolve_formats,
+    same_calls,
+    unregister_format,
+)
+from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int, transpose
+from blaslog.records import GemmCall
+
+TOY_GRAMMAR = r"""
+start: "TOY|" NAME pair+
+pair: NAME "=" VALUE
+NAME: /[A-Za-z_]\w*/
+VALUE: /[^\s=]+/
+%ignore " "
+"""
+
+
+class _ToyTransformer(LeafTransformer):
+    def start(self, children: list[Any]) -> tuple[Any, dict[str, Any]]:
+        return children[0], dict(children[1:])
+
+    def pair(self, children: list[Any]) -> tuple[Any, Any]:
+        return children[0], children[1]
+
+
+class Toy(LogFormat):
+    """A toy library's log: `TOY| gemm m=64 n=32 k=16 trans=T A=0x7f00 tid=12`, one call a line."""
+
+    name = "toy"
+    library = "toylib"
+    description = "toy log lines (TOY_LOG=1)"
+    logging_hint = "TOY_LOG=1"
+    grammar = "<inline>"
+    start = re.compile(r"^TOY\| ")
+    boundary = rb"TOY\| "
+    near_miss = r"^TOY\b(?!\| )"
+    transformer = _ToyTransformer
+
+    @functools.cache  # noqa: B019 (one toy parser for the test session)
+    def parser(self) -> Lark:
+        return Lark(TOY_GRAMMAR, parser="lalr")
+
+    def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
+        function, values = generic
+        if function != "gemm":
+            raise RecordError(f"{function} is not a GEMM")
+        kwargs = {name: to_int(values[name], name) for name in ("m", "n", "k")}
+        kwargs.update(library=self.library, function=function, transa=transpose(values.get("trans"), "trans"),
+                      a_ptr=values.get("A"), thread=values.get("tid"), log_format=self.name)
+        return GemmCall, kwargs, ()
+
+
+class ToyBench(LogFormat):
+    """The toy library's bench lines: the same calls as its log, when both are on."""
+
+    name = "toy-bench"
+    library = "toylib"
+    description = "toy bench lines (TOY_LOG=2)"
+    logging_hint = "TOY_LOG=2"
+    grammar = "<inline>"
+    start = re.compile(r"^toy-bench ")
+    same_calls_as = "toy"
+    transformer = _ToyTransformer
+
+    @functools.cache  # noqa: B019
+    def parser(self) -> Lark:
+        return Lark(TOY_GRAMMAR.replace('"TOY|"', '"toy-bench"'), parser="lalr")
+
+    build = Toy.build
+
+
+def _toy_line(i: int) -> str:
+    return f"TOY| gemm m={64 + i % 3} n=32 k=16 trans=T A=0x7f{i:04x}00 tid={100 + i % 2}"
+
+
+@pytest.fixture()
+def toy():
+    with registered(Toy), registered(ToyBench):
+        yield
+
+
+def test_a_registered_dialect_is_sniffed_and_parsed(toy):
+    text = "hello from the program\n" + "".join(_toy_line(i) + "\n" for i in range(6)) + "TOY: not a record\n"
+    result = blaslog.parse_text(text)
+    summary = result.files[0]
+    assert [(r.m, r.n, r.k, r.transa, r.a_ptr, r.thread, r.line) for r in result.gemms] == [
+        (64 + i % 3, 32, 16, "T", f"0x7f{i:04x}00", str(100 + i % 2), i + 2) for i in range(6)]
+    assert {r.library for r in result.gemms} == {"toylib"}
+    assert summary.formats == {"toy": 6}
+    assert (summary.foreign_lines, summary.unparsable_lines) == (1, 1)  # the last line is a near miss
+    assert "no known log format" in summary.problems[0].message
+
+
+def test_a_registered_dialect_is_served_from_the_shape_cache(toy):
+    """Lines of one shape go through the grammar once, whatever their pointers and thread ids."""
+    runs = []
+    original = Toy.parser(Toy())
+
+    class Counting:
+        def parse(self, text):
+            runs.append(text)
+            return original.parse(text)
+
+    fmt_parser = Toy.parser
+    Toy.parser = lambda self: Counting()  # type: ignore[method-assign]
+    try:
+        result = blaslog.parse_text("".join(_toy_line(i) + "\n" for i in range(300)))
+    finally:
+        Toy.parser = fmt_parser  # type: ignore[method-assign]
+    assert len(result.gemms) == 300 and len(runs) == 1  # sizes, pointers and thread ids are all volatile
+
+
+def test_the_registry_lists_it(toy):
+    assert format_names()[-2:] == ("toy", "toy-bench")
+    assert "toy" not in blaslog.FORMAT_NAMES  # the bundled dialects only
+    assert "TOY_LOG=1" in logging_hints() and "TOY_LOG=2" in logging_hints()
+    assert ("toy", "toy-bench") in same_calls()
+    assert resolve_formats(["toylib"]) == {"toy", "toy-bench"} == resolve_formats(["toylib-all"])
+    assert near_miss("TOY: something") and not near_miss("TOY| gemm m=1 n=1 k=1")
+
+
+def test_an_explicit_log_format_names_it(toy):
+    text = "".join(_toy_line(i) + "\n" for i in range(3)) + "[2026-06-06 15:31:42][cublasLt][1][Info][x] y=1\n"
+    only = blaslog.parse_text(text, log_format="toy")
+    assert len(only.gemms) == 3 and only.files[0].formats == {"toy": 3}
+    with pytest.raises(blaslog.UnknownFormatError, match="did you mean 'toy'"):
+        resolve_formats(["tyo"])
+
+
+def test_a_sniffer_reads_the_dialects_registered_when_it_was_made():
+    before = Sniffer()
+    with registered(Toy):
+        after = Sniffer()
+        assert before.sniff(_toy_line(0)) is None
+        found = after.sniff(_toy_line(0))
+        assert found is not None and found[0].name == "toy" and found[1] == 0
+    assert "toy" not in format_names() and Sniffer().sniff(_toy_line(0)) is None
+
+
+def test_unregistering_removes_every_trace_of_it():
+    register_format(Toy)
+    try:
+        assert b"TOY" in boundary_regex().pattern
+    finally:
+        assert unregister_format("toy") is Toy
+    assert b"TOY" not in boundary_regex().pattern
+    assert "TOY_LOG=1" not in logging_hints() and not near_miss("TOY: something")
+    assert format_names() == tuple(cls.name for cls in FORMAT_CLASSES)
+
+
+def test_a_name_is_registered_once():
+    class Other(Toy):
+        pass
+
+    with registered(Toy), pytest.raises(ValueError, match="registered already"):
+        register_format(Other)
+
+
+def test_the_same_calls_in_two_dialects_count_once(toy):
+    from blaslog.runs import one_dialect_per_call
+
+    lines = []
+    for i in range(4):
+        lines += [_toy_line(i), _toy_line(i).replace("TOY|", "toy-bench")]
+    result = blaslog.parse_text("\n".join(lines) + "\n")
+    assert result.files[0].formats == {"toy": 4, "toy-bench": 4}
+    kept, notes = one_dialect_per_call(list(result.gemms))
+    assert [r.log_format for r in kept] == ["toy"] * 4
+    assert notes == ["<text>: holds both toy and toy-bench lines for the same calls; toy-bench lines are left out "
+                     "so that each call counts once"]
+
+
+def test_boundary_regex_cuts_before_a_registered_dialects_records(toy):
+    data = b"".join(b"program says %d\n" % i + _toy_line(i).encode() + b"\n" for i in range(100))
+    cuts = [m.start() + 1 for m in boundary_regex().finditer(data)]
+    assert len(cuts) == 100
+    assert all(data[cut:].startswith(b"TOY| ") for cut in cuts)
+
+
+def test_the_bundled_dialects_boundaries_are_the_ones_big_files_were_cut_at():
+    pattern = boundary_regex()
+    for line, cut in [
+        (b"[2026-06-06 15:31:42][cublasLt][77][Trace][cublasLtMatmul] A=0x1", True),
+        (b"[2026-06-06 15:31:42][HIPBLASLT][77][Trace][rocblaslt_matmul] A=0x1", True),
+        (b"rocblas_gemm_ex,N,T,4", True),
+        (b"./rocblas-bench -f gemm_ex", True),
+        (b"hipblaslt-bench --api_method c", True),
+        (b"i! m : 4", False),
+        (b"I! cuBLAS (v12.9) function cublasGemmEx called:", False),  # records of several lines
+        (b"- { rocblas_function: rocblas_gemm_ex, M: 4 }", False),
+        (b"[cublasLt][77][Trace][cublasLtMatmul] A=0x1", False),  # no time stamp: may follow other text
+    ]:
+        assert (pattern.search(b"x\n" + line) is not None) is cut, line
+
+
+def test_split_points_cut_a_big_file_of_a_registered_dialect(toy, tmp_path):
+    from blaslog import _parallel
+
+    if "boundary_regex" not in inspect.getsource(_parallel):
+        pytest.skip("blaslog._parallel does not cut at blaslog.formats.boundary_regex() yet")
+    path = tmp_path / "toy.log"
+    path.write_bytes(b"".join(b"program says %d\n" % i + _toy_line(i).encode() + b"\n" for i in range(40_000)))
+    points = _parallel.split_points(str(path), 4)
+    data = path.read_bytes()
+    assert len(points) == 5
+    assert all(data[point:].startswith(b"TOY| ") for point in points[1:-1])
+
+
+def test_every_bundled_dialect_declares_itself():
+    for cls in FORMAT_CLASSES:
+        assert cls.name and cls.library and cls.description, cls
+        assert cls.same_calls_as is None or cls.same_calls_as in format_names(), cls
+        if cls.boundary is not None:
+            re.compile(cls.boundary)
+        if cls.near_miss is not None:
+            re.compile(cls.near_miss)
+    assert formats.same_calls() == (("rocblas-trace", "rocblas-bench"), ("hipblaslt-bench", "hipblaslt"))
+    hints = " ".join(logging_hints())
+    assert all(var in hints for var in ("CUBLASLT_LOG_LEVEL", "CUBLAS_LOGINFO_DBG", "ROCBLAS_LAYER",
+                                         "HIPBLASLT_LOG_LEVEL", "HIPBLASLT_LOG_MASK=32"))
