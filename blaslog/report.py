@@ -110,11 +110,14 @@ def finding_class(name: str) -> FindingClass:
 def fails(cls: str, fail_on: str) -> bool:
     """True when a finding of class `cls` fails the run at --fail-on `fail_on` (exit status 1, JUnit failure,
     SARIF and GitHub level `error`)."""
+    return finding_class(cls).name in _failing(fail_on)
+
+
+def _failing(fail_on: str) -> frozenset[str]:
     try:
-        wanted = FAIL_ON[fail_on]
+        return FAIL_ON[fail_on]
     except KeyError:
         raise ValueError(f"unknown --fail-on value {fail_on!r}; known: {', '.join(FAIL_ON)}") from None
-    return finding_class(cls).name in wanted
 
 
 def ci_level(cls: str, fail_on: str) -> str:
@@ -346,8 +349,8 @@ class Report:
 
     def exit_status(self, fail_on: str | None = None) -> int:
         """1 when a finding is at or above `fail_on` (by default the report's own), else 0."""
-        threshold = self.fail_on if fail_on is None else fail_on
-        return 1 if any(fails(f.cls, threshold) for f in self.findings) else 0
+        wanted = _failing(self.fail_on if fail_on is None else fail_on)
+        return 1 if any(f.cls in wanted for f in self.findings) else 0
 
     def finding_dict(self, finding: Finding) -> dict[str, Any]:
         """A finding for JSON, with its CI `level` at `fail_on`."""
@@ -380,6 +383,22 @@ class Report:
         doc["findings"] = findings
         doc.setdefault("summary", {"files": [s.to_dict() for s in self.files]})
         return doc
+
+
+def unique_fingerprints(findings: Sequence[Finding]) -> list[str]:
+    """The findings' fingerprints, made unique within the list for formats that key on them (GitLab): a repeated
+    one (the same cause in two inputs of a check, say) is hashed again with its place and ordinal. Deterministic,
+    and the first finding with a fingerprint keeps it."""
+    seen: dict[str, int] = {}
+    out = []
+    for finding in findings:
+        fingerprint = finding.fingerprint()
+        seen[fingerprint] = seen.get(fingerprint, 0) + 1
+        if seen[fingerprint] > 1:
+            basis = f"{fingerprint}|{finding.location.file}|{finding.location.line}|{seen[fingerprint]}"
+            fingerprint = hashlib.sha256(basis.encode()).hexdigest()[:32]
+        out.append(fingerprint)
+    return out
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:

@@ -131,3 +131,92 @@ def test_swapped_runs_are_pointed_out(runner):
 
     result = runner.invoke(cli, ["diff", str(SEED / "unsharded.log"), str(SEED / "sharded.log")])
     assert "were the runs given the other way round" in result.stderr
+
+
+# -- one finding per cause across ranks ------------------------------------------------------------------
+
+TP4 = sorted((GENERATED / "lt_fp32_tp4").glob("*.log"))
+
+
+@pytest.fixture(scope="module")
+def tp4_results():
+    u = blaslog.parse_file(str(GENERATED / "lt_fp32_unsharded.stdout.log"))
+    sharded = [blaslog.parse_file(str(path)) for path in TP4]
+    results = [blaslog.diff_runs(s.gemms, u.gemms, sharded_file=str(path), unsharded_file="u.log")
+               for s, path in zip(sharded, TP4, strict=True)]
+    return results, [f for s in sharded for f in s.files], list(u.files)
+
+
+def test_a_tp4_diff_folds_the_ranks_into_one_finding_per_cause(tp4_results):
+    from blaslog.views import diff_report
+
+    results, sharded, unsharded = tp4_results
+    assert [len(r.findings) for r in results] == [3, 3, 3, 3]
+    report = diff_report(results, sharded, unsharded)
+    assert [f.cls for f in report.findings] == ["unknown", "reduction", "schedule"]
+    for finding in report.findings:
+        assert finding.ranks == ("0", "1", "2", "3") and finding.title.endswith(" (ranks 0-3)")
+        assert finding.count == 16 and len(finding.occurrences) == 16
+        assert [o.rank for o in finding.occurrences] == [r for r in "0123" for _ in range(4)]
+        assert {loc.file for loc in finding.related} >= {str(p) for p in TP4[1:]}
+        # the folded finding keeps the fingerprint of each rank's finding: no rank and no file in it
+        assert {f.fingerprint() for r in results for f in r.findings if f.cls == finding.cls} == {
+            finding.fingerprint()}
+    doc = report.to_json()
+    assert doc["findings"][0]["ranks"] == ["0", "1", "2", "3"] and doc["findings"][0]["occurrences"][5]["rank"] == "1"
+    assert len(report.cases) == 78 * 3 + 77
+    failing = {id(f) for c in report.cases for f in c.failures}
+    assert failing == {id(f) for f in report.findings}
+
+
+def test_folded_fingerprints_do_not_depend_on_the_rank_count_or_labels(tp4_results):
+    from blaslog.views import diff_report
+
+    results, sharded, unsharded = tp4_results
+    four = diff_report(results, sharded, unsharded)
+    two = diff_report(results[2:], sharded[2:], unsharded, ranks=[2, 3])
+    one = diff_report(results[:1], sharded[:1], unsharded)
+    named = diff_report(results, sharded, unsharded, ranks=["a", "b", "c", "d"])
+    prints = [f.fingerprint() for f in four.findings]
+    assert prints == [f.fingerprint() for f in two.findings] == [f.fingerprint() for f in one.findings]
+    assert prints == [f.fingerprint() for f in named.findings]
+    assert two.findings[0].title.endswith("(ranks 2-3)") and named.findings[0].title.endswith("(ranks a,b,c,d)")
+    assert one.findings[0].ranks == () and "rank" not in one.findings[0].title
+    with pytest.raises(ValueError, match="4 results but 2 ranks"):
+        diff_report(results, sharded, unsharded, ranks=[0, 1])
+
+
+def test_gitlab_fingerprints_are_unique_in_a_report(tp4_results):
+    import json
+
+    from blaslog.report import Finding, Location, Report
+    from blaslog.reporters import get_reporter
+    from blaslog.views import diff_report
+
+    results, sharded, unsharded = tp4_results
+    issues = json.loads(get_reporter("gitlab").render(diff_report(results, sharded, unsharded)))
+    assert len(issues) == 3 and len({i["fingerprint"] for i in issues}) == 3
+    same = [Finding("batch_dependent_algo", "schedule", "t", "x", Location(name, 1), key="k") for name in "abc"]
+    issues = json.loads(get_reporter("gitlab").render(Report("check", findings=same)))
+    assert len({i["fingerprint"] for i in issues}) == 3
+    assert issues[0]["fingerprint"] == same[0].fingerprint()
+
+
+def test_fold_ranks_names_ranks_compactly():
+    from blaslog.report import Finding, Location, fold_ranks, rank_span
+
+    assert rank_span(["3"]) == "rank 3"
+    assert rank_span(["0", "1", "2", "5", "7", "8"]) == "ranks 0-2,5,7-8"
+    assert rank_span(["0", "2"]) == "ranks 0,2"
+    assert rank_span(["a", "b"]) == "ranks a,b"
+
+    def finding(cls, title, file):
+        return Finding("tp_algo_diff", cls, title, "x", Location(file, 5, "sharded"), key=title)
+
+    folded = fold_ranks([(0, [finding("schedule", "tile", "r0.log"), finding("precision", "tf32", "r0.log")]),
+                         (1, [finding("schedule", "tile", "r1.log")]),
+                         (2, [finding("schedule", "tile", "r2.log"), finding("precision", "tf32", "r2.log")])])
+    assert [(f.cls, f.title, f.count) for f in folded] == [("precision", "tf32 (ranks 0,2)", 2),
+                                                           ("schedule", "tile (ranks 0-2)", 3)]
+    assert folded[1].location.role == "sharded rank 0"
+    assert [(r.file, r.role) for r in folded[1].related] == [("r1.log", "sharded rank 1"), ("r2.log", "sharded rank 2")]

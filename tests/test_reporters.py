@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -157,10 +159,11 @@ HOSTILE = [
 def test_log_text_cannot_inject_commands_or_break_documents(evil, fmt, tmp_path):
     """Crafted values in a log's function name, keys and file name come out escaped in every format."""
     safe_name = evil.replace("\n", " ").replace("\x1b", "")
+    tile = safe_name.replace(" ", "_").replace("=", "_").replace("[", "(").replace("]", ")")
     line = ("[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type=R_32F rows=4 cols=8 ld=4] "
             "B=0X2 Bdesc=[type=R_32F rows=8 cols=2 ld=8] C=0X3 Cdesc=[type=R_32F rows=4 cols=2 ld=4] D=0X3 "
             "Ddesc=[type=R_32F rows=4 cols=2 ld=4] computeDesc=[computeType=COMPUTE_32F scaleType=R_32F] "
-            f"algo=[algoId=ALGO tile={safe_name.replace(' ', '_').replace('=', '_').replace('[', '(').replace(']', ')')}] "
+            f"algo=[algoId=ALGO tile={tile}] "
             "workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=0 stream=0X0")
     first = blaslog.parse_text(line.replace("ALGO", "1") + "\n", name=evil).gemms
     second = blaslog.parse_text(line.replace("ALGO", "2") + "\n", name=evil).gemms
@@ -196,3 +199,37 @@ def test_github_limits_ten_per_level_with_a_closing_count():
     assert len(errors) == 10
     assert "5 more error findings" in errors[-1]
     assert errors[0].startswith("::error file=a.log,line=1,title=blaslog precision%3A f0::")
+
+
+def test_markdown_code_spans_escape_nothing_and_fence_backticks():
+    from blaslog.report import Finding, Location
+    from blaslog.reporters.markdown import code
+
+    assert code("logs/rank_0__tp4.log:12") == "`logs/rank_0__tp4.log:12`"
+    assert code("a`b") == "``a`b``" and code("`x") == "`` `x ``" and code("a``b`") == "``` a``b` ```"
+    finding = Finding("tp_algo_diff", "precision", "t", "x", Location("run_tp_4*x.log", 3))
+    text = get_reporter("markdown").render(Report("diff", findings=[finding]))
+    assert "`run_tp_4*x.log:3`" in text and "\\_" not in text.split("`run_tp_4")[1].split("`")[0]
+
+
+def test_csv_columns_are_unique(reports):
+    from blaslog.reporters.csv import CsvReporter
+
+    header = next(csv.reader(io.StringIO(CsvReporter().stream_begin())))
+    assert len(header) == len(set(header)) and {"algo", "event", "trans"} <= set(header)
+    for which in ("parse", "parse-all", "diff", "check", "summary"):
+        header = next(csv.reader(io.StringIO(get_reporter("csv").render(reports[which]))))
+        assert len(header) == len(set(header)), which
+
+
+def test_parse_table_shows_the_transposes(reports):
+    text = get_reporter("table").render(reports["parse"])
+    head, _, row = text.splitlines()[:3]
+    assert "trans" in head.split()
+    assert row.split()[head.split().index("trans")] == "TN"
+
+
+def test_diff_csv_rows_carry_the_level_at_fail_on(reports):
+    rows = list(csv.DictReader(io.StringIO(get_reporter("csv").render(reports["diff"]))))
+    assert {(r["class"], r["level"]) for r in rows} == {("precision", "error"), ("reduction", "warning"),
+                                                        ("schedule", "notice")}

@@ -56,7 +56,7 @@ class JunitReporter(Reporter):
         for path in report.failed:
             element = ET.SubElement(suite, "testcase", classname="inputs", name=xml_text(f"read {path}", 300),
                                     file=xml_text(path, 500), time="0")
-            ET.SubElement(element, "error", type="input", message=xml_text(f"{path} could not be read", 500))
+            ET.SubElement(element, "error", type="unreadable_input", message=xml_text(f"{path} could not be read", 500))
         seen: dict[tuple[str, str], int] = {}
         for case in cases:
             name = xml_text(case.name, 300)
