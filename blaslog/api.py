@@ -226,10 +226,9 @@ def logging_hints() -> tuple[str, ...]:
     return _HINTS
 
 
-def _no_records_error(inputs: Inputs, what: str) -> BlaslogError:
-    read = ", ".join(f"{s.path} ({s.lines} lines)" for s in inputs.files[:3])
-    return InputError(f"no {what} found in {read}{', ...' if len(inputs.files) > 3 else ''}; was logging on? "
-                      f"({', '.join(logging_hints())})")
+def nothing_found(what: str = "BLAS log records") -> str:
+    """The message for inputs that hold nothing to report."""
+    return f"no {what} found; was logging on? ({', '.join(logging_hints())})"
 
 
 def _read_for_report(names: Sequence[str], options: Options | None, what: str = "GEMM records") -> Inputs:
@@ -238,7 +237,7 @@ def _read_for_report(names: Sequence[str], options: Options | None, what: str = 
     if not inputs.runs:
         raise InputError("; ".join(inputs.failed) or "no input could be read")
     if not any(len(run.calls) for run in inputs.runs):
-        raise _no_records_error(inputs, what)
+        raise InputError(nothing_found(what))
     return inputs
 
 
@@ -308,15 +307,10 @@ def parse_report(names: Sequence[str], *, kind: str = "gemm", caps: Caps | str |
     summaries: list[FileSummary] = []
     found: list[Record] = list(records(good, kind=kind, options=options, summaries=summaries))
     if good and all(s.gemm_records + s.other_records == 0 for s in summaries):
-        raise _no_records_error(Inputs(files_summaries(summaries)), "BLAS log records")
+        raise InputError(nothing_found())
     report = build(ParseResult(tuple(found), tuple(summaries)), kind=kind, caps=_load(caps))
     report.failed = failed
     return report
-
-
-def files_summaries(summaries: Sequence[FileSummary]) -> list[Run]:
-    """Runs without calls, for messages about inputs read record by record."""
-    return [Run(RankedInput(s.path, None, "single input"), CompactRun(s.path), s) for s in summaries]
 
 
 def summary(names: Sequence[str], *, caps: Caps | str | None = None, options: Options | None = None) -> Report:

@@ -344,7 +344,7 @@ def _stream_parse(logs: Sequence[str], reporter: Any, kind: str, caps_path: str 
     for message in failed:
         warn(f"blaslog: error: {message}")
     if _nothing_found(summaries):
-        warn("blaslog: error: no BLAS log records found; was logging on? (" + ", ".join(api.logging_hints()) + ")")
+        warn(f"blaslog: error: {api.nothing_found()}")
         sys.exit(2)
     sys.exit(2 if failed or not ok else 0)
 

@@ -95,7 +95,9 @@ def input_findings(files: Sequence[FileSummary], role: str = "") -> list[Finding
 
 def parse_report(result: ParseResult, *, kind: str = "gemm", caps: Caps | None = None) -> Report:
     """Report of `blaslog parse`."""
-    records = [r for r in result.records if kind == "all" or isinstance(r, GemmCall)]
+    # a record cut short at the end of an input may be a GEMM: it is kept in both kinds, as the stream keeps it
+    records = [r for r in result.records
+               if kind == "all" or isinstance(r, GemmCall) or getattr(r, "event", None) == "truncated"]
     rows = [record_row(r, caps) for r in records]
     columns = PARSE_COLUMNS + (["numerics"] if caps is not None else [])
     if kind == "all":

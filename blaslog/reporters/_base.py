@@ -57,6 +57,10 @@ class Reporter(ABC):
             return None
         return self._stream(rows, files)
 
+    def render_streamed(self, report: Report) -> str:
+        """A parse report as the streamed output gives it (so that the library and the command write one text)."""
+        return "".join(self._stream(report.document.get("records", report.rows), lambda: report.files))
+
     def _stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str]:
         yield self.stream_begin()
         any_rows = False

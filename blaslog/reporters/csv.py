@@ -37,6 +37,8 @@ class CsvReporter(Reporter):
     description = "CSV of the records (parse), findings (diff, check) or signatures (summary)"
 
     def render(self, report: Report) -> str:
+        if report.command == "parse":
+            return self.render_streamed(report)
         rows = report.table_rows()
         # every key of every row, in first-seen order: CSV keeps all fields
         columns = list(dict.fromkeys(k for row in rows for k in row)) or report.columns

@@ -88,6 +88,8 @@ class JsonReporter(Reporter):
     description = "one JSON document (schema_version, records or findings, summary)"
 
     def render(self, report: Report) -> str:
+        if report.command == "parse":
+            return self.render_streamed(report)
         return defuse_commands(dumps(report.to_json(), indent=2) + "\n")
 
     streams = True
@@ -120,6 +122,8 @@ class JsonLinesReporter(Reporter):
     description = "JSON Lines: one object per record/finding/row, then a summary object"
 
     def render(self, report: Report) -> str:
+        if report.command == "parse":
+            return self.render_streamed(report)
         doc = report.to_json()
         items = doc.get("records") if report.command == "parse" else (
             doc.get("findings") if report.command in ("diff", "check") else doc.get("signatures", report.rows))
