@@ -257,7 +257,7 @@ def rank_span(ranks: Sequence[str]) -> str:
 
 def fold_ranks(findings_per_rank: Sequence[tuple[str | int, Sequence[Finding]]]) -> list[Finding]:
     """One finding per cause across ranks: findings of several ranks with the same fingerprint (kind, class,
-    fields and key) become one, with the ranks named (`ranks 0-3` in the title), counts summed, occurrences
+    fields and key) become one, with the ranks named (`ranks 0-3: ` before the title), counts summed, occurrences
     labelled with their rank, and the other ranks' places among the related locations.
 
     The folded finding keeps the fingerprint of the ranks' findings (no rank or file in it), so it is the same
@@ -284,7 +284,7 @@ def _fold(group: list[tuple[str, Finding]]) -> Finding:
     occurrences = tuple(replace(o, rank=rank) for rank, finding in group for o in finding.occurrences)
     return replace(
         first,
-        title=f"{first.title} ({rank_span(ranks)})",
+        title=f"{rank_span(ranks)}: {first.title}",  # first: CI annotations cut long titles
         location=replace(first.location, role=f"{first.location.role} rank {first_rank}".strip()),
         related=tuple(related.values()),
         count=sum(f.count for _, f in group),

@@ -155,7 +155,7 @@ def test_a_tp4_diff_folds_the_ranks_into_one_finding_per_cause(tp4_results):
     report = diff_report(results, sharded, unsharded)
     assert [f.cls for f in report.findings] == ["unknown", "reduction", "schedule"]
     for finding in report.findings:
-        assert finding.ranks == ("0", "1", "2", "3") and finding.title.endswith(" (ranks 0-3)")
+        assert finding.ranks == ("0", "1", "2", "3") and finding.title.startswith("ranks 0-3: ")
         assert finding.count == 16 and len(finding.occurrences) == 16
         assert [o.rank for o in finding.occurrences] == [r for r in "0123" for _ in range(4)]
         assert {loc.file for loc in finding.related} >= {str(p) for p in TP4[1:]}
@@ -180,7 +180,7 @@ def test_folded_fingerprints_do_not_depend_on_the_rank_count_or_labels(tp4_resul
     prints = [f.fingerprint() for f in four.findings]
     assert prints == [f.fingerprint() for f in two.findings] == [f.fingerprint() for f in one.findings]
     assert prints == [f.fingerprint() for f in named.findings]
-    assert two.findings[0].title.endswith("(ranks 2-3)") and named.findings[0].title.endswith("(ranks a,b,c,d)")
+    assert two.findings[0].title.startswith("ranks 2-3: ") and named.findings[0].title.startswith("ranks a,b,c,d: ")
     assert one.findings[0].ranks == () and "rank" not in one.findings[0].title
     with pytest.raises(ValueError, match="4 results but 2 ranks"):
         diff_report(results, sharded, unsharded, ranks=[0, 1])
@@ -216,7 +216,7 @@ def test_fold_ranks_names_ranks_compactly():
     folded = fold_ranks([(0, [finding("schedule", "tile", "r0.log"), finding("precision", "tf32", "r0.log")]),
                          (1, [finding("schedule", "tile", "r1.log")]),
                          (2, [finding("schedule", "tile", "r2.log"), finding("precision", "tf32", "r2.log")])])
-    assert [(f.cls, f.title, f.count) for f in folded] == [("precision", "tf32 (ranks 0,2)", 2),
-                                                           ("schedule", "tile (ranks 0-2)", 3)]
+    assert [(f.cls, f.title, f.count) for f in folded] == [("precision", "ranks 0,2: tf32", 2),
+                                                           ("schedule", "ranks 0-2: tile", 3)]
     assert folded[1].location.role == "sharded rank 0"
     assert [(r.file, r.role) for r in folded[1].related] == [("r1.log", "sharded rank 1"), ("r2.log", "sharded rank 2")]
