@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's blaslog, installed or not
-import blaslog
+from blaslog.parse import iter_file
 
 
 def main() -> None:
     out = sys.stdout
-    for gemm in blaslog.iter_file(sys.argv[1], events=False):
+    for gemm in iter_file(sys.argv[1], events=False):
         out.write("\t".join(str(x) for x in (gemm.thread, gemm.m, gemm.n, gemm.k, gemm.a_type, gemm.compute_type,
                                               gemm.algo_id, gemm.tile, gemm.stages, gemm.num_splits_k,
                                               gemm.reduction_scheme, gemm.cta_swizzling)) + "\n")

@@ -1,21 +1,26 @@
 """blaslog: find the GEMM algorithm differences behind numerical mismatches.
 
-The library API (the ``blaslog`` command is a thin client of it)::
+The library API; the ``blaslog`` command is a thin client of :mod:`blaslog.api`, so both give one answer::
+
+    from blaslog import api
+    report = api.diff("logs/tp4/", "logs/tp1.log", caps="caps.json")   # = blaslog diff logs/tp4/ logs/tp1.log
+    for finding in report.findings:
+        print(finding.cls, finding.title)
+    report.exit_status()                                                 # what the command exits with
 
     import blaslog
-    result = blaslog.parse("run.log")                 # ParseResult: records + per-file accounting
-    frame = blaslog.to_frame(result)                  # pandas DataFrame of the GEMM records
-    diff = blaslog.diff_runs(sharded.gemms, unsharded.gemms, caps=blaslog.load_caps("caps.json"))
-    blaslog.decode_flags(0x40202).summary             # 'tensor-core MMA (HMMA) with TF32 inputs ...'
+    result = blaslog.parse("run.log")                  # ParseResult: every record + per-file accounting
+    frame = blaslog.to_frame(result)                   # pandas DataFrame of the GEMM records
+    blaslog.decode_flags(0x40202).summary              # 'tensor-core MMA (HMMA) with TF32 inputs ...'
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from blaslog import api
+from blaslog.api import parse
 from blaslog.caps import Caps, load_caps
-from blaslog.check import batch_invariance, check_run
-from blaslog.diff import DiffResult, TpInference, diff_runs
 from blaslog.errors import (
     BlaslogError,
     CapsError,
@@ -31,12 +36,10 @@ from blaslog.errors import (
 )
 from blaslog.flags import decode_flags, encode_flags
 from blaslog.formats import FORMAT_NAMES
-from blaslog.formats._base import ShapedCall
 from blaslog.frame import to_frame
-from blaslog.api import parse
-from blaslog.parse import iter_file, parse_file, parse_text
+from blaslog.parse import parse_file, parse_text
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Problem
-from blaslog.summary import summarize
+from blaslog.report import Finding, Report
 
 __all__ = [
     "FORMAT_NAMES",
@@ -44,9 +47,9 @@ __all__ = [
     "Caps",
     "CapsError",
     "CublasStatusError",
-    "DiffResult",
     "Event",
     "FileSummary",
+    "Finding",
     "FlagsError",
     "GemmCall",
     "InputError",
@@ -56,21 +59,16 @@ __all__ = [
     "NativeError",
     "ParseResult",
     "Problem",
-    "ShapedCall",
+    "Report",
     "SymbolNotFound",
-    "TpInference",
     "UnknownFormatError",
     "__version__",
-    "batch_invariance",
-    "check_run",
+    "api",
     "decode_flags",
-    "diff_runs",
     "encode_flags",
-    "iter_file",
     "load_caps",
     "parse",
     "parse_file",
     "parse_text",
-    "summarize",
     "to_frame",
 ]

@@ -309,6 +309,7 @@ def parse_report(names: Sequence[str], *, kind: str = "gemm", caps: Caps | str |
     if good and all(s.gemm_records + s.other_records == 0 for s in summaries):
         raise InputError(nothing_found())
     report = build(ParseResult(tuple(found), tuple(summaries)), kind=kind, caps=_load(caps))
+    report.fail_on = "never"
     report.failed = failed
     return report
 
@@ -319,6 +320,7 @@ def summary(names: Sequence[str], *, caps: Caps | str | None = None, options: Op
 
     inputs = _read_for_report(names, options)
     report = summary_report(None, inputs.files, caps=_load(caps), runs=[run.calls for run in inputs.runs])
+    report.fail_on = "never"  # a summary reports; it does not judge
     return _finish(report, inputs)
 
 
@@ -485,8 +487,7 @@ def diff_many(runs: Sequence[str], reference: str | Sequence[str], *, tp: int | 
     combined.columns = list(rows[0]) if rows else []
     combined.document = {"reference": reference if isinstance(reference, str) else list(reference),
                          "runs": [{"run": name, **r.to_json()} for name, r in zip(runs, reports, strict=True)],
-                         "agreement": rows, "findings": [f.to_dict() for f in combined.findings],
-                         "summary": {"files": [s.to_dict() for s in combined.files]}}
+                         "agreement": rows}
     return combined
 
 
@@ -544,7 +545,8 @@ def _diff_report(results: Sequence[DiffResult], runs: Sequence[Run], refs: Seque
                  ref_inputs: Inputs, coverage: list[Coverage], min_coverage: float) -> Report:
     from blaslog.views import diff_report
 
-    report = diff_report(results, [run.summary for run in runs], [ref.summary for ref in refs])
+    report = diff_report(results, [run.summary for run in runs], [ref.summary for ref in refs],
+                         ranks=[run.input.rank if run.input.rank is not None else i for i, run in enumerate(runs)])
     rows = [c.to_dict() for c in coverage]
     low = [c for c in coverage if c.side == "sharded" and c.share < min_coverage]
     findings = [_coverage_finding(c, min_coverage) for c in low]
@@ -552,7 +554,6 @@ def _diff_report(results: Sequence[DiffResult], runs: Sequence[Run], refs: Seque
         from blaslog.report import sort_findings
 
         report.findings = sort_findings(report.findings + findings)
-        report.document["findings"] = [f.to_dict() for f in report.findings]
     report.sections.insert(0, ("Coverage", [dict(row, coverage=f"{row['coverage']:.0%}") for row in rows]))
     report.document["coverage"] = rows
     report.document["ranks"] = [{"file": run.input.path, "rank": run.input.rank, "how": run.input.how}

@@ -445,11 +445,10 @@ def summary_cmd(logs: tuple[str, ...], caps_path: str | None, log_format: tuple[
     """What a run did: distinct GEMM signatures with call counts, threads and the algorithms each used."""
     with translate_errors():
         report = api.summary(logs, caps=_caps(caps_path), options=_options(log_format, strict, jobs, quiet))
-        report.fail_on = "never"
         _report(report, fmt, output, quiet, logs)
 
 
-@cli.command("decode-flags", epilog=EXIT_STATUS)
+@cli.command("decode-flags", epilog=EXIT_STATUS, context_settings={"ignore_unknown_options": True})
 @click.argument("values", nargs=-1, required=True)
 @click.option("--lib", type=click.Choice(["cublaslt", "rocblas"]), default="cublaslt", show_default=True,
               help="Whose flags: cuBLASLt numerical impl flags, or rocblas_gemm_flags.")

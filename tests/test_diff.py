@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import blaslog
-from blaslog.diff import dims_match, infer_tp
+from blaslog.diff import diff_runs, dims_match, infer_tp
 from tests.conftest import GENERATED, SEED, expected_findings, trace_line
 
 TP_EXPECTED = [e for e in expected_findings() if e["kind"] in ("tp_algo_diff", "tp_solution_diff")]
@@ -15,7 +15,7 @@ PAIRS = sorted({(e["sharded_file"], e["unsharded_file"]) for e in TP_EXPECTED})
 def _run(sharded, unsharded, caps=None, tp=None):
     s = blaslog.parse_file(str(sharded)).gemms
     u = blaslog.parse_file(str(unsharded)).gemms
-    return blaslog.diff_runs(s, u, caps=caps, tp=tp, sharded_file=str(sharded), unsharded_file=str(unsharded))
+    return diff_runs(s, u, caps=caps, tp=tp, sharded_file=str(sharded), unsharded_file=str(unsharded))
 
 
 def test_seed_tp4_against_unsharded_is_a_precision_difference(seed_caps):
@@ -107,7 +107,7 @@ def test_repeated_shape_pairs_with_its_own_occurrence():
 
     sharded = blaslog.parse_text(line(16, 8, 1) + line(16, 8, 2) + line(16, 8, 1)).gemms
     unsharded = blaslog.parse_text(line(16, 32, 1) + line(16, 32, 1) + line(16, 32, 1)).gemms
-    result = blaslog.diff_runs(sharded, unsharded)
+    result = diff_runs(sharded, unsharded)
     assert result.tp.tp == 4
     assert [(s.line, u.line) for s, u in result.pairs] == [(1, 1), (2, 2), (3, 3)]
     (finding,) = result.findings
@@ -142,7 +142,7 @@ TP4 = sorted((GENERATED / "lt_fp32_tp4").glob("*.log"))
 def tp4_results():
     u = blaslog.parse_file(str(GENERATED / "lt_fp32_unsharded.stdout.log"))
     sharded = [blaslog.parse_file(str(path)) for path in TP4]
-    results = [blaslog.diff_runs(s.gemms, u.gemms, sharded_file=str(path), unsharded_file="u.log")
+    results = [diff_runs(s.gemms, u.gemms, sharded_file=str(path), unsharded_file="u.log")
                for s, path in zip(sharded, TP4, strict=True)]
     return results, [f for s in sharded for f in s.files], list(u.files)
 

@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 import blaslog
+from blaslog.diff import diff_runs
 from blaslog.report import Report
 from blaslog.reporters import REPORTERS, get_reporter
 from blaslog.reporters.github import escape_data, escape_property
@@ -26,7 +27,7 @@ SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json")
 def _diff(caps):
     s = blaslog.parse_file(str(GENERATED / "lt_fp32_tp4/blaslt_321674.log"))
     u = blaslog.parse_file(str(GENERATED / "lt_fp32_unsharded.stdout.log"))
-    result = blaslog.diff_runs(s.gemms, u.gemms, caps=caps, sharded_file="s.log", unsharded_file="u.log")
+    result = diff_runs(s.gemms, u.gemms, caps=caps, sharded_file="s.log", unsharded_file="u.log")
     return diff_report([result], s.files, u.files)
 
 
@@ -167,7 +168,7 @@ def test_log_text_cannot_inject_commands_or_break_documents(evil, fmt, tmp_path)
             "workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=0 stream=0X0")
     first = blaslog.parse_text(line.replace("ALGO", "1") + "\n", name=evil).gemms
     second = blaslog.parse_text(line.replace("ALGO", "2") + "\n", name=evil).gemms
-    result = blaslog.diff_runs(first, second)
+    result = diff_runs(first, second)
     report = diff_report([result], [], [])
     text = get_reporter(fmt).render(report)
     lines = text.splitlines()
