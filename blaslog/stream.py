@@ -28,13 +28,22 @@ from blaslog.caps import Caps, load_caps
 from blaslog.errors import BlaslogError
 from blaslog.records import FileSummary
 from blaslog.reporters import Reporter, get_reporter
+from blaslog.reporters._base import defuse_commands
 from blaslog.views import record_rows
 
 
 def parse_chunks(names: Sequence[str], reporter: Reporter, *, kind: str, caps_path: str | None, caps: Caps | None,
                  options: Options, summaries: list[FileSummary]) -> Iterator[str]:
     """The text of `blaslog parse` in `reporter`'s streaming format; each input's FileSummary is appended to
-    `summaries` once it is read."""
+    `summaries` once it is read. No chunk can carry a CI workflow command (see defuse_commands)."""
+    style = reporter.defuse_style
+    for chunk in _parse_chunks(names, reporter, kind=kind, caps_path=caps_path, caps=caps, options=options,
+                               summaries=summaries):
+        yield defuse_commands(chunk, style)
+
+
+def _parse_chunks(names: Sequence[str], reporter: Reporter, *, kind: str, caps_path: str | None, caps: Caps | None,
+                  options: Options, summaries: list[FileSummary]) -> Iterator[str]:
     yield reporter.stream_begin()
     any_rows = False
     for name in names:

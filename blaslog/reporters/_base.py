@@ -24,6 +24,8 @@ class Reporter(ABC):
     """True when the output is a machine-readable contract."""
     description: ClassVar[str] = ""
     """One line for --help."""
+    defuse_style: ClassVar[str] = "text"
+    """How `##[` is escaped in this output (see :func:`defuse_commands`)."""
 
     @abstractmethod
     def render(self, report: Report) -> str:
@@ -66,8 +68,8 @@ class Reporter(ABC):
         any_rows = False
         for text in self.stream_rows(rows, True):
             any_rows = True
-            yield text
-        yield self.stream_end(files(), any_rows)
+            yield defuse_commands(text, self.defuse_style)
+        yield defuse_commands(self.stream_end(files(), any_rows), self.defuse_style)
 
 
 def register(cls: R) -> R:
@@ -103,10 +105,42 @@ def printable(text: object, limit: int = 0) -> str:
     return value
 
 
-def defuse_commands(text: str) -> str:
-    """Make sure no line of `text` can be read as a CI workflow command (`::cmd::` after leading spaces)."""
-    lines = text.split("\n")
-    return "\n".join(("| " + line) if line.lstrip().startswith("::") else line for line in lines)
+#: How `##[` is written in each kind of output so that the GitHub runner's older command syntax never matches.
+#: JSON and XML spell the bracket with an escape of their own (the text reads back unchanged); plain text,
+#: Markdown and CSV put a backslash before it.
+_OLD_SYNTAX = {"text": "##\\[", "json": "##\\u005b", "xml": "##&#91;"}
+
+
+#: A line that starts, after white space, with `::`. The runner reads lines up to `\r` or `\n` (a CR inside a
+#: CSV field or a message starts a line for it too) and trims white space before looking for `::`.
+_COMMAND_LINE = re.compile(r"(^|[\r\n])(?=[^\S\r\n]*::)")
+
+
+def defuse_old_syntax(text: str, style: str = "text") -> str:
+    """Every ``##[`` of `text` written so that the runner's older parser never matches (see defuse_commands);
+    for outputs made of workflow commands on purpose (the github format)."""
+    return text.replace("##[", _OLD_SYNTAX[style]) if "##[" in text else text
+
+
+def defuse_commands(text: str, style: str = "text") -> str:
+    """Make sure no line of `text` can be read as a GitHub Actions workflow command, in either syntax.
+
+    The runner (actions/runner, src/Runner.Common/ActionCommand.cs, used by ActionCommandManager) reads every
+    line a step prints, stdout and stderr alike, and tries two parsers:
+
+    * ``TryParseV2``: after leading white space the line (up to CR or LF) starts with ``::``; the command runs to
+      the next ``::``. Such a line gets ``| `` put before it here.
+    * ``TryParse`` (the older syntax): ``##[`` ANYWHERE in the line, then a registered command name up to a
+      space or ``]`` (``##[set-output name=x]value``, ``##[error]...``, ``##[add-mask]...``). Every ``##[`` is
+      written as `_OLD_SYNTAX` gives for the output's `style` (``text``, ``json``, ``xml``).
+
+    Every reporter passes its whole output through here, and the CLI its stderr lines; log text, file names
+    and caps values cannot reach the runner any other way.
+    """
+    text = defuse_old_syntax(text, style)
+    if "::" not in text:
+        return text
+    return _COMMAND_LINE.sub(r"\1| ", text)
 
 
 def cell(value: object, limit: int = 80) -> str:

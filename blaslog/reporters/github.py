@@ -13,7 +13,7 @@ An input that could not be read at all is an `::error` too (the exit status is t
 from __future__ import annotations
 
 from blaslog.report import Finding, Report
-from blaslog.reporters._base import Reporter, printable, register
+from blaslog.reporters._base import Reporter, defuse_old_syntax, printable, register
 
 PER_LEVEL = 10
 
@@ -85,5 +85,5 @@ class GithubReporter(Reporter):
                                      + (f"; first: {first.message}" if first else ""),
                                      file=summary.path, line=first.line if first else 0,
                                      title="blaslog: unparsable lines"))
-        return "\n".join(lines) + ("\n" if lines else "")
+        return defuse_old_syntax("\n".join(lines)) + ("\n" if lines else "")
 

@@ -28,4 +28,4 @@ class GitlabReporter(Reporter):
             "severity": f.finding_class.gitlab_severity,
             "location": {"path": printable(f.location.file, 1000), "lines": {"begin": max(f.location.line, 1)}},
         } for f, fingerprint in zip(report.findings, unique_fingerprints(report.findings), strict=True)]
-        return defuse_commands(dumps(issues, indent=2) + "\n")
+        return defuse_commands(dumps(issues, indent=2) + "\n", "json")

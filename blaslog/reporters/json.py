@@ -84,13 +84,14 @@ class JsonReporter(Reporter):
     """The whole result as one JSON document with schema_version."""
 
     name = "json"
+    defuse_style = "json"
     stable = True
     description = "one JSON document (schema_version, records or findings, summary)"
 
     def render(self, report: Report) -> str:
         if report.command == "parse":
             return self.render_streamed(report)
-        return defuse_commands(dumps(report.to_json(), indent=2) + "\n")
+        return defuse_commands(dumps(report.to_json(), indent=2) + "\n", "json")
 
     streams = True
     first_separator = ","
@@ -118,6 +119,7 @@ class JsonLinesReporter(Reporter):
     """One JSON object per line: each record (parse), finding (diff, check) or row (summary), then the summary."""
 
     name = "jsonl"
+    defuse_style = "json"
     stable = True
     description = "JSON Lines: one object per record/finding/row, then a summary object"
 
@@ -131,7 +133,7 @@ class JsonLinesReporter(Reporter):
                  for item in items or []]
         tail = {k: v for k, v in doc.items() if k not in ("records", "findings", "signatures")}
         lines.append(dumps({"type": "summary", **tail, "schema_version": SCHEMA_VERSION}))
-        return defuse_commands("\n".join(lines) + "\n")
+        return defuse_commands("\n".join(lines) + "\n", "json")
 
     streams = True
 

@@ -81,4 +81,4 @@ class JunitReporter(Reporter):
                 out.text = xml_text(f"below --fail-on {report.fail_on}, not failing:\n" + "\n\n".join(passed), 20000)
         ET.indent(suites)
         text = ET.tostring(suites, encoding="unicode")
-        return defuse_commands('<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")
+        return defuse_commands('<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n", "xml")

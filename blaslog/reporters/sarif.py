@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from blaslog import __version__
 from blaslog.report import FINDING_CLASSES, Finding, FindingClass, Report, ci_level
@@ -30,15 +31,23 @@ def _rule(row: FindingClass, fail_on: str) -> dict[str, Any]:
     }
 
 
+def artifact_uri(path: str) -> str:
+    """A SARIF artifactLocation.uri (RFC 3986): the path with `/` kept and everything else outside the unreserved
+    characters percent-encoded (spaces, `#`, `%`, non-ASCII, control characters); `-` is `stdin`."""
+    if path == "-":
+        return "stdin"
+    return quote(path.replace("\\", "/"), safe="/")
+
+
 def _result(finding: Finding, rule_index: int, level: str) -> dict[str, Any]:
-    uri = "stdin" if finding.location.file == "-" else finding.location.file
+    uri = artifact_uri(finding.location.file)
     region = {"startLine": max(finding.location.line, 1)}
     result: dict[str, Any] = {
         "ruleId": rule_id(finding.cls),
         "ruleIndex": rule_index,
         "level": SARIF_LEVEL[level],
         "message": {"text": printable(f"{finding.title}. {finding.explanation}", 10000)},
-        "locations": [{"physicalLocation": {"artifactLocation": {"uri": printable(uri, 1000)}, "region": region}}],
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
         "partialFingerprints": {"blaslogFindingHash/v1": finding.fingerprint()},
         "properties": {"count": finding.count, "kind": finding.kind},
     }
@@ -47,7 +56,7 @@ def _result(finding: Finding, rule_index: int, level: str) -> dict[str, Any]:
     if finding.related:
         result["relatedLocations"] = [
             {"id": i, "message": {"text": printable(loc.role or "related", 200)},
-             "physicalLocation": {"artifactLocation": {"uri": printable(loc.file, 1000)},
+             "physicalLocation": {"artifactLocation": {"uri": artifact_uri(loc.file)},
                                   "region": {"startLine": max(loc.line, 1)}}}
             for i, loc in enumerate(finding.related[:100])
         ]
@@ -77,4 +86,4 @@ class SarifReporter(Reporter):
                 "results": results,
             }],
         }
-        return defuse_commands(dumps(document, indent=2) + "\n")
+        return defuse_commands(dumps(document, indent=2) + "\n", "json")
