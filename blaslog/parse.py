@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from itertools import compress
 from typing import Any, Literal
 
@@ -22,8 +23,8 @@ from lark.exceptions import LarkError
 
 from blaslog.errors import LogParseError, SourceLocation
 from blaslog.formats import Sniffer
-from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, RecordError, ShapedCall, describe_error
-from blaslog.formats._shapes import KEPT, keep
+from blaslog.formats._base import LogFormat, RecordError, ShapedCall, describe_error
+from blaslog.formats._cache import ShapeCache
 from blaslog.inputs import Batch, Reader, text_reader
 from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
 
@@ -31,6 +32,22 @@ OnError = Literal["raise", "warn", "skip"]
 
 MAX_RECORD_LINES = 256
 """Most physical lines one record may span (a runaway join stops here)."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    """The record being assembled."""
+
+    fmt: LogFormat
+    """Its dialect."""
+    lines: list[str]
+    """Its physical lines so far (the first without any other text before the record)."""
+    first: int
+    """Number of its first line."""
+    shape: str | None
+    """SHAPE key of its one line; None once it spans lines, or when the batch has no shapes."""
+    outer: str | None = None
+    """The whole first line's SHAPE key when other text (a launcher's tag) came before the record."""
 
 
 class _FileParser:
@@ -49,16 +66,12 @@ class _FileParser:
         self.summary = FileSummary(reader.name)
         self.progress: Callable[[int, int], None] | None = None
         self.prefixes: set[str] = set()
-        self.pending: list[Any] | None = None
-        """The record being assembled: [dialect, its lines, first line number, its shape (None once it spans
-        lines), the whole first line's shape when other text came before the record (else None)]."""
+        self.pending: _Pending | None = None
+        """The record being assembled."""
         self.number = 0
         """Number of the last line seen."""
-        self.seen: set[int] = set()
-        """Hashes of the one-line record shapes seen once."""
-        self.shortcuts: dict[str, Any] = {}
-        """Shapes of one-line records that need no visit (without `events`) -> their dialect (records with
-        nothing to build or report), or (dialect, template) for GEMMs of a uniform shape."""
+        self.cache = ShapeCache(reader.shaper)
+        """What this input's parse learnt about line shapes (its `stats` count hits and grammar runs)."""
         self.sink: Any = None
         """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
         self.lazy = False
@@ -102,7 +115,7 @@ class _FileParser:
         shape followed by a line of a known shape is marked (dialect, template): :meth:`_lines` builds it from
         the template, hands it to the sink or yields it as a ShapedCall, without assembling it.
         """
-        shortcuts, known, shapes, lines = self.shortcuts, self.sniffer.known, batch.shapes, batch.lines
+        shortcuts, known, shapes, lines = self.cache.shortcuts, self.cache.known, batch.shapes, batch.lines
         assert shapes is not None
         marks = dict(zip(shapes, map(shortcuts.get, shapes.values())))
         visited = {line: mark is None or type(mark) is tuple for line, mark in marks.items()}
@@ -123,6 +136,7 @@ class _FileParser:
         counts = Counter(per_line)
         counts.pop(None, None)
         summary = self.summary
+        self.cache.stats.hits += sum(counts.values())
         for mark, count in counts.items():
             fmt = mark[0] if type(mark) is tuple else mark
             summary.record_lines += count
@@ -137,14 +151,14 @@ class _FileParser:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
         GEMMs of a uniform shape, handed on without being assembled."""
-        known = self.sniffer.known  # shape -> dialect, for lines whose shape began a record before
+        known = self.cache.known  # shape -> dialect, for lines whose shape began a record before
         shapes = batch.shapes
         problems = batch.problems
         lines = batch.lines
         start = batch.start
-        pending = self.pending  # [dialect, lines, first line number, shape, whole-line shape behind a tag]
+        pending = self.pending
         previous = -1
-        split = self.reader.shaper.split
+        split = self.cache.shaper.split
         name = self.reader.name
         sink, lazy = self.sink, self.lazy
         for index in indices:
@@ -180,16 +194,16 @@ class _FileParser:
             shape = shapes[text] if shapes is not None else None
             fmt = known.get(shape) if shape is not None else None
             if pending is not None:
-                if fmt is None and len(pending[1]) < MAX_RECORD_LINES and pending[0].continues(pending[1], text):
-                    pending[1].append(text)
-                    pending[3] = pending[4] = None
+                if fmt is None and len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, text):
+                    pending.lines.append(text)
+                    pending.shape = pending.outer = None
                     continue
                 record = self._finish(pending, number - 1, at_end=False)
                 pending = None
                 if record is not None:
                     yield record
             if fmt is not None:
-                pending = [fmt, [text], number, shape, None]
+                pending = _Pending(fmt, [text], number, shape)
                 continue
             found = self.sniffer.sniff(text)
             if found is None:
@@ -206,9 +220,9 @@ class _FileParser:
                                  severity="warning", column=column + 1)
                 # the record's own shape, and the whole line's (a line of it is then known without a visit)
                 inner = text[column:]
-                pending = [fmt, [inner], number, split(inner)[0] if shapes is not None else None, shape]
+                pending = _Pending(fmt, [inner], number, split(inner)[0] if shapes is not None else None, shape)
             else:
-                pending = [fmt, [text], number, shape, None]
+                pending = _Pending(fmt, [text], number, shape)
         self.pending = pending
         if lines:
             self.number = start + len(lines) - 1
@@ -235,20 +249,22 @@ class _FileParser:
         else:
             self.summary.foreign_lines += 1
 
-    def _finish(self, pending: list[Any], last: int, at_end: bool) -> Record | None:
-        fmt, lines, first, shape, outer = pending
+    def _finish(self, pending: _Pending, last: int, at_end: bool) -> Record | None:
+        fmt, lines, first, shape = pending.fmt, pending.lines, pending.first, pending.shape
         summary = self.summary
+        cache = self.cache
         count = last - first + 1
         if shape is not None and len(lines) == 1:
-            template = fmt.quick.get(shape)
+            template = cache.line_template(fmt, shape)
             if template is not None:
-                if outer is not None:
-                    self._shortcut(shape, fmt, _mark(fmt, template), outer)
+                cache.stats.hits += 1
+                if pending.outer is not None:
+                    cache.shortcut(shape, fmt, template, pending.outer)
                 if template.cls is Event and not self.events:
                     # a known non-GEMM shape that nobody asked to see: count it, build nothing
                     self._count(fmt, False, template.warnings, first, count, lines[0])
                     return None
-                values = self.reader.shaper.split(lines[0])[1]
+                values = cache.shaper.split(lines[0])[1]
                 if self.sink is not None and template.uniform and len(values) == template.count:
                     # a GEMM equal to every other of its shape: the sink keeps one record and where each call was
                     self.sink.add_shaped(template, values, self.reader.name, first, last)
@@ -259,9 +275,10 @@ class _FileParser:
                     record = (ShapedCall(template, values, self.reader.name, first, last)
                               if self.lazy and template.verbatim else template.make(fields))
                     return self._accept(fmt, record, template.warnings, first, count, lines[0])
+                cache.stats.hits -= 1  # the line's values do not fit the key: the plain path reads it
         text = fmt.clean(lines)
         try:
-            record, warnings = fmt.parse(text, self.reader.name, first, last)
+            record, warnings, how = cache.parse(fmt, text, self.reader.name, first, last)
         except (LarkError, RecordError) as exc:
             reason, column = describe_error(exc, text)
             if at_end and self.reader.ended_without_newline:
@@ -277,56 +294,14 @@ class _FileParser:
             self.problem(first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
             return None
         if shape is not None and len(lines) == 1 and text == lines[0]:
-            if self.sniffer.known.get(shape) is None:
-                self.sniffer.remember(shape, fmt)
-            if fmt.last_template is FALLBACK:
-                if not warnings:
-                    self._shortcut(shape, fmt, fmt, outer)  # free text: nothing to build when events are not wanted
-            elif fmt.last_template is not UNCACHEABLE:
-                self._learn(fmt, shape, fmt.last_template, text, outer)
+            cache.learn(fmt, shape, text, how, warnings, pending.outer)
         return self._accept(fmt, record, warnings, first, count, text)
-
-    def _learn(self, fmt: Any, shape: str, template: Any, text: str, outer: str | None) -> None:
-        """Remember the shape of a one-line record just parsed, so that later lines of it skip the grammar."""
-        if shape in fmt.quick:
-            return
-        seen = hash(shape)
-        if seen not in self.seen:  # bind a shape at its second line: most of a log of new calls is seen once
-            if len(self.seen) >= 10 * KEPT:
-                self.seen.clear()
-            self.seen.add(seen)
-            return
-        bound = LineTemplate.bind(template, text)
-        if bound is None:
-            return
-        keep(fmt.quick, shape, bound)
-        self._shortcut(shape, fmt, _mark(fmt, bound), outer)
-
-    def _shortcut(self, shape: str, fmt: Any, mark: Any, outer: str | None = None) -> None:
-        """Let :meth:`_classify` deal with later lines of this shape (`mark`: see `shortcuts`) without visiting
-        them; also lines of the `outer` shape, the record after other text (a launcher's `[rank0]: `) that
-        holds no time stamp, pointer or thread id."""
-        if mark is None or self.sniffer.known.get(shape) is not fmt:
-            return
-        keep(self.shortcuts, shape, mark)
-        if outer is not None and outer.endswith(shape) and "\x00" not in outer[: len(outer) - len(shape)]:
-            keep(self.shortcuts, outer, mark)
 
     def _accept(self, fmt: Any, record: Record | ShapedCall, warnings: tuple[str, ...], first: int, count: int,
                 text: str) -> Record | ShapedCall | None:
         gemm = isinstance(record, GemmCall) or (type(record) is ShapedCall and record.template.cls is GemmCall)
         self._count(fmt, gemm, warnings, first, count, text)
         return record if gemm or self.events else None
-
-
-def _mark(fmt: Any, template: Any) -> Any:
-    """What `shortcuts` holds for a bound shape: its dialect (a record with nothing to build or report),
-    (dialect, template) for a GEMM of a uniform shape, or None (lines of it are visited)."""
-    if template.warnings:
-        return None
-    if template.cls is Event:
-        return fmt
-    return (fmt, template) if template.uniform else None
 
 
 def iter_file(name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn",

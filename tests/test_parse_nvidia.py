@@ -250,8 +250,7 @@ def test_shape_cache_gives_the_records_a_fresh_parse_gives(path):
             continue
         fmt = by_name[record.log_format]
         text = fmt.clean(lines[record.line - 1:record.end_line])
-        cls, kwargs, _ = fmt.build(fmt.transformer({}).transform(fmt._tree(text)))
-        fresh = cls(file=record.file, line=record.line, end_line=record.end_line, **kwargs)
+        fresh, _ = fmt.record(fmt.parser().parse(text), record.file, record.line, record.end_line)
         assert record == fresh
         for name in ("thread", "timestamp", "file", "line") + (("a_ptr", "b_ptr", "d_ptr", "pointers", "stream")
                                                                if isinstance(record, GemmCall) else ("fields",)):
@@ -261,14 +260,14 @@ def test_shape_cache_gives_the_records_a_fresh_parse_gives(path):
 
 
 def test_the_cache_is_used():
-    from blaslog.formats._base import mask
+    from blaslog.formats._cache import ShapeCache
     from blaslog.formats.cublaslt import CublasLt
 
-    fmt = CublasLt()
+    fmt, cache = CublasLt(), ShapeCache(enabled=True)
     lines = (GENERATED / "lt_fp32_tp4/blaslt_321674.log").read_text().splitlines()
     for number, line in enumerate(lines, 1):
-        fmt.parse(line, "f", number, number, mask(line))
-    assert len(fmt._cache) < 100 < len(lines)
+        cache.parse(fmt, line, "f", number, number)
+    assert cache.stats.grammar_runs < 100 < len(lines) == cache.stats.hits + cache.stats.misses
 
 
 def test_to_frame_dtypes():
@@ -288,14 +287,13 @@ def test_to_frame_dtypes():
 def test_gemm_shapes_are_cacheable(path):
     """Every GEMM shape of the bundled training logs is served from the shape cache (a build step that
     computes with a volatile value would silently send every such line through the grammar)."""
-    from blaslog.formats._base import UNCACHEABLE
-
-    sniffer_formats = {}
-    result = blaslog.parse_file(str(path))
     from blaslog.formats import FORMAT_CLASSES
-    from blaslog.formats._base import mask
+    from blaslog.formats._base import UNCACHEABLE
+    from blaslog.formats._cache import ShapeCache
 
+    result = blaslog.parse_file(str(path))
     by_name = {cls.name: cls() for cls in FORMAT_CLASSES}
+    cache = ShapeCache(enabled=True)
     text = path.read_bytes()
     if path.suffix == ".gz":
         text = gzip.decompress(text)
@@ -303,6 +301,4 @@ def test_gemm_shapes_are_cacheable(path):
     for record in result.gemms:
         fmt = by_name[record.log_format]
         line = lines[record.line - 1]
-        fmt.parse(line, "x", 1, 1, mask(line))
-        sniffer_formats[record.log_format] = fmt
-        assert fmt.last_template is not UNCACHEABLE, line[:200]
+        assert cache.parse(fmt, line, "x", 1, 1)[2] is not UNCACHEABLE, line[:200]

@@ -89,15 +89,13 @@ def test_compact_run_from_shapes_equals_run_from_records(path, tmp_path, monkeyp
     assert _run_rows(run) == _run_rows(_without_cache(monkeypatch, lambda: read_run(str(log)))[0])
 
 
-def test_repeated_info_lines_are_not_parsed_again(monkeypatch):
+def test_repeated_info_lines_are_not_parsed_again():
     """A free-text [Info] message (rendered back to text from its words and pairs) is cached like any shape."""
-    runs = []
-    original = _base.LogFormat._tree
-    monkeypatch.setattr(_base.LogFormat, "_tree", lambda self, text: runs.append(text) or original(self, text))
     lines = [f"[2026-06-06 15:31:{i % 60:02d}][cublasLt][{1000 + i}][Info][cublasLtCreate] cuBLASLt v12.9 device "
              f"#0: multiProcessorCount={100 + i} maxSharedMemPerBlock=49152" for i in range(50)]
-    result = blaslog.parse_text("\n".join(lines) + "\n")
-    assert len(runs) == 1
+    parser = _FileParser(text_reader("\n".join(lines) + "\n", "<text>"), Sniffer(), "warn")
+    result = blaslog.ParseResult(tuple(parser.records()), (parser.summary,))
+    assert parser.cache.stats.grammar_runs == 1 and parser.cache.stats.hits == 49
     assert [r.text for r in result.records] == [line.split("] ", 1)[1] for line in lines]
     assert [r.thread for r in result.records] == [str(1000 + i) for i in range(50)]
 
@@ -167,9 +165,8 @@ def test_shape_tables_stay_bounded_for_a_log_of_new_calls(monkeypatch):
     run.extend(parser.records())
     assert len(run) == 600 and len(run.calls) == 300
     assert [o.k for o in run][:3] == [64, 65, 66] and [o.thread for o in run][-1] == "1299"
-    tables = [parser.sniffer.known, parser.shortcuts, parser.reader.shaper._heads, parser.reader.shaper._messages]
-    tables += [fmt.quick for fmt in parser.sniffer.formats] + [fmt._cache for fmt in parser.sniffer.formats]
-    assert max(len(table) for table in tables) <= 40
+    tables = parser.cache.tables()
+    assert len(tables) >= 6 and max(len(table) for table in tables) <= 40
 
 
 def test_memory_of_a_streamed_run_does_not_grow_with_repeated_calls(tmp_path):

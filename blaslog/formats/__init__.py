@@ -26,7 +26,6 @@ from typing import TypeVar
 
 from blaslog.errors import UnknownFormatError
 from blaslog.formats._base import LogFormat
-from blaslog.formats._shapes import keep
 from blaslog.formats.cublas import Cublas
 from blaslog.formats.cublaslt import CublasLt
 from blaslog.formats.hipblaslt import HipblasLt, HipblasLtBench, HipblasLtProfile
@@ -133,12 +132,6 @@ class Sniffer:
         pattern = "|".join(f"(?P<f{i}>{fmt.start.pattern})" for i, fmt in enumerate(self.formats))
         self._start = re.compile(pattern or "(?!)")
         self._near_miss = _near_miss(classes)
-        self.known: dict[str, LogFormat] = {}
-        """Shapes of lines that began a one-line record, with their dialect (skips sniffing them again)."""
-
-    def remember(self, shape: str, fmt: LogFormat) -> None:
-        """Note that lines of this shape begin a record of `fmt`."""
-        keep(self.known, shape, fmt)
 
     def sniff(self, line: str) -> tuple[LogFormat, int] | None:
         """(dialect, column where its record starts) for a line that begins a record, else None."""

@@ -369,9 +369,9 @@ UNCACHEABLE = object()
 """Cache entry of a shape whose records must be built from their own text every time."""
 
 FALLBACK = object()
-"""`last_template` after a record was read by the dialect's looser reading (:meth:`LogFormat.fallback`):
-its shape is one the grammar's main rule rejects. With the shape cache on, later lines of the shape are
-counted without parsing them when their records are not wanted (``parse`` without events)."""
+"""How a record was read (``ShapeCache.parse``) when the dialect's looser reading (:meth:`LogFormat.fallback`)
+read it: its shape is one the grammar's main rule rejects. With the shape cache on, later lines of the shape
+are counted without parsing them when their records are not wanted (``parse`` without events)."""
 
 
 @functools.cache
@@ -437,12 +437,8 @@ class LogFormat:
     """Matches (with .match) a physical line that begins a record."""
     transformer: ClassVar[type[LeafTransformer]]
 
-    def __init__(self) -> None:
-        self._cache: dict[str, Any] = {}
-        self.quick: dict[str, Any] = {}
-        """SHAPE key of a one-line record -> its Template (filled by the parse pipeline)."""
-        self.last_template: Any = None
-        """The template the last parse used."""
+    fallback_rule: ClassVar[str | None] = None
+    """A looser grammar rule for text the main rule rejects (a free-text message), read by :meth:`fallback`."""
 
     # -- record assembly -------------------------------------------------
     def continues(self, lines: list[str], line: str) -> bool:
@@ -454,53 +450,35 @@ class LogFormat:
         return " ".join(lines)
 
     # -- parsing -----------------------------------------------------------
-    def parse(self, text: str, path: str, line: int, end_line: int,
-              shape: tuple[str, list[str]] | None = None) -> tuple[Record, tuple[str, ...]]:
-        """Parse one record's text into a record and warnings about it.
+    def parser(self, rule: str | None = None) -> Lark:
+        """The LALR parser of a rule (`start_rule` by default) of the shipped grammar `grammar` (a dialect
+        defined elsewhere, a test's toy one say, may build its own)."""
+        return load_grammar(self.grammar, rule or self.start_rule)
 
-        `shape` is ``mask(text)`` when the caller has it already. Raises UnexpectedInput (the grammar
-        rejects it) or RecordError (it parses but makes no sense).
+    def parse(self, text: str, path: str, line: int, end_line: int) -> tuple[Record, tuple[str, ...]]:
+        """Parse one record's text with the grammar (no shape cache) into a record and warnings about it.
+
+        Raises UnexpectedInput (the grammar rejects it) or RecordError (it parses but makes no sense). The
+        parse pipeline goes through the shape cache of its input instead (``ShapeCache.parse``).
         """
-        key, values = shape if shape is not None else mask(text)
-        try:
-            try:
-                template = self.last_template = self.template(key, text, values)
-                tree = self._tree(text) if template is UNCACHEABLE else None
-            except LarkError:  # the grammar's main rule rejects the text
-                record = self.fallback(text, path, line, end_line)
-                if record is None:
-                    raise
-                self.last_template = FALLBACK if CACHE else UNCACHEABLE
-                return record, ()
-            if tree is not None:
-                cls, kwargs, warnings = self.build(self.transformer({}).transform(tree))
-                return cls(file=path, line=line, end_line=end_line, **kwargs), warnings
-            return template.instantiate(values, path, line, end_line), template.warnings
-        except RecursionError:
-            raise RecordError("groups nested too deeply to be a BLAS log record") from None
+        from blaslog.formats._cache import ShapeCache
 
-    def fallback(self, text: str, path: str, line: int, end_line: int) -> Record | None:
-        """A record for text the grammar's main rule rejects, when the dialect has a looser reading; else None."""
+        record, warnings, _how = ShapeCache(enabled=False).parse(self, text, path, line, end_line)
+        return record, warnings
+
+    def record(self, tree: Any, path: str, line: int, end_line: int) -> tuple[Record, tuple[str, ...]]:
+        """The record (and warnings) of a tree of :meth:`parser`."""
+        cls, kwargs, warnings = self.build(self.transformer({}).transform(tree))
+        return cls(file=path, line=line, end_line=end_line, **kwargs), warnings
+
+    def fallback(self, tree: Any, path: str, line: int, end_line: int) -> Record | None:
+        """A record from a tree of `fallback_rule` (text the main rule rejects), or None to report the main
+        rule's error."""
         return None
 
-    def template(self, key: str, text: str, values: list[str]) -> Any:
-        """The cached Template of a shape (made from `text` on first sight), or UNCACHEABLE."""
-        template = self._cache.get(key)
-        if template is None:
-            template = self._make_template(text, values) if CACHE else UNCACHEABLE
-            keep(self._cache, key, template)
-        return template
-
-    def parser(self) -> Lark:
-        """The LALR parser of the dialect's records: rule `start_rule` of the shipped grammar `grammar` (a
-        dialect defined elsewhere, a test's toy one say, may build its own)."""
-        return load_grammar(self.grammar, self.start_rule)
-
-    def _tree(self, text: str) -> Any:
-        return self.parser().parse(text)
-
-    def _make_template(self, text: str, values: list[str]) -> Any:
-        tree = self._tree(text)  # grammar errors propagate to the caller
+    def template(self, tree: Any, text: str) -> Any:
+        """The Template of `text`'s VOLATILE shape from its tree, or UNCACHEABLE when its build step computes
+        with a volatile value (or fails: the plain path then reports why)."""
         spans: dict[tuple[int, int], Slot] = {}
         for index, match in enumerate(VOLATILE.finditer(text)):
             value = match.group(1)

@@ -117,16 +117,10 @@ class LoggerFormat(LogFormat):
             thread=thread, timestamp=timestamp, level=level, log_format=self.name,
         ), tuple(warnings)
 
-    def fallback(self, text: str, path: str, line: int, end_line: int) -> Event | None:
+    fallback_rule = "text_line"
+
+    def fallback(self, tree: Any, path: str, line: int, end_line: int) -> Event | None:
         """A free-text level (Error, Info, Hint ...) whose message is not pairs: an Event with the text as is."""
-        from lark.exceptions import LarkError
-
-        from blaslog.formats._base import load_grammar
-
-        try:
-            tree = load_grammar(self.grammar, "text_line").parse(text)
-        except LarkError:
-            return None
         parts = {token.type.split("__")[-1]: str(token) for token in tree.children}
         level = parts.get("LEVEL", "")
         if level.lower() in ("trace", "api"):

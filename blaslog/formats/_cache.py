@@ -1,0 +1,206 @@
+"""The shape cache of one input: everything the parser learns about line shapes, in one room.
+
+The grammar runs once per distinct record *shape* (see ``_shapes.py`` and ``_base.Template``). What the
+parser of an input learns about shapes lives here, and the parser uses it through a narrow interface:
+
+* look up: :meth:`ShapeCache.dialect` (which dialect begins a record on lines of a SHAPE key),
+  :meth:`ShapeCache.line_template` (the template bound to a key), and the `shortcuts` table that the
+  parser's classifying pass reads (lines counted without a visit);
+* parse through it: :meth:`ShapeCache.parse` (a record from its shape's template, or from the grammar, which
+  then teaches the cache the shape);
+* learn: :meth:`ShapeCache.learn` (after a one-line record was parsed whole) and :meth:`ShapeCache.shortcut`.
+
+Dialects declare their grammar and build step and hold no cache state. :attr:`ShapeCache.stats` counts, the
+same way on every run, the records served from a learnt shape and the texts sent through a grammar, so that
+a build step that makes shapes uncacheable shows as a rise in grammar runs (``tests/test_cache_counts.py``).
+With the cache switched off (BLASLOG_SHAPE_CACHE=0) every record goes through the grammar and the pipeline
+gives the same records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lark.exceptions import LarkError
+
+from blaslog.formats import _base
+from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, LogFormat, RecordError
+from blaslog.formats._shapes import KEPT, Shaper, keep, mask
+from blaslog.records import Event, Record
+
+
+@dataclass(slots=True)
+class CacheStats:
+    """Deterministic counts of one input's parse (the same on every run of the same input and options)."""
+
+    hits: int = 0
+    """Records served from a learnt shape without the grammar (built from a template, handed on unbuilt, or
+    counted without a visit)."""
+    misses: int = 0
+    """Records read some other way: a shape seen for the first time, an uncacheable one, a free-text
+    fallback, or one the grammar rejects."""
+    grammar_runs: int = 0
+    """Texts handed to a Lark parser (a record the main rule rejects may take two: the main and the looser rule)."""
+
+    @property
+    def hit_rate(self) -> float:
+        """hits / (hits + misses), 0.0 before any record."""
+        total = self.hits + self.misses
+        return self.hits / total if total else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"hits": self.hits, "misses": self.misses, "grammar_runs": self.grammar_runs,
+                "hit_rate": round(self.hit_rate, 4)}
+
+
+class ShapeCache:
+    """What the parser of one input learnt about line shapes (each table bounded by KEPT entries)."""
+
+    def __init__(self, shaper: Shaper | None = None, *, enabled: bool | None = None) -> None:
+        self.shaper = shaper if shaper is not None else Shaper()
+        """SHAPE keys and values of lines (the reader's, which keys whole batches with it)."""
+        self.enabled = _base.CACHE if enabled is None else enabled
+        """False: every record goes through the grammar (BLASLOG_SHAPE_CACHE=0)."""
+        self.stats = CacheStats()
+        self.known: dict[str, LogFormat] = {}
+        """SHAPE key of a line that began a one-line record -> its dialect (spares sniffing it again; kept with
+        the cache off too, as sniffing is not what the cache is about)."""
+        self.shortcuts: dict[str, Any] = {}
+        """SHAPE keys of one-line records that need no visit when only GEMMs are wanted -> their dialect
+        (records with nothing to build or report), or (dialect, LineTemplate) for GEMMs of a uniform shape."""
+        self._templates: dict[LogFormat, dict[str, Any]] = {}
+        """Per dialect: VOLATILE shape -> Template, or UNCACHEABLE."""
+        self._bound: dict[LogFormat, dict[str, LineTemplate]] = {}
+        """Per dialect: SHAPE key of a one-line record -> its LineTemplate."""
+        self._seen: set[int] = set()
+        """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
+
+    # -- look up -------------------------------------------------------------------------------------
+    def dialect(self, key: str) -> LogFormat | None:
+        """The dialect whose one-line records begin on lines of SHAPE key `key`, if known."""
+        return self.known.get(key)
+
+    def line_template(self, fmt: LogFormat, key: str) -> LineTemplate | None:
+        """The template bound to SHAPE key `key` of `fmt`'s one-line records, if any."""
+        table = self._bound.get(fmt)
+        return None if table is None else table.get(key)
+
+    def tables(self) -> list[dict[Any, Any]]:
+        """Every table keyed by shape (for tests of their bounds)."""
+        return [self.known, self.shortcuts, self.shaper._heads, self.shaper._messages,
+                *self._templates.values(), *self._bound.values()]
+
+    # -- parse through it ----------------------------------------------------------------------------
+    def parse(self, fmt: LogFormat, text: str, path: str, line: int, end_line: int,
+              shape: tuple[str, list[str]] | None = None) -> tuple[Record, tuple[str, ...], Any]:
+        """A record of `fmt` from its text, its warnings, and how it was read: its shape's Template,
+        UNCACHEABLE (built from its own tree) or FALLBACK (the dialect's looser reading).
+
+        `shape` is ``mask(text)`` when the caller has it already. Raises UnexpectedInput (the grammar rejects
+        the text) or RecordError (it parses but makes no sense).
+        """
+        stats = self.stats
+        try:
+            try:
+                tree = None
+                if self.enabled:
+                    key, values = shape if shape is not None else mask(text)
+                    table = self._templates.get(fmt)
+                    if table is None:
+                        table = self._templates[fmt] = {}
+                    template = table.get(key)
+                    if template is not None and template is not UNCACHEABLE:
+                        stats.hits += 1
+                        return template.instantiate(values, path, line, end_line), template.warnings, template
+                    stats.misses += 1
+                    if template is None:
+                        tree = self._grammar(fmt, text)
+                        template = fmt.template(tree, text)
+                        keep(table, key, template)
+                        if template is not UNCACHEABLE:
+                            return template.instantiate(values, path, line, end_line), template.warnings, template
+                else:
+                    stats.misses += 1
+                if tree is None:
+                    tree = self._grammar(fmt, text)
+                record, warnings = fmt.record(tree, path, line, end_line)
+                return record, warnings, UNCACHEABLE
+            except LarkError:  # the grammar's main rule rejects the text
+                loose = self._fallback(fmt, text, path, line, end_line)
+                if loose is None:
+                    raise
+                return loose, (), FALLBACK if self.enabled else UNCACHEABLE
+        except RecursionError:
+            raise RecordError("groups nested too deeply to be a BLAS log record") from None
+
+    def _grammar(self, fmt: LogFormat, text: str, rule: str | None = None) -> Any:
+        self.stats.grammar_runs += 1
+        return fmt.parser(rule).parse(text)
+
+    def _fallback(self, fmt: LogFormat, text: str, path: str, line: int, end_line: int) -> Record | None:
+        if fmt.fallback_rule is None:
+            return None
+        try:
+            tree = self._grammar(fmt, text, fmt.fallback_rule)
+        except LarkError:
+            return None
+        return fmt.fallback(tree, path, line, end_line)
+
+    # -- learn ---------------------------------------------------------------------------------------
+    def learn(self, fmt: LogFormat, key: str, text: str, how: Any, warnings: tuple[str, ...],
+              outer: str | None) -> None:
+        """Remember what parsing a one-line record whole (its `text` is its line, of SHAPE key `key`) taught:
+        its dialect, and its template bound to the key from the key's second line on (`how`: what
+        :meth:`parse` said). `outer`: the whole line's key when other text (a launcher's tag) came first."""
+        if self.known.get(key) is None:
+            keep(self.known, key, fmt)
+        if how is FALLBACK:
+            if not warnings:
+                self.shortcut(key, fmt, fmt, outer)  # free text: nothing to build when events are not wanted
+        elif how is not UNCACHEABLE:
+            self._bind(fmt, key, how, text, outer)
+
+    def _bind(self, fmt: LogFormat, key: str, template: Any, text: str, outer: str | None) -> None:
+        table = self._bound.get(fmt)
+        if table is None:
+            table = self._bound[fmt] = {}
+        if key in table:
+            return
+        seen = hash(key)
+        if seen not in self._seen:  # bind a shape at its second line: most of a log of new calls is seen once
+            if len(self._seen) >= 10 * KEPT:
+                self._seen.clear()
+            self._seen.add(seen)
+            return
+        bound = LineTemplate.bind(template, text)
+        if bound is None:
+            return
+        keep(table, key, bound)
+        self.shortcut(key, fmt, bound, outer)
+
+    def shortcut(self, key: str, fmt: LogFormat, what: Any, outer: str | None = None) -> None:
+        """Let the classifying pass deal with later lines of SHAPE key `key` without visiting them (`what`: the
+        dialect, for records with nothing to build, or the key's LineTemplate); also lines of the `outer`
+        key, the record after other text (a launcher's `[rank0]: `) that holds no time stamp, pointer or
+        thread id."""
+        mark = what if what is fmt else _mark(fmt, what)
+        if mark is None or self.known.get(key) is not fmt:
+            return
+        keep(self.shortcuts, key, mark)
+        if outer is not None and outer.endswith(key) and "\x00" not in outer[: len(outer) - len(key)]:
+            keep(self.shortcuts, outer, mark)
+
+
+def _mark(fmt: LogFormat, template: LineTemplate) -> Any:
+    """What `shortcuts` holds for a bound key: its dialect (a record with nothing to build or report),
+    (dialect, template) for a GEMM of a uniform shape, or None (lines of it are visited)."""
+    if template.warnings:
+        return None
+    if template.cls is Event:
+        return fmt
+    return (fmt, template) if template.uniform else None
+
+
+__all__ = ["CacheStats", "ShapeCache"]
