@@ -14,6 +14,8 @@ command give the same answers::
 from __future__ import annotations
 
 import os
+import stat
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,9 +144,15 @@ def _openable(files: Sequence[str], strict: bool) -> tuple[list[str], list[str]]
 
 
 def _cannot_open(name: str) -> str | None:
-    """Why `name` cannot be read, or None."""
+    """Why `name` cannot be read, or None. Only a regular file is tried here: a pipe, FIFO, `<(cmd)` or
+    /dev/stdin can be read once only, so it is opened once, by the parser, and its errors are reported then."""
     if name == "-":
-        return None
+        return "-: standard input is closed; pipe a log into blaslog or name a file" if sys.stdin is None else None
+    try:
+        if not stat.S_ISREG(os.stat(name).st_mode) and not os.path.isdir(name):
+            return None
+    except OSError:
+        pass  # opening it says what is wrong
     try:
         for closer in Reader(name)._open()[1]:
             closer.close()
@@ -304,6 +312,8 @@ def parse_report(names: Sequence[str], *, kind: str = "gemm", caps: Caps | str |
 
     options = options or Options()
     good, failed = parse_inputs(names, options)
+    if not good:
+        raise InputError("; ".join(failed))
     summaries: list[FileSummary] = []
     found: list[Record] = list(records(good, kind=kind, options=options, summaries=summaries))
     if good and all(s.gemm_records + s.other_records == 0 for s in summaries):

@@ -241,6 +241,8 @@ def _write(text: str, output: str | None, inputs: Sequence[str], keep: bool = Tr
 
 def _echo(text: str) -> None:
     """Write to stdout; a closed or full stdout is an error (exit 2), not a silent success."""
+    if sys.stdout is None:
+        raise CliError("standard output is closed: nowhere to write the report (give -o FILE)")
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

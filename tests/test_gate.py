@@ -329,3 +329,44 @@ def test_two_writers_never_corrupt_one_output(tmp_path):
     assert results == [0, 0]
     lines = out.read_text().splitlines()
     assert len(lines) == 79 and all(json.loads(line) for line in lines)
+
+
+# ---- every input is opened once: pipes give what files give ----------------------------------------------------
+
+
+def _blaslog(*args: str, **kwargs):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "blaslog", *args], capture_output=True, text=True, timeout=60,
+                          **kwargs)
+
+
+def test_a_fifo_and_dev_stdin_give_what_the_file_gives(tmp_path):
+    log = GENERATED / "lt_fp16_tp4_rank0.log"
+    expected = _blaslog("parse", str(log), "-f", "jsonl", "-q").stdout.replace(str(log), "X")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(log.read_bytes()))
+    writer.start()
+    got = _blaslog("parse", str(fifo), "-f", "jsonl", "-q")
+    writer.join()
+    assert got.returncode == 0 and got.stdout.replace(str(fifo), "X") == expected
+    with open(log, "rb") as handle:
+        piped = _blaslog("summary", "/dev/stdin", "-f", "json", "-q", stdin=handle)
+    doc = json.loads(piped.stdout)
+    assert doc["overview"]["gemm_calls"] == 78 and doc["summary"]["files"][0]["lines"] == 1630
+
+
+def test_closed_stdout_and_stdin_are_errors():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "blaslog", "parse", str(SEED / "sharded.log"), "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, close_fds=True,
+                            preexec_fn=lambda: os.close(1), timeout=60)
+    assert result.returncode == 2 and "standard output is closed" in result.stderr
+    result = subprocess.run([sys.executable, "-m", "blaslog", "parse", "-"], stdin=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: os.close(0), timeout=60)
+    assert result.returncode == 2 and "standard input is closed" in result.stderr
