@@ -362,9 +362,11 @@ def _parquet(logs: Sequence[str], folder: str | None, run_name: str | None, opti
     if not folder:
         raise CliError("--format parquet writes a folder: give it with --output DIR")
     names, failed = api.parse_inputs(logs, options)
-    files = write_parquet(names, folder, lambda name, out: api.records([name], options=options, summaries=out),
-                          run=run_name)
+    files, notes = write_parquet(names, folder, lambda name, out: api.records([name], options=options,
+                                                                              summaries=out), run=run_name)
     _account(files, quiet)
+    for note in notes:
+        warn(f"note: {note}")
     for message in failed:
         warn(f"blaslog: error: {message}")
     warn(f"wrote {sum(f.gemm_records for f in files)} GEMM records under {folder}")

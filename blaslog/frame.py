@@ -39,7 +39,12 @@ def to_frame(records: Iterable[Record] | ParseResult, kind: str = "gemm") -> Any
     gemms = [r for r in records if isinstance(r, GemmCall)]
     frame = pd.DataFrame([[getattr(r, c) for c in GEMM_FIELD_NAMES] for r in gemms], columns=list(GEMM_FIELD_NAMES))
     for column in _INT_COLUMNS:
-        frame[column] = pd.array(frame[column].tolist(), dtype="Int64")
+        values = frame[column].tolist()
+        try:
+            frame[column] = pd.array(values, dtype="Int64")
+        except (OverflowError, TypeError, ValueError):
+            # a value outside 64 bits (a log may print one): the column keeps Python integers, nothing is cut
+            frame[column] = pd.Series(values, dtype=object)
     for column in _CATEGORY_COLUMNS:
         frame[column] = frame[column].astype("category")
     for column in _BOOL_COLUMNS:

@@ -20,19 +20,35 @@ from blaslog.records import FileSummary, GemmCall
 BATCH = 100_000
 
 
-def partitions(names: Sequence[str], run: str | None = None) -> list[tuple[str, str, int]]:
-    """(input, run, rank) for each input."""
+def partitions(names: Sequence[str], run: str | None = None) -> tuple[list[tuple[str, str, int]], list[str]]:
+    """(input, run partition value, rank) for each input, and notes. The run is the input's folder (or `run`),
+    made safe for a partition value; two folders whose safe names collide get suffixes (`r_un`, `r_un-2`),
+    said in a note. The rank is taken as blaslog.ranks takes it (tags are not read here: the path, or the
+    natural order of the run's files)."""
+    from blaslog.ranks import assign_ranks
+
     by_run: dict[str, list[str]] = {}
     for name in names:
-        by_run.setdefault(run or Path(name).resolve().parent.name or "run", []).append(name)
-    out = []
-    for run_name, files in by_run.items():
-        out.extend((name, run_name, rank) for rank, name in enumerate(sorted(files)))
-    return out
+        by_run.setdefault(run or str(Path(name).resolve().parent), []).append(name)
+    out, notes, used = [], [], {}
+    for folder, files in by_run.items():
+        base = _safe(run or Path(folder).name or "run")
+        value, number = base, 1
+        while value in used:
+            number += 1
+            value = f"{base}-{number}"
+        used[value] = folder
+        if value != base:
+            notes.append(f"run partition {base!r} is taken by {used[base]}: {folder} is written as run={value}")
+        for ranked in assign_ranks(files, [b""] * len(files)):
+            out.append((ranked.path, value, ranked.rank if ranked.rank is not None else 0))
+    return out, notes
 
 
-def write_parquet(names: Sequence[str], out_dir: str, records_of: Any, *, run: str | None = None) -> list[FileSummary]:
-    """Write the GEMM records of each input (``records_of(name, summaries)`` yields them) under `out_dir`."""
+def write_parquet(names: Sequence[str], out_dir: str, records_of: Any, *,
+                  run: str | None = None) -> tuple[list[FileSummary], list[str]]:
+    """Write the GEMM records of each input (``records_of(name, summaries)`` yields them) under `out_dir`; the
+    inputs' accounting, and notes (partition names that collided)."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -42,9 +58,15 @@ def write_parquet(names: Sequence[str], out_dir: str, records_of: Any, *, run: s
 
     summaries: list[FileSummary] = []
     root = Path(out_dir)
-    for name, run_name, rank in partitions(names, run):
-        folder = root / f"run={_safe(run_name)}" / f"rank={rank}"
-        folder.mkdir(parents=True, exist_ok=True)
+    if root.exists() and not root.is_dir():
+        raise BlaslogError(f"{out_dir}: not a folder; --format parquet writes a folder of files (give a new name)")
+    parts, notes = partitions(names, run)
+    for name, run_name, rank in parts:
+        folder = root / f"run={run_name}" / f"rank={rank}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BlaslogError(f"{folder}: cannot create the Parquet folder ({exc.strerror or exc})") from None
         for old in folder.glob("part-*.parquet"):
             old.unlink()
         part = 0
@@ -52,9 +74,15 @@ def write_parquet(names: Sequence[str], out_dir: str, records_of: Any, *, run: s
             frame = to_frame(batch)
             for column in ("extra", "pointers"):
                 frame[column] = [json.dumps(dict(v)) for v in frame[column]]
-            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), folder / f"part-{part:05d}.parquet")
+            for column in frame.columns[frame.dtypes == object]:
+                if column not in ("extra", "pointers"):  # integers beyond 64 bits: kept exactly, as text
+                    frame[column] = [None if v is None else str(v) for v in frame[column]]
+            try:
+                pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), folder / f"part-{part:05d}.parquet")
+            except OSError as exc:
+                raise BlaslogError(f"{folder}: cannot write Parquet ({exc})") from None
             part += 1
-    return summaries
+    return summaries, notes
 
 
 def _batches(records: Iterable[GemmCall]) -> Iterable[list[GemmCall]]:

@@ -370,3 +370,28 @@ def test_closed_stdout_and_stdin_are_errors():
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             preexec_fn=lambda: os.close(0), timeout=60)
     assert result.returncode == 2 and "standard input is closed" in result.stderr
+
+
+# ---- Parquet --------------------------------------------------------------------------------------------------------
+
+
+def test_parquet_partitions_never_collide(tmp_path):
+    pytest.importorskip("pyarrow")
+    for folder, source in (("r un", "sharded.log"), ("r_un", "unsharded.log")):
+        (tmp_path / folder).mkdir()
+        shutil.copy(SEED / source, tmp_path / folder / "a.log")
+    out = tmp_path / "out"
+    result = run("parse", tmp_path / "r un" / "a.log", tmp_path / "r_un" / "a.log", "-f", "parquet", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.parent.parent.name for p in out.rglob("*.parquet")) == ["run=r_un", "run=r_un-2"]
+    assert "is written as run=r_un-2" in result.stderr
+    onto_file = tmp_path / "file"
+    onto_file.write_text("x")
+    refused = run("parse", SEED / "sharded.log", "-f", "parquet", "-o", onto_file)
+    assert refused.exit_code == 2 and "not a folder" in refused.stderr and onto_file.read_text() == "x"
+
+
+def test_integers_beyond_64_bits_reach_a_frame_unchanged():
+    call = blaslog.GemmCall("cublasLt", "cublasLtMatmul", m=-(2**70), n=4, k=8)
+    frame = blaslog.to_frame([call])
+    assert frame["m"].tolist() == [-(2**70)] and str(frame["n"].dtype) == "Int64"
