@@ -461,10 +461,21 @@ class LogFormat:
         Raises UnexpectedInput (the grammar rejects it) or RecordError (it parses but makes no sense). The
         parse pipeline goes through the shape cache of its input instead (``ShapeCache.parse``).
         """
-        from blaslog.formats._cache import ShapeCache
-
-        record, warnings, _how = ShapeCache(enabled=False).parse(self, text, path, line, end_line)
-        return record, warnings
+        try:
+            try:
+                tree = self.parser().parse(text)
+            except LarkError:  # the main rule rejects the text: the looser reading, if any, or that error
+                if self.fallback_rule is not None:
+                    try:
+                        loose = self.fallback(self.parser(self.fallback_rule).parse(text), path, line, end_line)
+                    except LarkError:
+                        loose = None
+                    if loose is not None:
+                        return loose, ()
+                raise
+            return self.record(tree, path, line, end_line)
+        except RecursionError:
+            raise RecordError("groups nested too deeply to be a BLAS log record") from None
 
     def record(self, tree: Any, path: str, line: int, end_line: int) -> tuple[Record, tuple[str, ...]]:
         """The record (and warnings) of a tree of :meth:`parser`."""

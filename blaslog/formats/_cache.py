@@ -24,7 +24,7 @@ from typing import Any
 
 from lark.exceptions import LarkError
 
-from blaslog.formats import _base
+import blaslog.formats._base as _base
 from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, LogFormat, RecordError
 from blaslog.formats._shapes import KEPT, Shaper, keep, mask
 from blaslog.records import Event, Record
