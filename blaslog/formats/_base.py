@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from blaslog.formats._shapes import SHAPE, VOLATILE, keep, mask
+from blaslog.formats._shapes import SHAPE, VOLATILE, mask
 from blaslog.records import Event, GemmCall, Record, record_maker
 
 CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
