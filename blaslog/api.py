@@ -24,7 +24,7 @@ from blaslog.caps import Caps, load_caps
 from blaslog.diff import DiffResult, diff_runs
 from blaslog.errors import BlaslogError, InputError
 from blaslog.formats import Sniffer
-from blaslog.inputs import Reader
+from blaslog.inputs import ENDS_EARLY, Reader
 from blaslog.parse import OnError, iter_file, parse_file
 from blaslog.ranks import HEAD, RankedInput, assign_ranks, compact_ranks, find_inputs
 from blaslog.records import FileSummary, ParseResult, Record
@@ -245,6 +245,9 @@ def _read_for_report(names: Sequence[str], options: Options | None, what: str = 
     if not inputs.runs:
         raise InputError("; ".join(inputs.failed) or "no input could be read")
     if not any(len(run.calls) for run in inputs.runs):
+        cut = [(s.path, p.message) for s in inputs.files for p in s.problems if p.message.startswith(ENDS_EARLY)]
+        if cut:
+            raise InputError(f"{cut[0][0]}: {cut[0][1]}; no GEMM record could be read before that point")
         raise InputError(nothing_found(what))
     return inputs
 

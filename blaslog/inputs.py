@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import bz2
 import glob
 import gzip
 import io
+import lzma
 import os
 import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from blaslog.errors import InputError
 from blaslog.formats._shapes import Shaper
 
 MAX_LINE = 1 << 20
 """Longest line (bytes) handed to a grammar; longer lines are reported, not parsed."""
+ENDS_EARLY = "the input ends early"
+"""How the problem of an input that could not be read to its end begins (a cut compressed stream)."""
 BLOCK = 1 << 22
 """Bytes read at a time."""
 
@@ -94,8 +98,10 @@ class Reader:
             while True:
                 try:
                     data = read(block)
-                except (EOFError, OSError, zlib.error) as exc:
-                    self.stream_error = f"the input ends early ({_reason(exc)}); whatever followed is lost"
+                except Exception as exc:
+                    if not _stream_error(exc):
+                        raise
+                    self.stream_error = f"{ENDS_EARLY} ({_reason(exc)}); whatever followed is lost"
                     data = b""
                     leftover = b"" if skipping else leftover
                 if not data:
@@ -178,12 +184,12 @@ class Reader:
     def _open(self) -> tuple[BinaryIO, list[BinaryIO]]:
         """The byte stream to read, and what to close afterwards."""
         if self.name == "-":
+            if sys.stdin is None:
+                raise InputError("-: standard input is closed; pipe a log into blaslog or name a file")
             raw: BinaryIO = sys.stdin.buffer
-            head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-            if head == b"\x1f\x8b":
-                stream = gzip.GzipFile(fileobj=raw)
-                return stream, [stream]  # type: ignore[list-item]
-            return raw, []
+            head = raw.peek(8)[:8] if hasattr(raw, "peek") else b""
+            stream, closers = _decoded(raw, head, self.name)
+            return stream, closers
         path = Path(self.name)
         try:
             if path.is_dir():
@@ -199,10 +205,121 @@ class Reader:
             raise InputError(f"{self.name}: is a directory") from None
         except OSError as exc:
             raise InputError(f"{self.name}: cannot be read ({exc.strerror or exc})") from None
-        if handle.peek(2)[:2] == b"\x1f\x8b":  # gzip magic, whatever the name
-            stream = gzip.GzipFile(fileobj=handle)
-            return stream, [stream, handle]  # type: ignore[list-item]
-        return handle, [handle]
+        try:
+            stream, closers = _decoded(handle, handle.peek(8)[:8], self.name)
+        except BaseException:
+            handle.close()
+            raise
+        return stream, [*closers, handle]
+
+
+#: Compressed streams, known by their magic bytes whatever the file's name.
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
+
+#: What a compressed or re-encoded stream raises when it is cut short or damaged (read as "the input ends early").
+STREAM_ERRORS: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error, lzma.LZMAError)
+
+
+def _stream_error(exc: BaseException) -> bool:
+    """True for an error of a damaged or cut compressed stream (or of UTF-16 that does not decode)."""
+    return isinstance(exc, (*STREAM_ERRORS, UnicodeDecodeError)) or type(exc).__name__ in ("ZstdError",)
+
+
+def _decoded(raw: BinaryIO, head: bytes, name: str) -> tuple[BinaryIO, list[BinaryIO]]:
+    """The stream of UTF-8 (or ASCII) log bytes behind `raw`: decompressed (gzip, bzip2, xz, zstd) or
+    re-encoded from UTF-16 (a BOM, or the NUL of every second byte of ASCII text); what to close as well."""
+    kind = next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)
+    stream: BinaryIO
+    if kind == "gzip":
+        stream = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
+    elif kind == "bzip2":
+        stream = bz2.BZ2File(raw)  # type: ignore[assignment]
+    elif kind == "xz":
+        stream = lzma.LZMAFile(raw)  # type: ignore[assignment]
+    elif kind == "zstd":
+        stream = _zstd_reader(raw, name)
+    else:
+        encoding = _utf16(head)
+        if encoding is None:
+            return raw, []
+        stream = _Recoded(raw, encoding)  # type: ignore[assignment]
+    return stream, [stream]
+
+
+class _Recoded:
+    """UTF-8 bytes of a stream of text in another encoding (UTF-16), read a block at a time."""
+
+    def __init__(self, raw: BinaryIO, encoding: str) -> None:
+        self.text = io.TextIOWrapper(raw, encoding=encoding, newline="")  # type: ignore[type-var]
+
+    def read(self, size: int = -1) -> bytes:
+        return self.text.read(size // 2 if size > 0 else -1).encode("utf-8", "surrogateescape")
+
+    read1 = read
+
+    def close(self) -> None:
+        self.text.detach()
+
+
+def _utf16(head: bytes) -> str | None:
+    """`utf-16` for text with a UTF-16 byte-order mark, `utf-16-le`/`-be` for ASCII text stored as UTF-16
+    without one, else None."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    if len(head) >= 8 and head[1::2] == b"\x00" * (len(head) // 2) and b"\x00" not in head[0::2]:
+        return "utf-16-le"
+    if len(head) >= 8 and head[0::2] == b"\x00" * (len(head) // 2) and b"\x00" not in head[1::2]:
+        return "utf-16-be"
+    return None
+
+
+def _zstd_reader(raw: BinaryIO, name: str) -> BinaryIO:
+    """A zstd decompressing reader: `compression.zstd` (Python 3.14) or the zstandard package."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+
+        return zstd.ZstdFile(raw)  # type: ignore[no-any-return]
+    except ImportError:
+        pass
+    try:
+        import zstandard
+    except ImportError:
+        raise InputError(f"{name}: zstd-compressed, and no zstd decoder is installed: pip install zstandard, or "
+                         f"decompress it first (zstd -d {name})") from None
+    return _ZstdReader(raw, zstandard.ZstdDecompressor())  # type: ignore[return-value]
+
+
+class _ZstdReader:
+    """Decompresses zstd frames one after another; EOFError when the input ends inside a frame (the stream
+    readers of zstandard return a cut stream's bytes without saying it was cut)."""
+
+    def __init__(self, raw: BinaryIO, decompressor: Any) -> None:
+        self.raw, self.decompressor = raw, decompressor
+        self.frame = decompressor.decompressobj()
+        self.started = False
+
+    def read(self, size: int = -1) -> bytes:
+        while True:
+            data = self.raw.read(1 << 20)
+            if not data:
+                if self.started and not self.frame.eof:
+                    raise EOFError("zstd stream cut short: the input ends inside a frame")
+                return b""
+            out = []
+            while data:
+                self.started = True
+                out.append(self.frame.decompress(data))
+                data = self.frame.unused_data if self.frame.eof else b""
+                if self.frame.eof:
+                    self.frame, self.started = self.decompressor.decompressobj(), bool(data)
+            text = b"".join(out)
+            if text:
+                return text
+
+    read1 = read
+
+    def close(self) -> None:
+        """The raw stream is closed by its owner."""
 
 
 def _reason(exc: BaseException) -> str:

@@ -45,12 +45,18 @@ class FindingClass:
 #: Every finding class, most severe first: the only place a class is described.
 FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType({row.name: row for row in (
     FindingClass(
-        "precision", 4,
+        "precision", 5,
         "the arithmetic differs (operation type, input type, accumulator, data or compute types, flags)",
         "warning",
         "The two GEMMs ran different arithmetic. Align the math mode (TF32 on or off in both runs, the same compute "
         "type, the same rocBLAS flags) or pin the algorithm.",
         "critical", "gemm-precision-difference", "GEMM algorithm difference: precision"),
+    FindingClass(
+        "input", 4,
+        "part of an input could not be read, or too little of it was compared: it may hide any other class",
+        "warning",
+        "Part of an input could not be read (unparsable lines, a cut compressed stream) or too few GEMM calls were paired; GEMMs may be missing from the comparison, so it fails the run like a precision difference would.",
+        "minor", "unreadable-input", "Unreadable input"),
     FindingClass(
         "unknown", 3,
         "the algorithm differs and nothing says whether its arithmetic does (give --caps or run blaslog probe)",
@@ -71,16 +77,11 @@ FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType({row.name: row fo
         "notice",
         "Tiling or scheduling differs with the same arithmetic; rarely the cause of a large mismatch.",
         "info", "gemm-schedule-difference", "GEMM algorithm difference: schedule"),
-    FindingClass(
-        "input", 0,
-        "part of an input could not be read, which may hide GEMMs",
-        "warning",
-        "Part of an input could not be read; GEMMs may be missing from the comparison.",
-        "minor", "unreadable-input", "Unreadable input"),
 )})
 
 #: --fail-on values and the lowest rank that fails the run at each (None: nothing does). `precision` starts at
-#: `unknown` because an unknown difference may be a precision one.
+#: `unknown` because an unknown difference may be a precision one, and includes `input` because what was not read
+#: may hide one: a gate must not pass on what it could not see.
 THRESHOLDS: Mapping[str, int | None] = MappingProxyType({
     "precision": FINDING_CLASSES["unknown"].rank,
     "reduction": FINDING_CLASSES["reduction"].rank,

@@ -10,6 +10,7 @@ from blaslog.check import batch_invariance, check_run
 from blaslog.diff import DiffResult
 from blaslog.explain import describe_flags
 from blaslog.formats._base import ShapedCall
+from blaslog.inputs import ENDS_EARLY
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
 from blaslog.report import Case, Finding, Location, Report, fold_ranks, sort_findings
 from blaslog.runs import CompactRun
@@ -74,9 +75,22 @@ def file_rows(files: Sequence[FileSummary]) -> list[dict[str, Any]]:
 
 
 def input_findings(files: Sequence[FileSummary], role: str = "") -> list[Finding]:
-    """One `input` finding per input with unparsable lines (they may hide GEMMs)."""
+    """One `input` finding per input with unparsable lines or cut short (a damaged compressed stream): what
+    was not read may hide GEMMs."""
     out = []
     for summary in files:
+        cut = next((p for p in summary.problems if p.message.startswith(ENDS_EARLY)), None)
+        if cut is not None:
+            where = f"{role} input " if role else "input "
+            out.append(Finding(
+                kind="input_cut_short", cls="input",
+                title=f"{where}{summary.path} ends early: only {summary.lines} lines could be read",
+                explanation=(f"{summary.path} could be read up to line {summary.lines} only ({cut.message}). "
+                             "GEMMs after that point are missing from this analysis; copy the log again or "
+                             "decompress what is left by hand (zcat, xzcat, zstdcat) to see how much is lost."),
+                location=Location(summary.path, max(cut.line, 1), role),
+                key=f"input-cut|{summary.path}",
+            ))
         if not summary.unparsable_lines:
             continue
         first = next((p for p in summary.problems if p.severity == "error"), None)

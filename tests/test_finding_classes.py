@@ -28,16 +28,16 @@ def _report(cls: str, fail_on: str = "precision") -> Report:
 def test_the_table_is_most_severe_first_with_distinct_ranks():
     ranks = [row.rank for row in ROWS]
     assert ranks == sorted(ranks, reverse=True) and len(set(ranks)) == len(ranks)
-    assert list(CLASSES) == ["precision", "unknown", "reduction", "schedule", "input"]
+    assert list(CLASSES) == ["precision", "input", "unknown", "reduction", "schedule"]
     assert all(row.level in ("warning", "notice") for row in ROWS)
     assert all(row.gitlab_severity in ("info", "minor", "major", "critical", "blocker") for row in ROWS)
 
 
 def test_fail_on_keeps_its_values_and_meaning():
     expected = {
-        "precision": {"precision", "unknown"},
-        "reduction": {"precision", "unknown", "reduction"},
-        "schedule": {"precision", "unknown", "reduction", "schedule"},
+        "precision": {"precision", "unknown", "input"},
+        "reduction": {"precision", "unknown", "reduction", "input"},
+        "schedule": {"precision", "unknown", "reduction", "schedule", "input"},
         "any": {"precision", "unknown", "reduction", "schedule", "input"},
         "never": set(),
     }

@@ -52,8 +52,6 @@ LAUNCHER_TAG = "[rank0]: "
 # Mutations that fail today, as (excerpt file name or "*" for every excerpt, mutation): the reason observed.
 # Non-strict xfails: an entry that starts passing shows as XPASS; remove it then.
 # ---------------------------------------------------------------------------------------------------------------
-_BZ2 = "bz2 not read: only gzip is decompressed, the bz2 bytes are parsed as text"
-_XZ = "xz not read: only gzip is decompressed, the xz bytes are parsed as text"
 _CUBLAS_PRINTS = ("a program print between cuBLAS `I!`/`i!` lines closes the record: the later `i!` lines are "
                  "unparsable (outside a record) and the GEMM is lost")
 _WRAPPED_PRINTS = ("a program print between the lines of a hand-wrapped cuBLASLt record ends the join: the first line "
@@ -71,8 +69,6 @@ _CUBLAS_CUT = ("a cuBLAS record whose last `i!` line is cut short at the end of 
 _WRAPPED_CUT = ("a hand-wrapped cuBLASLt record whose last line is cut after a whole key=value (before `stream=`, no "
                "line end) is read as a complete GEMM instead of a truncated record")
 MUTATION_XFAILS: dict[tuple[str, str], str] = {
-    ("*", "bz2"): _BZ2,
-    ("*", "xz"): _XZ,
     ("cublas_11.0_cudajl-pr-417.log", "prints"): _CUBLAS_PRINTS,
     ("cublas_13.4.1_go-peft-cuda-validation-qlora.log", "prints"): _CUBLAS_PRINTS,
     ("cublas_13.4.1_go-peft-cuda-validation.log", "prints"): _CUBLAS_PRINTS,
