@@ -5,12 +5,11 @@ This module parses; it renders nothing (streamed output of pieces is :mod:`blasl
 from __future__ import annotations
 
 import os
-import re
 from concurrent.futures import ProcessPoolExecutor
 from itertools import pairwise
 from typing import Any
 
-from blaslog.formats import Sniffer
+from blaslog.formats import Sniffer, boundary_regex
 from blaslog.inputs import Reader
 from blaslog.parse import _FileParser, parse_file
 from blaslog.records import ParseResult
@@ -19,8 +18,6 @@ from blaslog.runs import CompactRun, merge, read_run
 SPLIT_MIN = 64 << 20
 """Inputs smaller than this are not cut into pieces."""
 
-# A line that always begins a one-line record: a piece may start there.
-_BOUNDARY = re.compile(rb"\n(?=\[\d{4}-\d\d-\d\d[ T][\d:.]+\]\[(?:cublasLt|HIPBLASLT)\]\[\d+\]\[|rocblas_\w+,|\./rocblas-bench |hipblaslt-bench )")
 
 
 class _RangeReader(Reader):
@@ -53,12 +50,13 @@ class _Bounded:
 def split_points(path: str, pieces: int) -> list[int]:
     """Byte offsets that cut `path` into about `pieces` parts, each cut just before a record start."""
     size = os.path.getsize(path)
+    boundary = boundary_regex()  # each registered dialect declares where its records may be cut
     points = [0]
     with open(path, "rb") as handle:
         for i in range(1, pieces):
             handle.seek(size * i // pieces)
             window = handle.read(1 << 20)
-            match = _BOUNDARY.search(window)
+            match = boundary.search(window)
             if match is None:
                 continue
             point = size * i // pieces + match.start() + 1

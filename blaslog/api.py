@@ -23,7 +23,7 @@ from typing import Any
 from blaslog.caps import Caps, load_caps
 from blaslog.diff import DiffResult, diff_runs
 from blaslog.errors import BlaslogError, InputError
-from blaslog.formats import Sniffer
+from blaslog.formats import Sniffer, logging_hints
 from blaslog.inputs import ENDS_EARLY, Reader
 from blaslog.parse import OnError, iter_file, parse_file
 from blaslog.ranks import HEAD, RankedInput, assign_ranks, compact_ranks, find_inputs
@@ -224,19 +224,9 @@ def _without(run: CompactRun, dialect: str) -> CompactRun:
     return out
 
 
-#: How to turn each library's logging on (until the dialects declare it).
-_HINTS = ("CUBLASLT_LOG_LEVEL=2 or higher", "CUBLAS_LOGINFO_DBG=1", "ROCBLAS_LAYER=1",
-          "HIPBLASLT_LOG_LEVEL=2 or HIPBLASLT_LOG_MASK=32")
-
-
-def logging_hints() -> tuple[str, ...]:
-    """How to turn each library's logging on."""
-    return _HINTS
-
-
 def nothing_found(what: str = "BLAS log records") -> str:
     """The message for inputs that hold nothing to report."""
-    return f"no {what} found; was logging on? ({', '.join(logging_hints())})"
+    return f"no {what} found; was logging on? ({'; '.join(logging_hints())})"
 
 
 def _read_for_report(names: Sequence[str], options: Options | None, what: str = "GEMM records") -> Inputs:

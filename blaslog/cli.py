@@ -97,9 +97,9 @@ def output_options(command: str) -> Callable[[Any], Any]:
 
 
 def _log_format_help() -> str:
-    from blaslog.formats import FORMAT_NAMES
+    from blaslog.formats import format_names
 
-    return "Read only this log format (repeatable): " + ", ".join(FORMAT_NAMES) + "."
+    return "Read only this log format (repeatable): " + ", ".join(format_names()) + "."
 
 
 class _LazyHelpOption(click.Option):
