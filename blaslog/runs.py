@@ -59,7 +59,9 @@ class CompactRun:
     def __init__(self, path: str = "") -> None:
         self.path = path
         self.calls: list[GemmCall] = []
-        self._index: dict[GemmCall, int] = {}
+        self._index: dict[tuple[GemmCall, str], int] = {}
+        """(call, its dialect) -> index in `calls`: equal calls of two dialects stay apart, so that an input
+        holding the same calls in both (ROCBLAS_LAYER=3, trace and bench) still shows both dialects."""
         self.threads: list[str | None] = []
         self._thread_index: dict[str | None, int] = {}
         self.which = array("I")
@@ -84,9 +86,10 @@ class CompactRun:
 
     def _call(self, record: GemmCall) -> int:
         """The index of the distinct call equal to `record` (kept as the first of its kind when new)."""
-        index = self._index.get(record)
+        key = (record, record.log_format)
+        index = self._index.get(key)
         if index is None:
-            index = self._index[record] = len(self.calls)
+            index = self._index[key] = len(self.calls)
             self.calls.append(record)
         return index
 
@@ -127,7 +130,7 @@ class CompactRun:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._index = {call: i for i, call in enumerate(self.calls)}
+        self._index = {(call, call.log_format): i for i, call in enumerate(self.calls)}
         self._thread_index = {thread: i for i, thread in enumerate(self.threads)}
         self._shapes = {}
 
@@ -154,7 +157,7 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactR
     offset = 0
     for piece, piece_summary, lines in parts:
         for occurrence in piece:
-            index = run._index.get(occurrence.call)
+            index = run._index.get((occurrence.call, occurrence.call.log_format))
             if index is None:
                 index = run._call(replace(occurrence.call, file=name))  # equal to the call: file is not compared
             run._append(index, occurrence.line + offset, occurrence.end_line + offset, occurrence.thread)
