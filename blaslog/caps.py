@@ -24,11 +24,13 @@ Entries may carry more of the probe's answers (tiles, stages, split-K support ..
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from blaslog.errors import CapsError
+from blaslog.errors import CapsError, FlagsError
 from blaslog.flags import parse_number
 from blaslog.records import GemmCall
 
@@ -88,27 +90,66 @@ class Caps:
                 "gpu": self.gpu, "entries": entries}
 
 
+MAX_CAPS_BYTES = 16 << 20
+"""Largest caps file read (a probe of every configuration a training job uses is a few hundred kB)."""
+
+_TYPE_KEYS = ("computeType", "scaleType", "Atype", "Btype", "Ctype", "Dtype")
+
+
 def load_caps(path: str | Path) -> Caps:
-    """Read a caps file; CapsError says what is wrong with it."""
+    """Read a caps file; CapsError says what is wrong with it (file, entry, key and what to do).
+
+    The file is untrusted (a CI artifact): it must be a regular file under MAX_CAPS_BYTES of JSON, algoId an
+    integer, numericalImplFlags an unsigned 64-bit integer or its hex/decimal text, the type names strings."""
     name = str(path)
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise CapsError(f"{name}: not a regular file; a caps file is a JSON file written by blaslog probe -o")
+        if info.st_size > MAX_CAPS_BYTES:
+            raise CapsError(f"{name}: {info.st_size:,} bytes is more than a caps file holds (at most "
+                            f"{MAX_CAPS_BYTES >> 20} MB); is it the right file?")
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CAPS_BYTES + 1)
+        document = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
     except FileNotFoundError:
         raise CapsError(f"{name}: no such caps file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CapsError(f"{name}: cannot read the caps file ({exc})") from None
     except json.JSONDecodeError as exc:
         raise CapsError(f"{name}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise CapsError(f"{name}: nested too deeply to be a caps file") from None
+    except ValueError as exc:
+        raise CapsError(f"{name}: not valid JSON: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("entries"), list):
         raise CapsError(f"{name}: a caps file is a JSON object with an 'entries' list (see blaslog/caps.py)")
-    caps = Caps(library_version=document.get("library_version"), gpu=document.get("gpu") or {}, source=name)
+    gpu = document.get("gpu") or {}
+    version = document.get("library_version")
+    if not isinstance(gpu, dict) or not (version is None or isinstance(version, str)):
+        raise CapsError(f"{name}: 'gpu' must be an object and 'library_version' a string")
+    caps = Caps(library_version=version, gpu=gpu, source=name)
     for index, entry in enumerate(document["entries"]):
         if not isinstance(entry, dict) or "algoId" not in entry:
             raise CapsError(f"{name}: entry {index} has no algoId")
+        algo = entry["algoId"]
+        if isinstance(algo, bool) or not isinstance(algo, int) or not 0 <= algo < 2**31:
+            raise CapsError(f"{name}: entry {index}: algoId {algo!r} is not an algorithm id (a non-negative integer)")
+        for key in _TYPE_KEYS:
+            if not (entry.get(key) is None or isinstance(entry.get(key), str)):
+                raise CapsError(f"{name}: entry {index}: {key} {entry.get(key)!r} is not a type name")
+        flags = entry.get("numericalImplFlags")
+        if flags is not None and (isinstance(flags, bool) or not isinstance(flags, (int, str))):
+            raise CapsError(f"{name}: entry {index}: numericalImplFlags {flags!r} is not a flags value "
+                            "(an unsigned integer, or its hex text such as \"0x40202\")")
+        key = (algo, entry.get("computeType"), entry.get("scaleType"), entry.get("Atype"), entry.get("Btype"),
+               entry.get("Ctype"), entry.get("Dtype"))
         try:
-            key = (int(entry["algoId"]), entry.get("computeType"), entry.get("scaleType"), entry.get("Atype"),
-                   entry.get("Btype"), entry.get("Ctype"), entry.get("Dtype"))
             caps.add(key, entry)
-        except (ValueError, TypeError) as exc:
-            raise CapsError(f"{name}: entry {index}: {exc}") from None
+        except FlagsError as exc:
+            raise CapsError(f"{name}: entry {index}: numericalImplFlags: {exc}") from None
     return caps
+
+
+def _no_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not a number a caps file can hold")

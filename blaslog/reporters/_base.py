@@ -88,7 +88,7 @@ def get_reporter(name: str) -> Reporter:
         raise BlaslogError(f"unknown output format {name!r}{hint} Known: {', '.join(sorted(REPORTERS))}") from None
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escaped(match: re.Match[str]) -> str:

@@ -1,0 +1,95 @@
+"""Hostile and unusual input that is not a log: caps documents, file names, output encodings. No traceback,
+exit 2 with the file and what is wrong; property tests over caps documents and every output format."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from blaslog.caps import MAX_CAPS_BYTES, load_caps
+from blaslog.cli import FORMATS, cli
+from blaslog.errors import CapsError
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "fixtures" / "seed"
+SCALE = int(os.environ.get("BLASLOG_FUZZ_SCALE", "1"))
+
+
+@pytest.mark.parametrize("value,message", [
+    ("1.5", "is not a flags value"), ("[1]", "is not a flags value"), ("{}", "is not a flags value"),
+    ("1e400", "is not a flags value"), ('"0xZZ"', "is not a number"), ("-1", "out of range"),
+    ("true", "is not a flags value"), ("NaN", "is not a number a caps file can hold"),
+])
+def test_caps_values_that_are_not_flags(tmp_path, value, message):
+    path = tmp_path / "caps.json"
+    path.write_text(f'{{"entries": [{{"algoId": 0, "numericalImplFlags": {value}}}]}}')
+    result = CliRunner().invoke(cli, ["summary", str(SEED / "sharded.log"), "--caps", str(path)])
+    assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("document,message", [
+    ('{"entries": [{"algoId": "0"}]}', "is not an algorithm id"),
+    ('{"entries": [{"algoId": -3}]}', "is not an algorithm id"),
+    ('{"entries": [{"algoId": 0, "Atype": 5}]}', "is not a type name"),
+    ('{"entries": [], "gpu": [1]}', "'gpu' must be an object"),
+    ('{"entries": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+])
+def test_caps_documents_that_are_not_caps(tmp_path, document, message):
+    path = tmp_path / "caps.json"
+    path.write_text(document)
+    with pytest.raises(CapsError, match=message):
+        load_caps(path)
+
+
+def test_caps_that_are_not_files_or_too_big(tmp_path):
+    with pytest.raises(CapsError, match="not a regular file"):
+        load_caps("/dev/zero")
+    big = tmp_path / "big.json"
+    with open(big, "wb") as handle:
+        handle.truncate(MAX_CAPS_BYTES + 1)
+    with pytest.raises(CapsError, match="more than a caps file holds"):
+        load_caps(big)
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                    max_leaves=12))
+@settings(max_examples=100 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_json_document_is_caps_or_a_caps_error(tmp_path, document):
+    for candidate in (document, {"entries": [document]}, {"entries": [{"algoId": 1, "numericalImplFlags": document}]}):
+        path = tmp_path / "caps.json"
+        path.write_text(json.dumps(candidate, allow_nan=True))
+        try:
+            load_caps(path)
+        except CapsError:
+            pass
+
+
+def _blaslog(*args: bytes | str, **kwargs) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "blaslog", *args], capture_output=True, timeout=60, **kwargs)
+
+
+@pytest.mark.parametrize("encoding", [None, "utf-8", "ascii"])
+def test_non_utf8_file_names_in_every_output(tmp_path, encoding):
+    name = os.fsencode(tmp_path) + b"/r\xff.log"
+    with open(name, "wb") as handle:
+        handle.write((SEED / "sharded.log").read_bytes())
+    env = {**os.environ, **({"PYTHONIOENCODING": encoding} if encoding else {})}
+    for command in ("parse", "summary"):
+        for fmt in FORMATS[command] if encoding == "utf-8" else ("table", "json"):
+            if fmt == "parquet":
+                continue
+            result = _blaslog(command, name, "-f", fmt, env=env)
+            assert result.returncode == 0, (command, fmt, result.stderr)
+            assert b"Traceback" not in result.stderr
+    out = os.fsencode(tmp_path) + b"/o\xfe.json"
+    result = _blaslog("parse", name, "-f", "json", "-o", out, env=env)
+    assert result.returncode == 0 and json.loads(Path(os.fsdecode(out)).read_text())["command"] == "parse"
