@@ -39,9 +39,9 @@ Exit status:
 #: The output formats each reporting command can fill (CI annotation formats carry findings: diff and check).
 FORMATS = {
     "parse": ("table", "json", "jsonl", "csv", "markdown", "junit", "parquet"),
-    "summary": ("table", "json", "jsonl", "csv", "markdown", "junit"),
-    "check": ("table", "json", "jsonl", "csv", "markdown", "junit", "github", "sarif", "gitlab"),
-    "diff": ("table", "json", "jsonl", "csv", "markdown", "junit", "github", "sarif", "gitlab"),
+    "summary": ("table", "json", "jsonl", "csv", "markdown", "junit", "html"),
+    "check": ("table", "json", "jsonl", "csv", "markdown", "junit", "github", "sarif", "gitlab", "html"),
+    "diff": ("table", "json", "jsonl", "csv", "markdown", "junit", "github", "sarif", "gitlab", "html"),
 }
 
 

@@ -40,6 +40,10 @@ class FindingClass:
     """SARIF rule name (a short kebab-case id)."""
     short: str
     """SARIF rule short description."""
+    color: str = "#6b7280"
+    """Its colour in pictures and on a terminal (CSS hex; the HTML report's badges and map marks)."""
+    ansi: str = "0"
+    """Its SGR colour code on a terminal (`1;31` bold red ...), when colour is on."""
 
 
 #: Every finding class, most severe first: the only place a class is described.
@@ -50,33 +54,37 @@ FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType({row.name: row fo
         "warning",
         "The two GEMMs ran different arithmetic. Align the math mode (TF32 on or off in both runs, the same compute "
         "type, the same rocBLAS flags) or pin the algorithm.",
-        "critical", "gemm-precision-difference", "GEMM algorithm difference: precision"),
+        "critical", "gemm-precision-difference", "GEMM algorithm difference: precision", color="#d62728",
+        ansi="1;31"),
     FindingClass(
         "input", 4,
         "part of an input could not be read, or too little of it was compared: it may hide any other class",
         "warning",
         "Part of an input could not be read (unparsable lines, a cut compressed stream) or too few GEMM calls were paired; GEMMs may be missing from the comparison, so it fails the run like a precision difference would.",
-        "minor", "unreadable-input", "Unreadable input"),
+        "minor", "unreadable-input", "Unreadable input", color="#9467bd", ansi="1;35"),
     FindingClass(
         "unknown", 3,
         "the algorithm differs and nothing says whether its arithmetic does (give --caps or run blaslog probe)",
         "warning",
         "The algorithm differs and the log does not say whether the arithmetic does. Run `blaslog probe --from LOG "
         "--out caps.json` on a machine with the GPU and pass --caps caps.json.",
-        "major", "gemm-unknown-difference", "GEMM algorithm difference: unknown"),
+        "major", "gemm-unknown-difference", "GEMM algorithm difference: unknown", color="#ff7f0e",
+        ansi="1;33"),
     FindingClass(
         "reduction", 2,
         "the summation order across K differs (split-K count or reduction scheme)",
         "warning",
         "Split-K or the reduction scheme differs: the summation order changes. Pin the algorithm or give both runs "
         "the same workspace limit, or compare with a reordering-aware tolerance.",
-        "minor", "gemm-reduction-difference", "GEMM algorithm difference: reduction"),
+        "minor", "gemm-reduction-difference", "GEMM algorithm difference: reduction", color="#1f77b4",
+        ansi="1;34"),
     FindingClass(
         "schedule", 1,
         "same arithmetic and reduction, other tiling or scheduling (tile, stages, swizzling, cluster ...)",
         "notice",
         "Tiling or scheduling differs with the same arithmetic; rarely the cause of a large mismatch.",
-        "info", "gemm-schedule-difference", "GEMM algorithm difference: schedule"),
+        "info", "gemm-schedule-difference", "GEMM algorithm difference: schedule", color="#2ca02c",
+        ansi="32"),
 )})
 
 #: --fail-on values and the lowest rank that fails the run at each (None: nothing does). `precision` starts at
@@ -339,6 +347,11 @@ class Report:
     fail_on: str = "precision"
     """The --fail-on threshold the report was made for (a key of FAIL_ON): findings at or above it fail the run,
     and every CI format says so (JUnit failure, SARIF and GitHub level `error`)."""
+    gemm_map: dict[str, Any] = field(default_factory=dict)
+    """The algorithm map for pictures (the HTML report): GEMM signatures in call order (`columns`), one row per
+    run or rank (`rows`, each with `cells`: the algorithms a signature ran there, call counts, first line and the
+    finding it showed); aggregated per signature, never per call. Empty when the command built none; not part of
+    the JSON document (see blaslog.views.GemmMap)."""
 
     def fails(self, finding: Finding) -> bool:
         """True when `finding` fails the run at `fail_on`."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -12,7 +13,7 @@ from blaslog.explain import describe_flags
 from blaslog.formats._base import ShapedCall
 from blaslog.inputs import ENDS_EARLY
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
-from blaslog.report import Case, Finding, Location, Report, fold_ranks, sort_findings
+from blaslog.report import FINDING_CLASSES, Case, Finding, Location, Report, fold_ranks, sort_findings
 from blaslog.runs import CompactRun
 from blaslog.summary import summarize, summarize_runs
 
@@ -143,11 +144,13 @@ def diff_report(results: Sequence[DiffResult], sharded_files: Sequence[FileSumma
     cases: list[Case] = []
     per_file = []
     notes = []
-    for result in results:
+    finding_of: dict[tuple[int, int], Finding] = {}
+    for index, result in enumerate(results):
         by_pair = {}
         for finding in result.findings:
             for occurrence in finding.occurrences:
                 by_pair[occurrence.sharded_line] = by_fingerprint[finding.fingerprint()]
+        finding_of.update(((index, line), finding) for line, finding in by_pair.items())
         classname = f"{result.sharded_file} vs {result.unsharded_file}"
         for s, u in result.pairs:
             failure = by_pair.get(s.line)
@@ -186,7 +189,8 @@ def diff_report(results: Sequence[DiffResult], sharded_files: Sequence[FileSumma
         "summary": {"files": [s.to_dict() for s in [*sharded_files, *unsharded_files]]},
     }
     return Report("diff", findings=findings, sections=[("Comparisons", per_file)], document=document,
-                  files=[*sharded_files, *unsharded_files], notes=notes, cases=cases)
+                  files=[*sharded_files, *unsharded_files], notes=notes, cases=cases,
+                  gemm_map=diff_map(results, labels, finding_of))
 
 
 def check_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *, caps: Caps | None = None,
@@ -195,6 +199,7 @@ def check_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *, c
     findings: list[Finding] = []
     cases: list[Case] = []
     by_file: dict[str, list[GemmCall]] = {}
+    gemm_map = GemmMap()
     for record in records:
         by_file.setdefault(record.file, []).append(record)
     for name, calls in by_file.items():
@@ -203,6 +208,7 @@ def check_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *, c
             found += batch_invariance(calls)
         findings.extend(found)
         failing = {f.location.line: f for f in found}
+        _check_map(gemm_map, name, calls, found)
         seen = set()
         for call in calls:
             if call.signature() in seen:
@@ -215,7 +221,27 @@ def check_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *, c
     findings = sort_findings(findings)
     sections = [("Inputs", file_rows(files))]
     return Report("check", findings=findings, sections=sections,
-                  document={"summary": {"files": [s.to_dict() for s in files]}}, files=list(files), cases=cases)
+                  document={"summary": {"files": [s.to_dict() for s in files]}}, files=list(files), cases=cases,
+                  gemm_map=gemm_map.to_dict())
+
+
+def _check_map(gemm_map: GemmMap, name: str, calls: Sequence[GemmCall], found: Sequence[Finding]) -> None:
+    """One map row for the calls of one input of a check, each call's cell marked with the most severe
+    finding that names one of its lines (a variant's lines, a range's first line, the finding's place)."""
+    at_line: dict[int, Finding] = {}
+    for finding in sorted(found, key=lambda f: FINDING_CLASSES[f.cls].rank):  # the most severe is set last
+        lines = {finding.location.line}
+        for variant in finding.data.get("variants", ()):
+            lines.update(variant.get("lines", ()))
+        for span in finding.data.get("ranges", ()):
+            lines.add(span.get("line"))
+        at_line.update((line, finding) for line in lines if isinstance(line, int))
+    row = gemm_map.row(name, name)
+    tally = _Tally()
+    for call in calls:
+        tally.add(_distinct(call), call, at_line.get(call.line))
+    for distinct, (count, line, finding) in tally.items():
+        gemm_map.add(row, distinct, distinct, line, count, finding)
 
 
 def summary_report(records: Sequence[GemmCall] | None, files: Sequence[FileSummary], *, caps: Caps | None = None,
@@ -240,7 +266,24 @@ def summary_report(records: Sequence[GemmCall] | None, files: Sequence[FileSumma
     overview = [{"inputs": len(files), "gemm_calls": calls, "signatures": len(rows),
                  "threads": len(threads),
                  "signatures_with_several_algorithms": sum(1 for r in rows if len(r["algorithms"]) > 1)}]
-    return Report("summary", findings=input_findings(files), rows=flat,
+    gemm_map = GemmMap()
+    if records is None:
+        for run in runs:
+            map_row = gemm_map.row(run.path, run.path)
+            counts = Counter(run.which)
+            first = dict(zip(reversed(run.which), reversed(run.lines), strict=True))  # distinct call -> first line
+            for index, line in first.items():
+                call = run.calls[index]
+                gemm_map.add(map_row, call, call, line, counts[index] * call.call_count)
+    else:
+        tallies: dict[str, _Tally] = {}
+        for record in records:
+            tallies.setdefault(record.file, _Tally()).add(_distinct(record), record, None)
+        for file, tally in tallies.items():
+            map_row = gemm_map.row(file, file)
+            for distinct, (count, line, _) in tally.items():
+                gemm_map.add(map_row, distinct, distinct, line, count)
+    return Report("summary", findings=input_findings(files), rows=flat, gemm_map=gemm_map.to_dict(),
                   columns=["calls", "function", "trans", "m", "n", "k", "batch", "types", "compute", "threads",
                            "algorithms"],
                   sections=[("Overview", overview), ("Inputs", file_rows(files))],
@@ -252,3 +295,116 @@ def summary_report(records: Sequence[GemmCall] | None, files: Sequence[FileSumma
 def _where(record: GemmCall) -> dict[str, Any]:
     return {"file": record.file, "line": record.line, "m": record.m, "n": record.n, "k": record.k,
             "batch_count": record.batch_count, "trans": record.trans}
+
+
+# ---- the algorithm map (pictures of a report: the HTML report) ----------------------------------------------------
+
+#: Most signatures an algorithm map keeps (the first in call order); the rest are counted in `left_out`.
+MAP_COLUMNS = 400
+
+
+def map_finding_ref(finding: Finding) -> str:
+    """How a map cell names a finding: fingerprint, file and line (unique within a report's findings)."""
+    return f"{finding.fingerprint()}|{finding.location.file}|{finding.location.line}"
+
+
+class GemmMap:
+    """Builds :attr:`Report.gemm_map`: per row (a run or rank) and GEMM signature, the algorithms it ran, how
+    often, where first, and the most severe finding it showed. One entry per signature and row, never per call."""
+
+    def __init__(self) -> None:
+        self._rows: list[dict[str, Any]] = []
+        self._columns: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._cells: dict[tuple[int, tuple[Any, ...]], dict[str, Any]] = {}
+
+    def row(self, label: str, file: str, rank: Any = None, role: str = "run") -> int:
+        """Add a row; its index."""
+        self._rows.append({"label": label, "file": file, "rank": rank, "role": role})
+        return len(self._rows) - 1
+
+    def add(self, row: int, column: Any, call: Any, line: int, calls: int = 1, finding: Finding | None = None) -> None:
+        """Count `calls` calls of `call` (a GemmCall or Occurrence) under `column` (the call that names the
+        signature's column: the reference call in a diff) in `row`."""
+        key = column.signature()
+        info = self._columns.get(key)
+        if info is None:
+            info = self._columns[key] = {
+                "label": f"{column.function} {column.shape_text()} {column.a_type}/{column.compute_type}",
+                "function": column.function, "trans": column.trans, "m": column.m, "n": column.n, "k": column.k,
+                "batch": column.batch_count, "types": "/".join(str(t) for t in (column.a_type, column.b_type,
+                                                                                  column.c_type, column.d_type)),
+                "compute": column.compute_type, "first": (row, line), "calls": 0}
+        info["first"] = min(info["first"], (row, line))
+        info["calls"] += calls
+        cell = self._cells.get((row, key))
+        if cell is None:
+            cell = self._cells[(row, key)] = {"algos": Counter(), "line": line, "shape": call.shape_text(),
+                                               "finding": None, "cls": None, "rank": -1}
+        cell["algos"][call.algorithm_text()] += calls
+        cell["line"] = min(cell["line"], line)
+        if finding is not None and FINDING_CLASSES[finding.cls].rank > cell["rank"]:
+            cell.update(finding=map_finding_ref(finding), cls=finding.cls, rank=FINDING_CLASSES[finding.cls].rank)
+
+    def to_dict(self, limit: int = MAP_COLUMNS) -> dict[str, Any]:
+        """JSON-ready: `columns` in call order (first row first), `rows` with `cells` (column index -> cell),
+        `algorithms` (every algorithm text, most used first) and `left_out` (signatures beyond `limit`)."""
+        keys = sorted(self._columns, key=lambda k: self._columns[k]["first"])
+        kept = {key: index for index, key in enumerate(keys[:limit])}
+        used: Counter[str] = Counter()
+        rows = [dict(r, cells={}) for r in self._rows]
+        for (row, key), cell in self._cells.items():
+            index = kept.get(key)
+            if index is None:
+                continue
+            algos = cell["algos"].most_common()
+            used.update(cell["algos"])
+            rows[row]["cells"][index] = {"algo": algos[0][0], "algos": [[a, n] for a, n in algos],
+                                         "calls": sum(n for _, n in algos), "line": cell["line"],
+                                         "shape": cell["shape"], "finding": cell["finding"], "cls": cell["cls"]}
+        columns = [{k: v for k, v in self._columns[key].items() if k != "first"} for key in keys[:limit]]
+        return {"columns": columns, "rows": rows, "algorithms": [a for a, _ in used.most_common()],
+                "left_out": max(len(keys) - limit, 0)}
+
+
+def diff_map(results: Sequence[DiffResult], labels: Sequence[str],
+             finding_of: dict[tuple[int, int], Finding]) -> dict[str, Any]:
+    """The algorithm map of a diff: one row per sharded rank and one for the reference, one column per reference
+    signature (the sharded calls under the reference call they were paired with). `finding_of` maps (result
+    index, sharded line) to the finding that pair showed."""
+    gemm_map = GemmMap()
+    reference = gemm_map.row(f"reference {results[0].unsharded_file}" if results else "reference",
+                             results[0].unsharded_file if results else "", None, "unsharded")
+    seen: set[int] = set()
+    ref_calls = _Tally()
+    for index, (result, label) in enumerate(zip(results, labels, strict=True)):
+        row = gemm_map.row(f"rank {label}", result.sharded_file, label, "sharded")
+        pairs = _Tally()
+        for s, u in result.pairs:
+            pairs.add((_distinct(s), _distinct(u)), s, finding_of.get((index, s.line)))
+            if u.line not in seen:
+                seen.add(u.line)
+                ref_calls.add(_distinct(u), u, None)
+        for (s_call, u_call), (calls, line, finding) in pairs.items():
+            gemm_map.add(row, u_call, s_call, line, calls, finding)
+    for u_call, (calls, line, _) in ref_calls.items():
+        gemm_map.add(reference, u_call, u_call, line, calls)
+    return gemm_map.to_dict()
+
+
+def _distinct(record: Any) -> Any:
+    """The distinct call behind an Occurrence (or the record itself)."""
+    return getattr(record, "call", record)
+
+
+class _Tally(dict):  # type: ignore[type-arg]
+    """key -> [calls, first line, most severe finding], from calls one at a time."""
+
+    def add(self, key: Any, record: Any, finding: Finding | None) -> None:
+        entry = self.get(key)
+        if entry is None:
+            entry = self[key] = [0, record.line, None]
+        entry[0] += getattr(record, "call_count", 1)
+        entry[1] = min(entry[1], record.line)
+        if finding is not None and (entry[2] is None or FINDING_CLASSES[finding.cls].rank
+                                    > FINDING_CLASSES[entry[2].cls].rank):
+            entry[2] = finding

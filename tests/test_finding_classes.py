@@ -118,8 +118,14 @@ def _junit(text: str, row, level: str) -> None:
         assert failure is None and f"{row.name}: a {row.name} title" in case.find("system-out").text
 
 
+def _html(text: str, row, level: str) -> None:
+    assert f'<article class="card" id="finding-1" data-class="{row.name}"' in text
+    assert row.meaning in text and row.help in text and row.color in text
+    assert f'<span class="muted">{level}</span>' in text
+
+
 SHOWS = {"table": _table, "markdown": _markdown, "json": _json, "jsonl": _jsonl, "csv": _csv, "github": _github,
-         "sarif": _sarif, "gitlab": _gitlab, "junit": _junit}
+         "sarif": _sarif, "gitlab": _gitlab, "junit": _junit, "html": _html}
 
 
 def test_every_reporter_is_checked():

@@ -48,7 +48,8 @@ def reports():
 
 
 def test_the_registry_has_every_format():
-    assert sorted(REPORTERS) == ["csv", "github", "gitlab", "json", "jsonl", "junit", "markdown", "sarif", "table"]
+    assert sorted(REPORTERS) == ["csv", "github", "gitlab", "html", "json", "jsonl", "junit", "markdown", "sarif",
+                                 "table"]
 
 
 @pytest.mark.parametrize("fmt", sorted(REPORTERS))
