@@ -8,6 +8,7 @@ import gzip
 import io
 import lzma
 import os
+import re
 import sys
 import zlib
 from collections.abc import Iterator
@@ -161,14 +162,25 @@ class Reader:
             else:
                 lines = text.split("\n")
                 lines.pop()
+                if lines and max(map(len, lines)) > LONG:  # C-level: a block of ordinary lines passes at once
+                    return self._checked(number, data)
                 if "\r" in text:
                     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
                 return Batch(number, lines, self.shaper.keys(lines), {})
+        return self._checked(number, data)
+
+    def _checked(self, number: int, data: bytes) -> Batch:
+        """Lines of `data` decoded one by one, each line that cannot be used as it is noted (the slow path)."""
         lines = []
         problems: dict[int, tuple[str, bool]] = {}
         for index, raw in enumerate(data.split(b"\n")[:-1]):
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
+            limit = _over_limit(raw)
+            if limit is not None:
+                lines.append(raw[:200].decode("utf-8", "replace"))
+                problems[index] = (limit, True)
+                continue
             if b"\x00" in raw:
                 preview = raw[:24].hex(" ") + (" ..." if len(raw) > 24 else "")
                 lines.append(f"bytes: {preview}")
@@ -320,6 +332,31 @@ class _ZstdReader:
 
     def close(self) -> None:
         """The raw stream is closed by its owner."""
+
+
+LONG = 4096
+"""Lines longer than this (characters) are checked against the limits below before any grammar sees them."""
+MAX_PAIRS = 1024
+"""Most `=` signs one line may hold (a BLAS record has a few dozen key=value pairs; the grammar's cost grows
+with the number of values)."""
+MAX_DEPTH = 64
+"""Deepest bracket nesting a line may hold (a BLAS record nests brackets three deep)."""
+_DEEP = re.compile(rb"(?:\[[^\[\]\n]*){%d}" % (MAX_DEPTH + 1))
+
+
+def _over_limit(raw: bytes) -> str | None:
+    """Why one line is not handed to a grammar (bounded cost per line), or None. Lines up to LONG characters
+    are not checked: they cannot hold more pairs or deeper brackets than the parser handles in bounded time."""
+    if len(raw) <= LONG:
+        return None
+    if len(raw) > MAX_LINE:
+        return f"line of {len(raw)} bytes is too long for a BLAS log line; skipped"
+    if _DEEP.search(raw) is not None:
+        return f"brackets nested too deeply (more than {MAX_DEPTH} levels; a BLAS log record nests a few); skipped"
+    if raw.count(b"=") > MAX_PAIRS:
+        return (f"line with {raw.count(b'='):,} key=value pairs (a BLAS log record has a few dozen; at most "
+                f"{MAX_PAIRS} are read); skipped")
+    return None
 
 
 def _reason(exc: BaseException) -> str:

@@ -93,3 +93,47 @@ def test_non_utf8_file_names_in_every_output(tmp_path, encoding):
     out = os.fsencode(tmp_path) + b"/o\xfe.json"
     result = _blaslog("parse", name, "-f", "json", "-o", out, env=env)
     assert result.returncode == 0 and json.loads(Path(os.fsdecode(out)).read_text())["command"] == "parse"
+
+
+HEAD = "[2024-01-01 00:00:00][cublasLt][1][Api][cublasLtMatmul] "
+
+
+@pytest.mark.parametrize("line,message", [
+    (HEAD + " ".join(f"k={i}" for i in range(100_000)), "key=value pairs"),
+    (HEAD + "a=" + "[" * 400_000 + "]" * 400_000, "nested too deeply"),
+    ("x" * 3_000_000, "too long for a BLAS log line"),
+])
+def test_lines_beyond_the_limits_are_refused_before_any_grammar(line, message):
+    """Bounded cost: a line is refused by counting (C-level), so it never reaches the grammar (whose cost grows
+    with its values) and no tree of it is built. The benchmark measures the time (bench/run.py)."""
+    import blaslog
+
+    result = blaslog.parse_text("ok line\n" + line + "\n")
+    summary = result.files[0]
+    assert summary.unparsable_lines == 1 and summary.foreign_lines == 1
+    assert message in summary.problems[0].message and summary.problems[0].line == 2
+    assert len(summary.problems[0].text) <= 2000
+
+
+def test_a_record_with_a_thousand_values_is_still_read():
+    import blaslog
+
+    result = blaslog.parse_text(HEAD + " ".join(f"k{i}={i}" for i in range(1000)) + "\n")
+    assert result.files[0].other_records == 1 and result.files[0].unparsable_lines == 0
+
+
+def test_leaves_find_their_volatile_spans_by_bisection():
+    """LeafTransformer.leaf looks up only the spans a token overlaps (no scan of every span per token)."""
+    from blaslog.formats._base import LeafTransformer, Slot
+
+    spans = {(i * 10, i * 10 + 4): Slot(i) for i in range(10_000)}
+    leaf = LeafTransformer(spans)
+
+    class Token(str):
+        start_pos = 0
+        end_pos = 0
+
+    token = Token("ab0x12cd")
+    token.start_pos, token.end_pos = 49_996, 50_004  # spans (49990,49994) ends before, (50000,50004) inside
+    text = leaf.leaf(token)
+    assert [type(part).__name__ for part in text.parts] == ["str", "Slot"]
