@@ -23,7 +23,7 @@ from lark.exceptions import LarkError
 
 from blaslog.errors import LogParseError, SourceLocation
 from blaslog.formats import Sniffer
-from blaslog.formats._base import LogFormat, RecordError, ShapedCall, describe_error
+from blaslog.formats._base import LogFormat, RecordCut, RecordError, ShapedCall, describe_error
 from blaslog.formats._cache import ShapeCache
 from blaslog.inputs import Batch, Reader, text_reader
 from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
@@ -48,6 +48,12 @@ class _Pending:
     """SHAPE key of its one line; None once it spans lines, or when the batch has no shapes."""
     outer: str | None = None
     """The whole first line's SHAPE key when other text (a launcher's tag) came before the record."""
+    prefix: str = ""
+    """That other text: a later line that begins with it (the launcher tags every line) continues the record
+    without it."""
+    shared: bool = False
+    """Its first line is the last line of the record before it too (two records glued on one line): that line
+    is counted once, with the record before."""
 
 
 class _FileParser:
@@ -194,8 +200,9 @@ class _FileParser:
             shape = shapes[text] if shapes is not None else None
             fmt = known.get(shape) if shape is not None else None
             if pending is not None:
-                if fmt is None and len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, text):
-                    pending.lines.append(text)
+                body = text[len(pending.prefix):] if pending.prefix and text.startswith(pending.prefix) else text
+                if fmt is None and len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, body):
+                    pending.lines.append(body)
                     pending.shape = pending.outer = None
                     continue
                 record = self._finish(pending, number - 1, at_end=False)
@@ -218,9 +225,23 @@ class _FileParser:
                     self.problem(number, f"other text before the {fmt.library} record was kept apart: "
                                  f"{prefix[:80]!r} (later lines with such a prefix are not reported)", text,
                                  severity="warning", column=column + 1)
+            inner = text[column:]
+            at, shared = column, False
+            while cut := fmt.glued(inner):
+                # two records glued on one line (a person pasted them): each is read on its own
+                self.problem(number, f"two {fmt.name} records on one line (glued together); read apart", text,
+                             severity="warning", column=at + cut + 1)
+                record = self._finish(_Pending(fmt, [inner[:cut].rstrip()], number, None, shared=shared), number,
+                                      at_end=False)
+                if record is not None:
+                    yield record
+                inner, at, shared = inner[cut:], at + cut, True
+            if shared:
+                pending = _Pending(fmt, [inner], number, None, prefix=text[:column], shared=True)
+            elif column:
                 # the record's own shape, and the whole line's (a line of it is then known without a visit)
-                inner = text[column:]
-                pending = _Pending(fmt, [inner], number, split(inner)[0] if shapes is not None else None, shape)
+                pending = _Pending(fmt, [inner], number, split(inner)[0] if shapes is not None else None, shape,
+                                   prefix=text[:column])
             else:
                 pending = _Pending(fmt, [text], number, shape)
         self.pending = pending
@@ -253,7 +274,7 @@ class _FileParser:
         fmt, lines, first, shape = pending.fmt, pending.lines, pending.first, pending.shape
         summary = self.summary
         cache = self.cache
-        count = last - first + 1
+        count = last - first + (0 if pending.shared else 1)
         if shape is not None and len(lines) == 1:
             template = cache.line_template(fmt, shape)
             if template is not None:
@@ -281,15 +302,19 @@ class _FileParser:
             record, warnings, how = cache.parse(fmt, text, self.reader.name, first, last)
         except (LarkError, RecordError) as exc:
             reason, column = describe_error(exc, text)
-            if at_end and self.reader.ended_without_newline:
+            unended = at_end and self.reader.ended_without_newline
+            if unended or isinstance(exc, RecordCut) or (isinstance(exc, LarkError) and fmt.cut_short(text)):
                 summary.record_lines += count
                 summary.other_records += 1
                 summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
-                self.problem(last, f"the last record is cut short (no line end at the end of the input: "
-                             f"the writer was probably killed); kept as a truncated record ({reason})",
-                             text, severity="warning", column=column)
-                return Event(fmt.library, "?", "truncated", text=text, file=self.reader.name, line=first,
-                             end_line=last, log_format=fmt.name)
+                if unended:
+                    self.problem(last, f"the last record is cut short (no line end at the end of the input: "
+                                 f"the writer was probably killed); kept as a truncated record ({reason})",
+                                 text, severity="warning", column=column)
+                else:
+                    self.problem(first, f"this {fmt.name} record is cut short; kept as a truncated record ({reason})",
+                                 text, severity="warning", column=column)
+                return fmt.truncated(text, self.reader.name, first, last)
             summary.unparsable_lines += count
             self.problem(first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
             return None

@@ -57,17 +57,13 @@ _CUBLAS_PRINTS = ("a program print between cuBLAS `I!`/`i!` lines closes the rec
 _WRAPPED_PRINTS = ("a program print between the lines of a hand-wrapped cuBLASLt record ends the join: the first line "
                   "alone becomes a non-GEMM event")
 _CUBLAS_TAG = "cuBLAS `I!`/`i!` lines behind a launcher tag are not recognised: every line foreign, the GEMMs lost"
-_WRAPPED_TAG = ("the continuation lines of a hand-wrapped cuBLASLt record behind a launcher tag are not joined: the "
-               "first line alone becomes a non-GEMM event")
-_BENCH_TAG = "hipblaslt-bench lines behind a launcher tag are not recognised (foreign): the GEMMs are lost"
-_ROCBLAS_TAG = ("rocBLAS trace, bench and profile lines behind a launcher tag are not recognised (foreign): "
-                "the GEMMs are lost")
-_BENCH_CUT = ("a hipblaslt-bench line cut short at the end of the input (no line end) is read as a complete GEMM "
-             "(types None, trans defaulted to N) instead of a truncated record")
 _CUBLAS_CUT = ("a cuBLAS record whose last `i!` line is cut short at the end of the input is a complete GEMM with the "
               "cut value (computeType `C`) instead of a truncated record")
 _WRAPPED_CUT = ("a hand-wrapped cuBLASLt record whose last line is cut after a whole key=value (before `stream=`, no "
                "line end) is read as a complete GEMM instead of a truncated record")
+_BENCH_CONTINUATION_PRINTS = ("a program print between the lines of a bench command continued over lines (` \\` or "
+                              "wrapped by hand) ends the join: the first line alone is a truncated record, the rest "
+                              "foreign")
 MUTATION_XFAILS: dict[tuple[str, str], str] = {
     ("cublas_11.0_cudajl-pr-417.log", "prints"): _CUBLAS_PRINTS,
     ("cublas_13.4.1_go-peft-cuda-validation-qlora.log", "prints"): _CUBLAS_PRINTS,
@@ -75,30 +71,13 @@ MUTATION_XFAILS: dict[tuple[str, str], str] = {
     ("cublas_13.4.1_go-peft-revalidation-benchmark-failure.log", "prints"): _CUBLAS_PRINTS,
     ("cublas_13.4.1_go-peft-revalidation-qlora-thread-change.log", "prints"): _CUBLAS_PRINTS,
     ("cublaslt_12.x_fp4-training-readme-wrapped.log", "prints"): _WRAPPED_PRINTS,
+    ("hipblaslt_unknown_chenwen-sample-wrapped-in-comment.log", "prints"): _BENCH_CONTINUATION_PRINTS,
+    ("rocblas_unknown_rocblas-docs-kernel-select-continuation.log", "prints"): _BENCH_CONTINUATION_PRINTS,
     ("cublas_11.0_cudajl-pr-417.log", "launcher-tag"): _CUBLAS_TAG,
     ("cublas_13.4.1_go-peft-cuda-validation-qlora.log", "launcher-tag"): _CUBLAS_TAG,
     ("cublas_13.4.1_go-peft-cuda-validation.log", "launcher-tag"): _CUBLAS_TAG,
     ("cublas_13.4.1_go-peft-revalidation-benchmark-failure.log", "launcher-tag"): _CUBLAS_TAG,
     ("cublas_13.4.1_go-peft-revalidation-qlora-thread-change.log", "launcher-tag"): _CUBLAS_TAG,
-    ("cublaslt_12.x_fp4-training-readme-wrapped.log", "launcher-tag"): _WRAPPED_TAG,
-    ("hipblaslt_rocm6.3_hipblaslt-docs-offline-tuning-2024-form.log", "launcher-tag"): _BENCH_TAG,
-    ("hipblaslt_rocm6.x_hipblaslt-docs-offline-tuning-winner.log", "launcher-tag"): _BENCH_TAG,
-    ("hipblaslt_rocm6.x_hipblaslt-docs-offline-tuning.log", "launcher-tag"): _BENCH_TAG,
-    ("hipblaslt_unknown_chenwen-sample-mask32-with-prints.log", "launcher-tag"): _BENCH_TAG,
-    ("hipblaslt_unknown_chenwen-sample-wrapped-in-comment.log", "launcher-tag"): _BENCH_TAG,
-    ("hipblaslt_unknown_glm5-w8a8-int8-bench-glued.log", "launcher-tag"): _BENCH_TAG,
-    ("hipblaslt_unknown_hipblaslt-pr-485-log-bench.log", "launcher-tag"): _BENCH_TAG,
-    ("hipblaslt_unknown_therock-issue-5314.log", "launcher-tag"): _BENCH_TAG,
-    ("rocblas_dtk_hygon-autotuning-layer3-bench.log", "launcher-tag"): _ROCBLAS_TAG,
-    ("rocblas_dtk_hygon-autotuning-layer4-profile.log", "launcher-tag"): _ROCBLAS_TAG,
-    ("rocblas_rocm3.x_tensile-tuning-readme-layer2.log", "launcher-tag"): _ROCBLAS_TAG,
-    ("rocblas_rocm6.3_rocm-issue-4466-miopen.log", "launcher-tag"): _ROCBLAS_TAG,
-    ("rocblas_unknown_rocm-libraries-issue-3413.log", "launcher-tag"): _ROCBLAS_TAG,
-    ("hipblaslt_rocm6.3_hipblaslt-docs-offline-tuning-2024-form.log", "cut-last-line"): _BENCH_CUT,
-    ("hipblaslt_rocm6.x_hipblaslt-docs-offline-tuning.log", "cut-last-line"): _BENCH_CUT,
-    ("hipblaslt_unknown_glm5-w8a8-int8-bench-glued.log", "cut-last-line"): _BENCH_CUT,
-    ("hipblaslt_unknown_hipblaslt-pr-485-log-bench.log", "cut-last-line"): _BENCH_CUT,
-    ("hipblaslt_unknown_therock-issue-5314.log", "cut-last-line"): _BENCH_CUT,
     ("cublas_11.0_cudajl-pr-417.log", "cut-last-line"): _CUBLAS_CUT,
     ("cublaslt_12.x_fp4-training-readme-wrapped.log", "cut-last-line"): _WRAPPED_CUT,
 }

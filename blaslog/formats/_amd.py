@@ -3,11 +3,25 @@ libraries name alike (rocBLAS and hipBLASLt bench options and profile keys share
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable
 from typing import Any
 
-from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int, transpose
+from blaslog.formats._base import LeafTransformer, LogFormat, RecordCut, RecordError, to_int, transpose
 from blaslog.records import Event
+
+AFTER_TAG = r"(?:^|(?<=\]:)|(?<=\]: )|(?<=>:)|(?<=>: ))"
+"""Where an AMD record may begin on a line (start regexes begin with it): at the line's start, or after a
+launcher's tag that the launcher put before every line of the process (``[rank0]: `` from torchrun,
+``[default0]:`` from torch elastic, ``[1,0]<stdout>:`` from ``mpirun --tag-output``). The parser keeps the tag
+apart and takes it off the record's later lines."""
+
+SWITCHES = frozenset({
+    "bias_vector", "grouped_gemm", "any_stride", "flush", "use_e", "gradient", "scaleAlpha_vector", "swizzleA",
+    "swizzleB", "print_kernel_info", "atomics_allowed", "atomics_not_allowed", "verify", "v",
+})
+"""Bench options that take no value: any other option without one at the end of a line was cut off."""
 
 MODELLED = frozenset({
     "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "batch_count", "transA", "transB",
@@ -26,10 +40,21 @@ class CommandTransformer(LeafTransformer):
         return children[0]
 
     def command(self, children: list[Any]) -> tuple[Any, list[tuple[str, Any]]]:
-        return (children[0], children[1:])
+        comment = children.pop() if type(children[-1]) is list else []
+        return (children[0], children[1:] + comment)
 
     def bench__command(self, children: list[Any]) -> tuple[Any, list[tuple[str, Any]]]:
         return self.command(children)
+
+    def bench__comment(self, children: list[Any]) -> list[tuple[str, Any]]:
+        """A `# key=value ...` comment after the command (the kernel-selection log): its pairs, and its loose
+        words as one `comment` value."""
+        pairs = [child for child in children if type(child) is tuple]
+        words = [child for child in children if type(child) is not tuple]
+        return pairs + ([("comment", " ".join(words))] if words else [])
+
+    def bench__comment_pair(self, children: list[Any]) -> tuple[str, Any]:
+        return (children[0], children[1])
 
     def bench__option(self, children: list[Any]) -> tuple[str, Any]:
         return (children[0], children[1] if len(children) > 1 else None)
@@ -37,11 +62,119 @@ class CommandTransformer(LeafTransformer):
     def mapping(self, children: list[Any]) -> list[tuple[str, Any]]:
         return children
 
+    def flat(self, children: list[Any]) -> list[tuple[str, Any]]:
+        return children
+
     def flowmap__entry(self, children: list[Any]) -> tuple[str, Any]:
         key, value = children
         if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         return (key, value)
+
+
+class BenchFormat(LogFormat):
+    """What the rocblas-bench and hipblaslt-bench dialects share: a command a person continued over lines (a
+    trailing ` \\`, as documentation prints them, or wrapped by hand with every later line made of options
+    only), two commands glued on one line, and a command cut short."""
+
+    program: str
+    """The program's name (`rocblas-bench`)."""
+
+    def continues(self, lines: list[str], line: str) -> bool:
+        if lines[-1].rstrip().endswith("\\"):
+            return True
+        return _options_only(line)
+
+    def clean(self, lines: list[str]) -> str:
+        if len(lines) == 1:
+            return lines[0]
+        return " ".join(text.rstrip().removesuffix("\\").strip() for text in lines)
+
+    def glued(self, text: str) -> int:
+        match = _glue(self.program).search(text, text.find(self.program) + len(self.program))
+        return match.end() if match else 0
+
+    def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
+        """What a cut command says: its options as fields."""
+        options = salvage_options(text)
+        return Event(self.library, self.function_of(dict(options)), "truncated", text=text, fields=tuple(options),
+                     file=path, line=line, end_line=end_line, log_format=self.name)
+
+    def function_of(self, values: dict[str, Any]) -> str:
+        """The function a (possibly cut) command's options name."""
+        return self.program
+
+
+@functools.cache
+def _glue(program: str) -> re.Pattern[str]:
+    """Finds a second command of `program` inside a line (after a space, before one: not in a path or a word)."""
+    return re.compile(rf"\s(?=(?:\S*/)?{re.escape(program)}\s)")
+
+
+def _options_only(line: str) -> bool:
+    """Whether a line holds nothing but bench options (`--name value` pairs and switches): the later lines of
+    a command wrapped by hand without ` \\`."""
+    words = line.split()
+    if not words or not words[0].startswith("-"):
+        return False
+    valued = False
+    for word in words:
+        if _OPTION.match(word):
+            valued = False
+        elif valued:
+            return False  # a second word after an option: prose, a result row, not options
+        else:
+            valued = True
+    return True
+
+
+_OPTION = re.compile(r"--?[A-Za-z][\w-]*\Z")
+
+
+def salvage_options(text: str) -> list[tuple[str, str]]:
+    """The `--name value` pairs of a bench command however it ends (a cut one the grammar may reject)."""
+    out: list[tuple[str, str]] = []
+    for word in text.split("#", 1)[0].split()[1:]:
+        if _OPTION.match(word):
+            out.append((word.lstrip("-"), ""))
+        elif out and out[-1][1] == "":
+            out[-1] = (out[-1][0], word)
+    return out
+
+
+class ProfileFormat(LogFormat):
+    """What the rocBLAS and hipBLASLt profile dialects share: an entry is one `{ ... }` on one line, so one
+    without its closing brace was cut short (the process died while the profile was written at exit)."""
+
+    function_key: str
+    """The key that names the function (`rocblas_function`)."""
+
+    def cut_short(self, text: str) -> bool:
+        return text.lstrip().startswith("-") and not text.rstrip().endswith("}")
+
+    def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
+        """What a cut entry says: its whole `key: value` pairs as fields."""
+        pairs = [(key, value.strip().strip("'\"")) for key, value in _PAIR.findall(text)]
+        function = dict(pairs).get(self.function_key) or "?"
+        return Event(self.library, function, "truncated", text=text, fields=tuple(pairs), file=path, line=line,
+                     end_line=end_line, log_format=self.name)
+
+
+_PAIR = re.compile(r"([A-Za-z_]\w*)\s*:\s*(\"[^\"]*\"|'[^']*'|[^,{}\s][^,{}]*?)\s*(?=[,}])")
+"""A whole `key: value` pair of a profile entry (one followed by `,` or `}`: the last, cut one is left out)."""
+
+
+def check_complete(program: str, options: list[tuple[str, Any]], needed: Iterable[str]) -> None:
+    """Raise RecordCut when a bench command lacks options its logger always writes (`needed`: one name, or
+    alternatives joined with `|`), or ends in an option whose value is missing: it was cut short."""
+    names = {name.lstrip("-") for name, _ in options}
+    missing = [need.split("|")[0] for need in needed if not names & set(need.split("|"))]
+    if missing:
+        raise RecordCut(f"the {program} command has no {', '.join('--' + m for m in missing)} (cut short?)")
+    if options:
+        name, value = options[-1]
+        if value is None and name.lstrip("-") not in SWITCHES:
+            raise RecordCut(f"the {program} command ends in {name} without its value (cut short?)")
 
 
 def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str, Any]:

@@ -10,9 +10,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from blaslog.formats._amd import MODELLED, CommandTransformer, call_event, option_dict, unmodelled
+from blaslog.formats._amd import (
+    AFTER_TAG,
+    MODELLED,
+    BenchFormat,
+    CommandTransformer,
+    ProfileFormat,
+    call_event,
+    check_complete,
+    option_dict,
+    unmodelled,
+)
 from blaslog.formats._amd import gemm_fields as amd_gemm_fields
-from blaslog.formats._base import LogFormat
 from blaslog.formats._logger import MATMUL_KEYS, KvTransformer, LoggerFormat
 from blaslog.records import Event, GemmCall
 
@@ -59,7 +68,7 @@ def gemm_fields(values: dict[str, Any], dims: tuple[str, str, str], bias: bool) 
     return out
 
 
-class HipblasLtBench(LogFormat):
+class HipblasLtBench(BenchFormat):
     """hipblaslt-bench command lines."""
 
     name = "hipblaslt-bench"
@@ -70,13 +79,18 @@ class HipblasLtBench(LogFormat):
     near_miss = r"^\s*(?:\./)?hipblaslt-bench\b"
     grammar = "hipblaslt.lark"
     start_rule = "bench"
-    start = re.compile(r"^\s*(?:\S*/)?hipblaslt-bench\b")
+    start = re.compile(AFTER_TAG + r"\s*(?:\S*/)?hipblaslt-bench\b")
     transformer = CommandTransformer
+    program = "hipblaslt-bench"
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         _program, options = generic
         warnings: list[str] = []
         values = option_dict(options, warnings)
+        # what every generation of the logger writes (since PR #485, 2023-12); a solution index after
+        # --algo_method (since 2025)
+        needed = ["m", "n", "k", "transA", "transB", "a_type", "b_type", "c_type", "d_type", "compute_type"]
+        check_complete(self.program, options, needed + (["solution_index"] if "algo_method" in values else []))
         if "grouped_gemm" in values:
             warnings.append("grouped GEMM: only the first group's shape is recorded")
         out = gemm_fields(values, ("m", "n", "k"), bias="bias_vector" in values)
@@ -84,7 +98,7 @@ class HipblasLtBench(LogFormat):
         return GemmCall, out, tuple(warnings)
 
 
-class HipblasLtProfile(LogFormat):
+class HipblasLtProfile(ProfileFormat):
     """hipBLASLt profile entries (HIPBLASLT_LOG_MASK=64, extended 128): one per distinct call, with call_count."""
 
     name = "hipblaslt-profile"
@@ -94,8 +108,9 @@ class HipblasLtProfile(LogFormat):
     near_miss = r"^\s*- \{\s*function\s*:"
     grammar = "hipblaslt.lark"
     start_rule = "profile"
-    start = re.compile(r"^\s*-\s*\{\s*function\s*:")
+    start = re.compile(AFTER_TAG + r"\s*-\s*\{\s*function\s*:")
     transformer = CommandTransformer
+    function_key = "function"
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         warnings: list[str] = []

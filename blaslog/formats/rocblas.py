@@ -15,7 +15,17 @@ import re
 from typing import Any
 
 from blaslog.flags import rocblas_flags_value
-from blaslog.formats._amd import MODELLED, CommandTransformer, call_event, option_dict, unmodelled
+from blaslog.formats._amd import (
+    AFTER_TAG,
+    MODELLED,
+    BenchFormat,
+    CommandTransformer,
+    ProfileFormat,
+    call_event,
+    check_complete,
+    option_dict,
+    unmodelled,
+)
 from blaslog.formats._amd import gemm_fields as amd_gemm_fields
 from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int
 from blaslog.records import Event, GemmCall
@@ -40,6 +50,7 @@ FIELD_ORDERS: dict[str, tuple[str, ...]] = {
                              "stride_b", "beta", "C", "ldc", "stride_c", "batch_count"),
 }
 _TYPED = {"h": "f16_r", "s": "f32_r", "d": "f64_r", "c": "f32_c", "z": "f64_c"}
+_TYPED_FAMILIES = ("gemm", "gemm_batched", "gemm_strided_batched")
 _FUNCTION = re.compile(r"^rocblas_(?:([hsdcz])(gemm(?:_batched|_strided_batched)?)|(gemm_\w*ex3?))(_64)?$")
 _LAYER = "ROCBLAS_LAYER=1 (trace), 2 (bench) or 4 (profile)"
 """One variable turns every rocBLAS log on (its bits add up); the messages are always written."""
@@ -116,7 +127,7 @@ class RocblasTrace(LogFormat):
     near_miss = r"^\s*rocblas_\w+,"
     grammar = "rocblas.lark"
     start_rule = "trace"
-    start = re.compile(r"^rocblas_\w+,")
+    start = re.compile(AFTER_TAG + r"rocblas_\w+,")
     transformer = TraceTransformer
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
@@ -131,6 +142,9 @@ class RocblasTrace(LogFormat):
         values: dict[str, Any] = dict(zip(order, fields))
         if len(fields) == len(order) + 1:
             values["atomics_mode"] = fields[-1]
+            if fields[-1] not in _ATOMICS:
+                raise RecordError(f"{function} trace line ends in {str(fields[-1])[:40]!r}, not the atomics mode "
+                                  f"({' or '.join(sorted(_ATOMICS))}): cut short?")
         elif len(fields) != len(order):
             raise RecordError(
                 f"{function} trace line has {len(fields)} fields after the name; expected {len(order) + 1} "
@@ -141,11 +155,14 @@ class RocblasTrace(LogFormat):
         return GemmCall, out, tuple(warnings)
 
 
+_ATOMICS = frozenset({"atomics_allowed", "atomics_not_allowed"})
+"""What the last field of a trace line says (rocblas_atomics_mode_to_string)."""
+
 _BENCH_OPTIONS = _MODELLED | {"f", "r", "api", "transposeA", "transposeB", "atomics_not_allowed", "atomics_allowed"}
 """The rocblas-bench options a GEMM record models (the others are kept as `extra`)."""
 
 
-class RocblasBench(LogFormat):
+class RocblasBench(BenchFormat):
     """rocBLAS bench lines (ROCBLAS_LAYER bit 2)."""
 
     name = "rocblas-bench"
@@ -159,8 +176,13 @@ class RocblasBench(LogFormat):
     near_miss = r"^\s*(?:\./)?rocblas-bench\b"
     grammar = "rocblas.lark"
     start_rule = "bench"
-    start = re.compile(r"^\s*(?:\S*/)?rocblas-bench\b")
+    start = re.compile(AFTER_TAG + r"\s*(?:\S*/)?rocblas-bench\b")
     transformer = CommandTransformer
+    program = "rocblas-bench"
+
+    def function_of(self, values: dict[str, Any]) -> str:
+        routine = values.get("f") or values.get("function")
+        return f"rocblas_{routine}" if routine else self.program
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         _program, options = generic
@@ -168,7 +190,16 @@ class RocblasBench(LogFormat):
         values = option_dict(options, warnings)
         routine = values.get("f") or values.get("function")
         if routine is None:
+            check_complete(self.program, options, ("f|function",))
             raise RecordError("rocblas-bench line without -f FUNCTION")
+        if routine in FIELD_ORDERS:
+            # what the logger always writes for a GEMM (a typed GEMM's precision -r included)
+            needed = ["m", "n", "k", "transposeA", "transposeB", "ldc"]
+            needed += (["r|precision"] if routine in _TYPED_FAMILIES else
+                       ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type", "flags"])
+            if "source" in values:  # the kernel-selection comment ends with the API that called the GEMM
+                needed.append("parent_api")
+            check_complete(self.program, options, needed)
         ilp64 = values.get("api") == "1"
         precision = None
         if routine in ("gemm", "gemm_batched", "gemm_strided_batched"):
@@ -198,7 +229,7 @@ _PROFILE_KEYS = _MODELLED | {"rocblas_function"}
 """The profile keys a GEMM record models (the others are kept as `extra`)."""
 
 
-class RocblasProfile(LogFormat):
+class RocblasProfile(ProfileFormat):
     """rocBLAS profile entries (ROCBLAS_LAYER bit 4)."""
 
     name = "rocblas-profile"
@@ -208,8 +239,10 @@ class RocblasProfile(LogFormat):
     near_miss = r"^\s*- \{\s*rocblas_function\s*:"
     grammar = "rocblas.lark"
     start_rule = "profile"
-    start = re.compile(r"^\s*-\s*\{\s*rocblas_function\s*:")
+    # the early form has no `- {`: `rocblas_function: rocblas_sgemm, transA: N, ...`
+    start = re.compile(AFTER_TAG + r"\s*(?:-\s*\{\s*)?rocblas_function\s*:")
     transformer = CommandTransformer
+    function_key = "rocblas_function"
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         warnings: list[str] = []
@@ -240,7 +273,7 @@ class RocblasMessage(LogFormat):
     description = "rocBLAS messages: `rocBLAS error: ...`, `rocBLAS warning: ...`, `rocBLAS info: ...`"
     grammar = "rocblas.lark"
     start_rule = "message"
-    start = re.compile(r"^\s*rocBLAS [a-z]+:")
+    start = re.compile(AFTER_TAG + r"\s*rocBLAS [a-z]+:")
     transformer = _MessageTransformer
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
