@@ -21,6 +21,7 @@ not built yet.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import functools
@@ -129,6 +130,9 @@ class RecordError(Exception):
 
     def __init__(self, message: str, column: int = 0) -> None:
         self.column = column
+        self.where: tuple[str, str] | None = None
+        """(field, value as printed) of a bad value, which :func:`describe_error` finds in the text when no
+        column is given."""
         super().__init__(message)
 
 
@@ -146,17 +150,25 @@ class LeafTransformer(Transformer[Token, Any]):
     def __init__(self, spans: dict[tuple[int, int], Slot]) -> None:
         super().__init__()
         self._spans = spans
+        self._order = sorted(spans)  # the spans by start: a token finds those it overlaps by bisection
+        self._starts = [s for s, _ in self._order]
 
     def leaf(self, token: Token) -> str | Slot | Text:
         """The token's text; its Slot when the token is one of the masked volatile values; a Text when it
-        holds some (`0x7f..[`, say). A volatile value across the token's edge makes the shape uncacheable."""
+        holds some (`0x7f..[`, say). A volatile value across the token's edge makes the shape uncacheable.
+
+        O(log n + overlaps) per token, so a line of n values costs O(n log n), not O(n^2)."""
         if not self._spans:
             return str(token)
         start, end = token.start_pos, token.end_pos
         slot = self._spans.get((start, end))
         if slot is not None:
             return slot
-        inside = sorted((s, e, slot) for (s, e), slot in self._spans.items() if s < end and e > start)
+        first = max(bisect.bisect_right(self._starts, start) - 1, 0)  # spans do not overlap each other
+        inside = []
+        for s, e in self._order[first:bisect.bisect_left(self._starts, end)]:
+            if e > start:
+                inside.append((s, e, self._spans[(s, e)]))
         if not inside:
             return str(token)
         text = str(token)
@@ -454,6 +466,18 @@ class LogFormat:
         """Join the physical lines of a record into the text the grammar parses."""
         return " ".join(lines)
 
+    def interleaved(self, lines: list[str]) -> bool:
+        """Whether other text (a program's print, a person's `[...]`) may come between the lines of the record
+        made of `lines` so far without ending it: the record's next line after such text still continues it,
+        and the text is counted on its own. False: the record ends at the first line that does not continue it."""
+        return False
+
+    def whole(self, text: str) -> bool:
+        """Whether a record's `text`, whose last line has no line end at the end of the input, is whole: False
+        when that line may have been cut inside a value the grammar would still accept (the record is then
+        kept as truncated)."""
+        return True
+
     def glued(self, text: str) -> int:
         """Where a second record of this dialect begins inside the first line of a record (`text`: the line from
         the record's start), when a person glued two records onto one line; 0 when none does."""
@@ -570,6 +594,14 @@ def _terminal(name: str) -> str:
     return _TERMINAL_NAMES.get(bare, bare.lower().replace("_", " "))
 
 
+def _locate(text: str, what: str, value: str) -> int:
+    """The 1-based column of `value` printed after the key `what` names (`Adesc.rows` -> `rows=`, cuBLAS `m` ->
+    `m: type=int; val=`) in a record's text, 0 when not found."""
+    key = what.rsplit(".", 1)[-1]
+    match = re.search(rf"(?<![\w.]){re.escape(key)}\b[^\n]*?(?<![^\s=:;\[])({re.escape(value)})(?![^\s\]])", text)
+    return match.start(1) + 1 if match else 0
+
+
 def describe_error(exc: Exception, text: str) -> tuple[str, int]:
     """A one-line reason and a 1-based column for a grammar or build error."""
     if isinstance(exc, UnexpectedCharacters):
@@ -588,12 +620,20 @@ def describe_error(exc: Exception, text: str) -> tuple[str, int]:
     if isinstance(exc, UnexpectedInput):
         return str(exc).splitlines()[0], getattr(exc, "column", 0)
     if isinstance(exc, RecordError):
-        return str(exc), exc.column
+        return str(exc), exc.column or _locate(text, *exc.where) if exc.where else exc.column
     return str(exc), 0
 
 
-def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1) -> Any:
+_DECIMAL = re.compile(r"[-+]?[0-9]+", re.ASCII)
+_HEX = re.compile(r"[-+]?0[xX][0-9a-fA-F]+", re.ASCII)
+
+
+def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1, hex: bool = False) -> Any:
     """An integer field, with a clear error for non-numbers and out-of-range values.
+
+    Logs print ASCII decimal digits (an optional sign first); `hex` also takes `0x` hex, for the fields a library
+    prints in hex. Other scripts' digits, `_` separators and hex where the library prints decimal are errors,
+    though Python's int() would take them.
 
     A volatile value becomes an IntSlot, converted (and checked) each time its template is used.
     """
@@ -601,10 +641,17 @@ def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1)
         if isinstance(value, IntSlot) or value.kind != "num":
             raise TypeError("volatile value")
         return IntSlot(value, what, low, high)
-    try:
-        number = int(value, 0) if isinstance(value, str) and value.lower().startswith(("0x", "-0x")) else int(value)
-    except (TypeError, ValueError):
-        raise RecordError(f"{what}={value!r} is not an integer") from None
+    text = value.strip() if isinstance(value, str) else None
+    match = _DECIMAL.fullmatch(text) if text is not None else None
+    if match is None and hex and text is not None:
+        match = _HEX.fullmatch(text)
+    if match is None:
+        # int() would also take `٢١` (other scripts' digits), `1_0` and, with base 0, `0x10`: no library prints those
+        spelled = "a decimal or 0x hex integer" if hex else "a decimal integer"
+        error = RecordError(f"{what}={value!r} is not {spelled}")
+        error.where = (what, text)
+        raise error
+    number = int(text, 16 if match.re is _HEX else 10)  # type: ignore[arg-type]
     if (low is not None and number < low) or number > high:
         raise RecordError(f"{what}={value} is out of range")
     return number
