@@ -25,6 +25,9 @@ TEMPLATES = {
     "unsharded": ROOT / "fixtures" / "generated" / "lt_fp32_unsharded.stdout.log",
 }
 ROCBLAS = ROOT / "fixtures" / "generated" / "rocblas_fp16_trace.log"
+ROCBLAS_BENCH = ROOT / "fixtures" / "generated" / "rocblas_fp16_bench.log"
+HIPBLASLT_BENCH = ROOT / "fixtures" / "generated" / "hipblaslt_bf16_tp2_rank0.bench.log"
+CUBLAS = ROOT / "fixtures" / "generated" / "cublas_classic_fp16.log"
 _DEVICE = re.compile(r"0X15[0-9A-F]{10}")
 _TIME = re.compile(r"^\[2026-06-06 15:3\d:(\d\d)\]")
 
@@ -93,10 +96,63 @@ def rocblas(out, size: int, seed: int) -> None:
         step += 1
 
 
+def rocblas3(out, size: int, seed: int) -> None:
+    """ROCBLAS_LAYER=3: a trace line and a bench line per call, as rocBLAS writes them to one stream."""
+    trace = [line for line in ROCBLAS.read_text().splitlines() if line]
+    bench = [line for line in ROCBLAS_BENCH.read_text().splitlines() if line]
+    written, step = 0, 0
+    while written < size:
+        calls = iter(bench)
+        for line in trace:
+            line = re.sub(r"0x7f2e([0-9a-f]{8})",
+                          lambda m: f"0x7f2e{(int(m.group(1), 16) + step * 0x1000) % (1 << 32):08x}", line)
+            text = line + "\n"
+            if line.startswith("rocblas_gemm"):
+                text += next(calls, bench[0]) + "\n"
+            out.write(text)
+            written += len(text)
+        step += 1
+
+
+def hipblaslt_bench(out, size: int, seed: int) -> None:
+    """hipblaslt-bench lines (HIPBLASLT_LOG_MASK=32) of a training job, with the program's own prints."""
+    rng = random.Random(seed)
+    lines = [line for line in HIPBLASLT_BENCH.read_text().splitlines() if line]
+    written, step = 0, 0
+    while written < size:
+        for line in lines:
+            out.write(line + "\n")
+            written += len(line) + 1
+        if rng.random() < 0.5:
+            noise = f"step {step} loss={10 - step * 1e-4:.4f}\n"
+            out.write(noise)
+            written += len(noise)
+        step += 1
+
+
+def mixed(out, size: int, seed: int) -> None:
+    """One program's stdout: cuBLASLt [Trace] lines (level 2), cuBLAS classic records (CUBLAS_LOGINFO_DBG=1,
+    CUBLAS_LOGDEST_DBG=stdout) and the program's own prints, interleaved step by step."""
+    rng = random.Random(seed)
+    trace = [line for line in TEMPLATES["tp4"].read_text().splitlines() if "][Trace][" in line]
+    classic = CUBLAS.read_text().splitlines()
+    written, step = 0, 0
+    while written < size:
+        seconds = step // 3
+        stamp = f"[2026-06-{6 + seconds // 86400 % 20:02d} {seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}]"
+        chunk = [_TIME.sub(stamp, line) for line in trace[:20]] + classic + [
+            f"step {step} loss={10 - step * 1e-4:.4f} dt={rng.uniform(300, 900):.1f}ms"]
+        text = "\n".join(chunk) + "\n"
+        out.write(text)
+        written += len(text)
+        step += 1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=float, required=True, help="megabytes to write (approximately)")
-    parser.add_argument("--kind", choices=["level5", "distinct", "rocblas"], default="level5")
+    parser.add_argument("--kind", choices=["level5", "distinct", "rocblas", "rocblas3", "hipblaslt-bench", "mixed"],
+                        default="level5")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--run", choices=sorted(TEMPLATES), default="tp4", help="level5: which fixture run to repeat")
     parser.add_argument("--prefix", default="", help="level5: text before every line (a launcher's `[rank0]: `)")
@@ -109,7 +165,9 @@ def main() -> None:
         if args.kind == "level5":
             level5(out, int(args.size * 1e6), args.seed, args.run, args.pointers, args.prefix)
         else:
-            {"distinct": distinct, "rocblas": rocblas}[args.kind](out, int(args.size * 1e6), args.seed)
+            kinds = {"distinct": distinct, "rocblas": rocblas, "rocblas3": rocblas3, "hipblaslt-bench": hipblaslt_bench,
+                     "mixed": mixed}
+            kinds[args.kind](out, int(args.size * 1e6), args.seed)
 
 
 if __name__ == "__main__":

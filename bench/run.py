@@ -27,13 +27,40 @@ DATA = HERE / "data"
 PY = sys.executable
 
 
-def generate(kind: str, size: int, run: str = "tp4", pointers: str = "cycle", prefix: str = "") -> Path:
+def generate(kind: str, size: float, run: str = "tp4", pointers: str = "cycle", prefix: str = "") -> Path:
     variant = ("" if pointers == "cycle" else "_" + pointers) + ("_prefixed" if prefix else "")
     path = DATA / f"{kind}_{run}_{size}mb{variant}.log"
     if not path.exists():
         subprocess.run([PY, str(HERE / "generate.py"), "--kind", kind, "--size", str(size), "--run", run,
                         "--pointers", pointers, "--prefix", prefix, "--out", str(path)], check=True)
     return path
+
+
+def measure_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak MB) of a command run once in its own process (output to a pipe)."""
+    timer = ["/usr/bin/time", "-f", "%M %U %S"]
+    sink = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    start = time.perf_counter()
+    result = subprocess.run([*timer, *command], stdout=sink.stdin, stderr=subprocess.PIPE, env=env, check=False)
+    seconds = time.perf_counter() - start
+    sink.stdin.close()  # type: ignore[union-attr]
+    sink.wait()
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"failed: {' '.join(command)}\n{result.stderr.decode()[-2000:]}")
+    peak, user, system = result.stderr.decode().strip().splitlines()[-1].split()
+    return seconds, float(user) + float(system), float(peak) / 1024
+
+
+def paired(blaslog: list[str], baseline: list[str], runs: int = 3) -> tuple[tuple[float, float, float], ...]:
+    """blaslog and the baseline run in turn (A B A B ...), `runs` times each: the median (wall, CPU, peak) of
+    each, so that a drift of the machine touches both alike."""
+    a, b = [], []
+    for _ in range(runs):
+        a.append(measure_cpu(blaslog))
+        b.append(measure_cpu(baseline))
+    middle = runs // 2
+    return (tuple(sorted(x[i] for x in a)[middle] for i in range(3)),  # type: ignore[return-value]
+            tuple(sorted(x[i] for x in b)[middle] for i in range(3)))
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
@@ -60,6 +87,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000], help="log sizes in MB")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--shapes", type=int, default=100, metavar="MB",
+                        help="size of the logs of other shapes, each measured against the regex baseline (0: none)")
+    parser.add_argument("--only-shapes", action="store_true", help="measure the other shapes and limits only")
     args = parser.parse_args()
     blaslog = [PY, "-m", "blaslog"]
     rows: list[tuple[str, str, float, float, float, str]] = []
@@ -75,6 +105,11 @@ def main() -> None:
               flush=True)
         return seconds
 
+    if args.shapes:
+        shapes(args.shapes, blaslog)
+        limits(blaslog)
+    if args.only_shapes:
+        return
     for size in args.sizes:
         sharded = generate("level5", size, "tp4")
         unsharded = generate("level5", size, "unsharded")
@@ -141,6 +176,47 @@ def main() -> None:
         print("| input | command | seconds | MB/s | peak MB | records |\n|---|---|---|---|---|---|")
         for label, what, seconds, rate, peak, records in rows:
             print(f"| {label} | {what} | {seconds:.2f} | {rate:.1f} | {peak:.0f} | {records} |")
+
+
+def shapes(size: int, blaslog: list[str]) -> None:
+    """Logs of other statistics than the level-5 training log, each against the regex baseline in the same run:
+    blaslog's speed over the baseline's (above 1: blaslog is faster), by wall and by CPU time."""
+    logs = {
+        "level 5, device pointers never repeat": generate("level5", size, "tp4", "new"),
+        "level 5, `[rank0]: ` before every line": generate("level5", size, "tp4", prefix="[rank0]: "),
+        "cuBLASLt + cuBLAS classic + program output": generate("mixed", size),
+        "rocBLAS trace + bench (ROCBLAS_LAYER=3)": generate("rocblas3", size),
+        "hipblaslt-bench lines": generate("hipblaslt-bench", size),
+        "every line a different call": generate("distinct", size / 5),
+    }
+    print(f"\n| log ({size} MB unless said) | command | blaslog wall s | CPU s | peak MB | baseline wall s | CPU s | "
+          "speed vs baseline (wall) | (CPU) |\n|---|---|---|---|---|---|---|---|---|")
+    for what, path in logs.items():
+        baseline = [PY, str(HERE / "regex_baseline.py"), str(path)]
+        mb = path.stat().st_size / 1e6
+        for command in (["parse", "-f", "jsonl"], ["summary"]):
+            mine, theirs = paired([*blaslog, *command, str(path), "-q", "-j", "1"], baseline)
+            print(f"| {what} ({mb:.0f} MB) | {' '.join(command)} -j 1 | {mine[0]:.2f} | {mine[1]:.2f} | "
+                  f"{mine[2]:.0f} | {theirs[0]:.2f} | {theirs[1]:.2f} | {theirs[0] / mine[0]:.2f} | "
+                  f"{theirs[1] / mine[1]:.2f} |", flush=True)
+
+
+def limits(blaslog: list[str]) -> None:
+    """Bounded cost: one line of 100k values, a deeply nested line, and 300k distinct GEMMs (summary, check)."""
+    DATA.mkdir(exist_ok=True)
+    wide = DATA / "wide_line.log"
+    head = "[2024-01-01 00:00:00][cublasLt][1][Api][cublasLtMatmul] "
+    wide.write_text(head + " ".join(f"k={i}" for i in range(100_000)) + "\n")
+    deep = DATA / "deep_line.log"
+    deep.write_text(head + "a=" + "[" * 400_000 + "]" * 400_000 + "\n")
+    distinct = generate("distinct", 160)
+    print("\n| input | command | wall s | CPU s | peak MB |\n|---|---|---|---|---|")
+    for what, path, command in (("one line, 100,000 key=value pairs", wide, "parse"),
+                                ("one line, brackets 400,000 deep", deep, "parse"),
+                                ("160 MB, ~270k distinct GEMMs", distinct, "summary"),
+                                ("160 MB, ~270k distinct GEMMs", distinct, "check")):
+        wall, cpu, peak = measure_cpu([*blaslog, command, str(path), "-q", "-j", "1"])
+        print(f"| {what} | {command} -j 1 | {wall:.2f} | {cpu:.2f} | {peak:.0f} |", flush=True)
 
 
 if __name__ == "__main__":
