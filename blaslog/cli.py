@@ -92,8 +92,16 @@ def output_options(command: str) -> Callable[[Any], Any]:
                                                                     if "parquet" in FORMATS[command] else "."))(func)
         func = click.option("--format", "-f", "fmt", type=click.Choice(FORMATS[command]), default="table",
                             show_default=True, help="Output format.")(func)
+        func = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+                            show_default=True, expose_value=False, callback=_keep_color,
+                            help="Colour the table on a terminal (auto honours NO_COLOR and FORCE_COLOR); piped "
+                                 "output is plain text.")(func)
         return func
     return decorate
+
+
+def _keep_color(ctx: click.Context, param: click.Parameter, value: str) -> None:
+    ctx.meta["blaslog.color"] = value
 
 
 def _log_format_help() -> str:
@@ -206,7 +214,14 @@ def _report(report: Report, fmt: str, output: str | None, quiet: bool, inputs: S
         if not quiet or note.startswith("compared:"):
             warn(note)
     status = exit_status(report, exit_zero)
-    text = get_reporter(fmt).render(report)
+    reporter = get_reporter(fmt)
+    if fmt == "table":  # sized and coloured for a terminal; piped, the plain text scripts read
+        from blaslog.reporters.table import TableReporter, terminal_for
+
+        ctx = click.get_current_context(silent=True)
+        reporter = TableReporter(terminal_for(sys.stdout if output is None else None,
+                                              ctx.meta.get("blaslog.color", "auto") if ctx else "auto"))
+    text = reporter.render(report)
     _write(text, output, inputs, keep=status in (0, 1))
     target = summary_file or (os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None)
     if target:

@@ -71,7 +71,7 @@ def _table(text: str, row, level: str) -> None:
 
 def _markdown(text: str, row, level: str) -> None:
     assert f"**1. {md(row.name)} x1** ({level})" in text
-    assert md(row.meaning, 80) in text
+    assert f"| {md(row.meaning, 300)} |" in text  # in full, never cut to "data or comp..."
 
 
 def _json(text: str, row, level: str) -> None:

@@ -44,7 +44,7 @@ def render_markdown(report: Report, max_findings: int = 50) -> str:
     for title, rows in report.sections:
         parts.append(f"### {md(title)}\n\n{table(rows)}")
     if report.command in ("diff", "check"):
-        parts.append(f"### Findings by class\n\n{table(class_summary(report))}")
+        parts.append(f"### Findings by class\n\n{table(class_summary(report), limit=300)}")  # meaning uncut
         for index, finding in enumerate(report.findings[:max_findings], 1):
             parts.append(f"**{index}. {md(finding.cls)} x{finding.count}** ({report.level(finding)}): "
                          f"{md(finding.title, 300)}  \n{code(f'{finding.location.file}:{finding.location.line}')}  \n"
