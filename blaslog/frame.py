@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from blaslog.records import GEMM_FIELD_NAMES, Event, GemmCall, ParseResult, Record
@@ -19,14 +19,63 @@ EVENT_COLUMNS = ("library", "function", "event", "text", "fields", "file", "line
                  "timestamp", "level", "log_format")
 
 
-def to_frame(records: Iterable[Record] | ParseResult, kind: str = "gemm") -> Any:
+#: Columns of Report.findings_frame(), in order.
+FINDING_COLUMNS = ("class", "level", "kind", "title", "signature", "fields", "count", "ranks", "file", "line",
+                   "fingerprint")
+
+
+def findings_frame(rows: Iterable[Mapping[str, Any]]) -> Any:
+    """A DataFrame of finding rows (see Report.findings_frame): class and level categorical, count and line
+    nullable integers."""
+    import pandas as pd
+
+    frame = pd.DataFrame([[row.get(c) for c in FINDING_COLUMNS] for row in rows], columns=list(FINDING_COLUMNS))
+    for column in ("class", "level", "kind"):
+        frame[column] = frame[column].astype("category")
+    for column in ("count", "line"):
+        frame[column] = pd.array(frame[column].tolist(), dtype="Int64")
+    return frame
+
+
+def to_frame(records: Iterable[Record] | ParseResult, kind: str = "gemm", *,
+             rank: int | str | Mapping[str, int | str | None] | None = None,
+             run: str | Mapping[str, str | None] | None = None) -> Any:
     """A DataFrame of GEMM records (`kind="gemm"`) or events (`kind="event"`), with fixed columns and dtypes.
 
     `records` is any iterable of records, a ParseResult among them.
 
     Integers are nullable ``Int64``, closed vocabularies ``category``, flags ``boolean``; `extra` and
     `pointers` stay as tuples of (key, value).
+
+    `rank` and `run`, when known, add a `rank` (nullable integer when every rank is a number) and a `run`
+    (categorical) column: one value for every row, or a mapping from each record's `file` to its value
+    (files it does not name get none).
     """
+    frame = _to_frame(records, kind)
+    if rank is not None:
+        frame["rank"] = _per_file(frame, rank)
+        if all(isinstance(v, int) or v is None for v in frame["rank"]):
+            frame["rank"] = _int_array(frame["rank"].tolist())
+    if run is not None:
+        frame["run"] = _per_file(frame, run).astype("category")
+    return frame
+
+
+def _per_file(frame: Any, value: Any) -> Any:
+    import pandas as pd
+
+    if isinstance(value, Mapping):
+        return pd.Series([value.get(str(file)) for file in frame["file"]], index=frame.index, dtype=object)
+    return pd.Series([value] * len(frame), index=frame.index, dtype=object)
+
+
+def _int_array(values: list[Any]) -> Any:
+    import pandas as pd
+
+    return pd.array(values, dtype="Int64")
+
+
+def _to_frame(records: Iterable[Record] | ParseResult, kind: str) -> Any:
     import pandas as pd
 
     if kind == "event":

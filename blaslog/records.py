@@ -469,3 +469,22 @@ GEMM_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(GemmCall))
 """Every GemmCall field, in declaration order."""
 EVENT_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Event))
 """Every Event field, in declaration order."""
+    def __repr__(self) -> str:  # the records themselves would be megabytes
+        gemms = sum(1 for r in self.records if isinstance(r, GemmCall))
+        problems = sum(len(f.problems) + f.more_problems for f in self.files)
+        return (f"<ParseResult {len(self.records)} records ({gemms} GEMMs) from {len(self.files)} inputs"
+                + (f", {problems} problems" if problems else "") + ">")
+
+    def _repr_html_(self) -> str:
+        """Each input's accounting as a small HTML table, for notebooks (file names escaped)."""
+        import html
+
+        head = "".join(f"<th>{name}</th>" for name in ("file", "lines", "GEMM records", "other records",
+                                                       "foreign lines", "unparsable lines"))
+        rows = "".join(f"<tr><td><code>{html.escape(f.path)}</code></td><td>{f.lines}</td><td>{f.gemm_records}</td>"
+                       f"<td>{f.other_records}</td><td>{f.foreign_lines}</td><td>{f.unparsable_lines}</td></tr>"
+                       for f in self.files[:50])
+        more = f"<p>{len(self.files) - 50} more inputs</p>" if len(self.files) > 50 else ""
+        return (f"<div><b>{html.escape(repr(self))}</b><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
+                f"</table>{more}</div>")
+

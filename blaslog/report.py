@@ -10,6 +10,7 @@ class that says what it does to the numbers.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -384,6 +385,53 @@ class Report:
             return [self.finding_row(f) for f in self.findings]
         return self.rows
 
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n} {cls}" for cls, n in self._class_counts().items()) or "no findings"
+        rows = f", {len(self.rows)} rows" if self.rows else ""
+        return (f"<Report {self.command}: {counts}{rows}, {len(self.files)} inputs, fail_on={self.fail_on!r}, "
+                f"exit status {2 if self.failed else self.exit_status()}>")
+
+    def _class_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(FINDING_CLASSES, 0)
+        for finding in self.findings:
+            counts[finding.cls] += 1
+        return {name: n for name, n in counts.items() if n}
+
+    def _repr_html_(self, max_findings: int = 20) -> str:
+        """A short HTML summary for notebooks (the verdict and the first findings; the whole page is
+        ``--format html``). Every log text escaped."""
+        def esc(value: object) -> str:
+            return html.escape(str(value), quote=True)
+
+        failing = sum(1 for f in self.findings if self.fails(f))
+        badges = " ".join(f'<span style="background:{FINDING_CLASSES[cls].color};color:#fff;border-radius:8px;'
+                          f'padding:0 6px">{esc(cls)} {n}</span>' for cls, n in self._class_counts().items())
+        rows = "".join(
+            f'<tr><td style="color:{f.finding_class.color};font-weight:600">{esc(f.cls)}</td><td>{f.count}</td>'
+            f"<td>{esc(f.title)}</td><td><code>{esc(f.location.file)}:{f.location.line}</code></td></tr>"
+            for f in self.findings[:max_findings])
+        more = (f"<p>{len(self.findings) - max_findings} more findings: <code>report.findings_frame()</code></p>"
+                if len(self.findings) > max_findings else "")
+        table = (f"<table><thead><tr><th>class</th><th>count</th><th>title</th><th>where</th></tr></thead>"
+                 f"<tbody>{rows}</tbody></table>{more}" if rows else "")
+        rows_text = f", {len(self.rows)} rows" if self.rows else ""
+        head = (f"<b>blaslog {esc(self.command)}</b>: {len(self.findings)} findings, {failing} at or above "
+                f"--fail-on {esc(self.fail_on)}; {len(self.files)} inputs{rows_text}")
+        return f"<div>{head} {badges}{table}</div>"
+
+    def findings_frame(self) -> Any:
+        """A pandas DataFrame with one row per finding: class, level, kind, title, signature, fields, count,
+        ranks, file, line, fingerprint (needs pandas)."""
+        from blaslog.frame import findings_frame
+
+        return findings_frame([{
+            "class": finding.cls, "level": self.level(finding), "kind": finding.kind, "title": finding.title,
+            "signature": _signature_text(finding.data),
+            "fields": "; ".join(f"{name}: {' vs '.join('-' if v is None else str(v) for v in values)}"
+                                for name, values in finding.fields),
+            "count": finding.count, "ranks": ",".join(finding.ranks), "file": finding.location.file,
+            "line": finding.location.line, "fingerprint": finding.fingerprint()} for finding in self.findings])
+
     def to_json(self) -> dict[str, Any]:
         """The whole JSON document (the findings go before the inputs' summary)."""
         doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "command": self.command}
@@ -397,6 +445,20 @@ class Report:
         doc["findings"] = findings
         doc.setdefault("summary", {"files": [s.to_dict() for s in self.files]})
         return doc
+
+
+def _signature_text(data: Mapping[str, Any]) -> str:
+    """The GEMM a finding is about, from its JSON detail: a check's signature, or a diff's two shapes."""
+    def one(record: Mapping[str, Any]) -> str:
+        types = "/".join(str(record[k]) for k in ("a_type", "compute_type") if record.get(k))
+        return " ".join(str(p) for p in (record.get("function"), record.get("trans"),
+                                         f"{record.get('m')}x{record.get('n')}x{record.get('k')}", types) if p)
+
+    if isinstance(data.get("signature"), Mapping):
+        return one(data["signature"])
+    if isinstance(data.get("sharded"), Mapping) and isinstance(data.get("unsharded"), Mapping):
+        return f"{one(data['sharded'])} vs {one(data['unsharded'])}"
+    return ""
 
 
 def unique_fingerprints(findings: Sequence[Finding]) -> list[str]:

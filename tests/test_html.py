@@ -424,3 +424,57 @@ def test_tables_sort_and_filter(browser, pages):
             .filter(r => r.style.display !== 'none').length; })()""")
     assert shown == 0
     assert not browser.errors(), browser.errors()
+
+
+# ---- notebooks: short reprs, HTML reprs, frames ----------------------------------------------------------------------
+
+
+def test_reports_and_parse_results_have_short_reprs(tmp_path):
+    import blaslog
+
+    log = (GENERATED / "lt_fp32_tp4" / "blaslt_321674.log").read_text()
+    (tmp_path / "long.log").write_text(log * 20)
+    result = blaslog.parse(str(tmp_path / "long.log"))
+    assert len(result.records) > 10_000
+    assert repr(result).startswith("<ParseResult ") and len(repr(result)) < 200
+    report = api.check([str(tmp_path / "long.log")], batch=True)
+    assert repr(report).startswith("<Report check: ") and len(repr(report)) < 300 and "exit status 1" in repr(report)
+    assert len(report._repr_html_()) < 20_000 and len(result._repr_html_()) < 5_000
+
+
+def test_html_reprs_escape_log_text():
+    import blaslog
+
+    evil = "<script>alert(1)</script>"
+    finding = Finding("tp_algo_diff", "precision", evil, evil, Location(evil, 1))
+    assert "<script>" not in Report("diff", findings=[finding])._repr_html_()
+    assert "&lt;script&gt;" in Report("diff", findings=[finding])._repr_html_()
+    result = blaslog.parse_text((SEED / "sharded.log").read_text(), name=evil)
+    assert "<script>" not in result._repr_html_()
+
+
+def test_findings_frame_has_one_row_per_finding():
+    report = api.diff(str(GENERATED / "lt_fp32_tp4"), str(GENERATED / "lt_fp32_unsharded.stdout.log"),
+                      caps=str(GENERATED / "caps.json"))
+    frame = report.findings_frame()
+    assert list(frame.columns) == ["class", "level", "kind", "title", "signature", "fields", "count", "ranks", "file",
+                                   "line", "fingerprint"]
+    assert len(frame) == len(report.findings)
+    first = frame.iloc[0]
+    assert (first["class"], first["count"], first["ranks"]) == ("precision", 16, "0,1,2,3")
+    assert first["signature"] == "cublasLtMatmul TN 1024x2048x256 R_32F/COMPUTE_32F_FAST_TF32 vs " \
+                                 "cublasLtMatmul TN 1024x2048x1024 R_32F/COMPUTE_32F_FAST_TF32"
+    assert first["fields"].startswith("algoId: 0 vs 21; tile: MATMUL_TILE_128x32 vs MATMUL_TILE_64x64")
+    assert len(Report("check").findings_frame()) == 0
+
+
+def test_the_gemm_frame_takes_rank_and_run_when_known():
+    import blaslog
+
+    result = blaslog.parse(str(GENERATED / "lt_fp32_tp4" / "*.log"))
+    files = sorted({g.file for g in result.gemms})
+    frame = blaslog.to_frame(result, rank={file: rank for rank, file in enumerate(files)}, run="tp4")
+    assert str(frame["rank"].dtype) == "Int64" and str(frame["run"].dtype) == "category"
+    assert frame.groupby("file", observed=True)["rank"].first().tolist() == [0, 1, 2, 3]
+    assert set(frame["run"]) == {"tp4"}
+    assert "rank" not in blaslog.to_frame(result).columns  # only when asked
