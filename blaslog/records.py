@@ -453,22 +453,6 @@ class ParseResult:
     def __len__(self) -> int:
         return len(self.records)
 
-
-
-def pairs_to_dict(pairs: Pairs) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in pairs:
-        name, n = key, 2
-        while name in out:  # a key printed twice keeps both values
-            name, n = f"{key}#{n}", n + 1
-        out[name] = value
-    return out
-
-
-GEMM_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(GemmCall))
-"""Every GemmCall field, in declaration order."""
-EVENT_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Event))
-"""Every Event field, in declaration order."""
     def __repr__(self) -> str:  # the records themselves would be megabytes
         gemms = sum(1 for r in self.records if isinstance(r, GemmCall))
         problems = sum(len(f.problems) + f.more_problems for f in self.files)
@@ -488,3 +472,19 @@ EVENT_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Event))
         return (f"<div><b>{html.escape(repr(self))}</b><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
                 f"</table>{more}</div>")
 
+
+
+def pairs_to_dict(pairs: Pairs) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        name, n = key, 2
+        while name in out:  # a key printed twice keeps both values
+            name, n = f"{key}#{n}", n + 1
+        out[name] = value
+    return out
+
+
+GEMM_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(GemmCall))
+"""Every GemmCall field, in declaration order."""
+EVENT_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Event))
+"""Every Event field, in declaration order."""
