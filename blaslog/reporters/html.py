@@ -263,7 +263,8 @@ def _map_figure(report: Report, go: Any, ids: dict[str, str]) -> dict[str, Any] 
                                                   "line": {"width": 3, "color": row.color}}))
     height = 120 + 34 * len(rows)
     figure.update_layout(
-        height=height, width=max(720, 160 + 22 * len(columns)), margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        height=height, width=max(560, 260 + 24 * len(columns)), margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        showlegend=bool(marks),
         xaxis={"type": "category", "title": {"text": "GEMM signatures, in call order"}, "side": "bottom"},
         yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
