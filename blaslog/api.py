@@ -401,11 +401,13 @@ def _diff(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: i
             known = compact_ranks(r.input.rank for r in side.runs if r.input.rank is not None)
             raise InputError(f"--rank {rank}: the sharded side has no rank {rank} (it has ranks {known or 'none'})")
     reference: list[Any] = list(ref.calls)
-    results = [diff_runs(list[Any](run.calls), reference, tp=tp, caps=caps, sharded_file=run.summary.path,
+    results = [diff_runs(_tuned_order(list[Any](run.calls), reference, tp), reference, tp=tp, caps=caps,
+                         sharded_file=run.summary.path,
                          unsharded_file=ref.summary.path) for run in runs]
     if not any(result.pairs for result in results):
         raise InputError(_why_nothing_paired(results, runs, ref, tp))
     report = _diff_report(results, runs, [ref], side, ref_inputs, _coverage(results, runs, ref), min_coverage)
+    _tunableop_validators(report, runs, ref)
     report.fail_on = fail_on
     return report, results
 
@@ -582,6 +584,88 @@ def _coverage_finding(coverage: Coverage, minimum: float) -> Finding:
         location=Location(coverage.file, 1, "sharded"),
         data={"key": f"coverage|{coverage.file}"},
     )
+
+
+# ---- TunableOp ------------------------------------------------------------------------------------------------
+
+
+def _tuned_order(calls: list[Any], reference: list[Any], tp: int | None) -> list[Any]:
+    """Tuning-file rows are a set, not a call sequence: the sharded rows in their counterparts' order."""
+    from blaslog.tunableop import order_for_diff
+
+    return order_for_diff(calls, reference, tp)
+
+
+def _tunableop_validators(report: Report, runs: Sequence[Run], ref: Run) -> None:
+    """A diff of TunableOp files says first whether their Validator lines (versions, GPU arch) agree."""
+    from blaslog.tunableop import is_tuned, validator_findings
+
+    if not any(is_tuned(c) for c in ref.calls.calls) and not any(is_tuned(c) for r in runs for c in r.calls.calls):
+        return
+    findings, rows, notes = validator_findings([run.summary.path for run in runs], ref.summary.path)
+    report.findings[:0] = findings
+    report.sections.insert(0, ("TunableOp validators", rows))
+    report.document["tunableop_validators"] = rows
+    report.notes[:0] = notes
+
+
+def check_tunableop(names: Sequence[str], tunableop: Sequence[str], *, caps: Caps | str | None = None,
+                    batch: bool = False, options: Options | None = None, fail_on: str = "precision") -> Report:
+    """What `blaslog check LOG... --tunableop FILE...` prints: `check` of the logs, plus the logs against the run's
+    TunableOp (or hipBLASLt tuning) files: GEMMs that did not run the tuned solution, GEMMs that ran but were
+    never tuned, tuned rows that never ran, and rows whose solution differs between the run's GPUs."""
+    from blaslog.report import sort_findings
+    from blaslog.tunableop import Source, cross_check, is_tuned, ordinal
+
+    options = options or Options()
+    report = check(names, caps=caps, batch=batch, options=options, fail_on=fail_on)
+    logs = read_run_files(names, options)
+    tuned_options = Options(log_format=("tunableop", "hipblaslt-tuning"), strict=options.strict)
+    tables = read_run_files(tunableop, tuned_options)
+    if not tables.runs or not any(len(run.calls) for run in tables.runs):
+        raise InputError("; ".join(tables.failed) or f"no TunableOp rows in {', '.join(tunableop)} (a "
+                         "tunableop_results<N>.csv written with PYTORCH_TUNABLEOP_ENABLED=1)")
+    log_sources = [Source(run.summary.path, run.input.rank,
+                          [occ.record() for occ in run.calls if not is_tuned(occ)]) for run in logs.runs]
+    tuned_sources = [Source(run.summary.path, ordinal(run.summary.path), [occ.record() for occ in run.calls])
+                     for run in tables.runs]
+    findings, sections, notes = cross_check([s for s in log_sources if s.calls], tuned_sources)
+    report.findings = sort_findings(report.findings + findings)
+    report.sections[:0] = sections
+    report.document["tunableop"] = {title: rows for title, rows in sections}
+    report.notes.extend(notes + [n for n in tables.notes if not n.startswith("ranks guessed")])
+    report.failed.extend(tables.failed)
+    return report
+
+
+def tunableop_pins(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: int | None = None,
+                   rank: int | None = None, caps: Caps | str | None = None, min_coverage: float = MIN_COVERAGE,
+                   options: Options | None = None, fail_on: str = "precision") -> tuple[Report, Any]:
+    """What `blaslog diff SHARDED UNSHARDED --emit-tunableop FILE` does: the diff's Report, and the Pinning
+    (blaslog.tunableop) of each sharded GEMM whose solution differs to the unsharded run's, where the inputs show
+    that solution ran for its exact signature; ``blaslog.tunableop.render(pinning)`` is the file to write."""
+    from blaslog.tunableop import is_tuned, pin, validators
+
+    options = options or Options()
+    report, results = _diff(sharded, unsharded, tp=tp, rank=rank, caps=_load(caps), min_coverage=min_coverage,
+                            options=options, fail_on=fail_on)
+    side = read_run_files(_names(sharded), options)
+    ref_side = read_run_files(_names(unsharded), options)
+    evidence = [occ for run in [*side.runs, *ref_side.runs] for occ in run.calls]
+
+    def _validators(runs: Sequence[Run]) -> dict[str, str]:
+        for run in runs:
+            if any(is_tuned(c) and c.log_format == "tunableop" for c in run.calls.calls):
+                return validators(run.summary.path)
+        return {}
+
+    mine, theirs = _validators(side.runs), _validators(ref_side.runs)
+    borrowed = not mine and bool(theirs)
+    pinning = pin([pair for result in results for pair in result.pairs], evidence, mine or theirs, theirs)
+    if borrowed:
+        pinning.notes.append("the Validator lines are the unsharded run's (the sharded inputs hold none): check "
+                             "that both runs used the same PyTorch, ROCm, rocBLAS, hipBLASLt and GPU")
+    return report, pinning
 
 
 # ---- probe -----------------------------------------------------------------------------------------------------

@@ -402,12 +402,15 @@ _CLASSES_HELP = "\n\n\b\nFinding classes (most severe first):\n" + "\n".join(f" 
               help="Take each file's rank from REGEX's first group in its path (e.g. 'node\\d+_gpu(\\d+)').")
 @click.option("--min-coverage", type=click.FloatRange(0, 1), default=api.MIN_COVERAGE, show_default=True,
               help="Report an input finding when less than this share of a sharded file's GEMM calls is paired.")
+@click.option("--emit-tunableop", "emit_tunableop", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write a TunableOp results file pinning the sharded GEMMs to the unsharded run's solutions, where "
+                   "the logs show that solution ran for the exact GEMM (the rest are listed on stderr).")
 @caps_option
 @fail_options
 @input_options
 @output_options("diff")
 def diff_cmd(runs: tuple[str, ...], reference: str | None, tp: int | None, rank: int | None, rank_from: str | None,
-             min_coverage: float, caps_path: str | None, fail_on: str, exit_zero: bool, summary_file: str | None,
+             min_coverage: float, emit_tunableop: str | None, caps_path: str | None, fail_on: str, exit_zero: bool, summary_file: str | None,
              log_format: tuple[str, ...], strict: bool, jobs: int, fmt: str, output: str | None, quiet: bool) -> None:
     """Compare a sharded (tensor-parallel) run with an unsharded run, GEMM by GEMM.
 
@@ -430,9 +433,31 @@ def diff_cmd(runs: tuple[str, ...], reference: str | None, tp: int | None, rank:
             sharded, unsharded, note = api.split_diff_arguments(runs)
             if note:
                 warn(f"note: {note}")
-            report = api.diff(sharded, unsharded, tp=tp, rank=rank, caps=caps, min_coverage=min_coverage,
-                              options=options, fail_on=fail_on)
+            if emit_tunableop:
+                report = _emit_tunableop(emit_tunableop, sharded, unsharded, list(runs), quiet, tp=tp, rank=rank,
+                                         caps=caps, min_coverage=min_coverage, options=options, fail_on=fail_on)
+            else:
+                report = api.diff(sharded, unsharded, tp=tp, rank=rank, caps=caps, min_coverage=min_coverage,
+                                  options=options, fail_on=fail_on)
         _report(report, fmt, output, quiet, list(runs) + ([reference] if reference else []), summary_file, exit_zero)
+
+
+def _emit_tunableop(path: str, sharded: list[str], unsharded: list[str], inputs: list[str], quiet: bool,
+                    **kwargs: Any) -> Report:
+    """Run the diff, write the TunableOp file of its pins to `path`, and list what could not be pinned."""
+    from blaslog.tunableop import render
+
+    report, pinning = api.tunableop_pins(sharded, unsharded, **kwargs)
+    _write(render(pinning), path, inputs)
+    warn(f"wrote {path}: {len(pinning.rows)} GEMMs pinned, {len(pinning.cannot)} cannot be pinned")
+    for (op, params), (solution, why) in sorted(pinning.rows.items()):
+        if not quiet:
+            warn(f"  pinned {op},{params} -> {solution}: {why}")
+    for label, why in sorted(pinning.cannot.items()):
+        warn(f"  {label}: {why}")
+    for note in pinning.notes:
+        warn(f"note: {note}")
+    return report
 
 
 @cli.command("check", epilog=EXIT_STATUS_FINDINGS + _CLASSES_HELP)
@@ -440,18 +465,31 @@ def diff_cmd(runs: tuple[str, ...], reference: str | None, tp: int | None, rank:
 @click.option("--batch-invariance", "batch", is_flag=True,
               help="Also group GEMMs that differ only in one dimension (the token count) and show which ranges ran "
                    "which algorithm.")
+@click.option("--tunableop", "tunableop", multiple=True, metavar="FILE",
+              help="The run's TunableOp results file(s) (tunableop_results<N>.csv, one per GPU; or hipBLASLt tuning "
+                   "files): report GEMMs that did not run the tuned solution, ran untuned, or were tuned differently "
+                   "on another GPU.")
 @caps_option
 @fail_options
 @input_options
 @output_options("check")
-def check_cmd(logs: tuple[str, ...], batch: bool, caps_path: str | None, fail_on: str, exit_zero: bool,
-              summary_file: str | None, log_format: tuple[str, ...], strict: bool, jobs: int, fmt: str,
+def check_cmd(logs: tuple[str, ...], batch: bool, tunableop: tuple[str, ...], caps_path: str | None, fail_on: str,
+              exit_zero: bool, summary_file: str | None, log_format: tuple[str, ...], strict: bool, jobs: int, fmt: str,
               output: str | None, quiet: bool) -> None:
-    """Find GEMMs inside one run that ran with different algorithms, flags or solutions (each file on its own)."""
+    """Find GEMMs inside one run that ran with different algorithms, flags or solutions (each file on its own).
+
+    \b
+    blaslog check run.log --tunableop tunableop_results0.csv
+    blaslog check 'logs/rank*.log' --tunableop 'logs/tunableop_results*.csv'
+    """
     with translate_errors():
-        report = api.check(logs, caps=_caps(caps_path), batch=batch, options=_options(log_format, strict, jobs, quiet),
-                           fail_on=fail_on)
-        _report(report, fmt, output, quiet, logs, summary_file, exit_zero)
+        options = _options(log_format, strict, jobs, quiet)
+        if tunableop:
+            report = api.check_tunableop(logs, tunableop, caps=_caps(caps_path), batch=batch, options=options,
+                                         fail_on=fail_on)
+        else:
+            report = api.check(logs, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on)
+        _report(report, fmt, output, quiet, [*logs, *tunableop], summary_file, exit_zero)
 
 
 @cli.command("summary", epilog=EXIT_STATUS)

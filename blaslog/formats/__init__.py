@@ -30,6 +30,7 @@ from blaslog.formats.cublas import Cublas
 from blaslog.formats.cublaslt import CublasLt
 from blaslog.formats.hipblaslt import HipblasLt, HipblasLtBench, HipblasLtProfile
 from blaslog.formats.rocblas import RocblasBench, RocblasMessage, RocblasProfile, RocblasTrace
+from blaslog.formats.tunableop import HipblasLtTuning, TunableOp
 
 F = TypeVar("F", bound=type[LogFormat])
 
@@ -111,7 +112,7 @@ def _near_miss(classes: tuple[type[LogFormat], ...]) -> re.Pattern[str]:
 
 
 for _cls in (CublasLt, Cublas, RocblasTrace, RocblasBench, RocblasProfile, RocblasMessage, HipblasLt, HipblasLtBench,
-             HipblasLtProfile):
+             HipblasLtProfile, TunableOp, HipblasLtTuning):
     register_format(_cls)
 
 FORMAT_CLASSES: tuple[type[LogFormat], ...] = format_classes()

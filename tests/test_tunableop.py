@@ -1,0 +1,205 @@
+"""TunableOp results files and hipBLASLt tuning files as dialects; diff of two runs' files (validators first);
+the cross-source check of a run's logs against its TunableOp files; the --emit-tunableop writer (round trip)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import blaslog
+from blaslog import api
+from blaslog.cli import cli
+from blaslog.formats.tunableop import op_types, parse_solution
+from blaslog.records import Event
+from blaslog.tunableop import ordinal, render, validators
+
+HERE = Path(__file__).resolve().parent.parent / "fixtures" / "tunableop"
+TP2 = str(HERE / "tp2" / "*.csv")
+TP1 = str(HERE / "tp1" / "tunableop_results0.csv")
+
+
+def _gemms(path: Path) -> list[blaslog.GemmCall]:
+    result = blaslog.parse_file(str(path))
+    summary = result.files[0]
+    assert summary.unparsable_lines == 0 and summary.foreign_lines == 0, [p.message for p in summary.problems]
+    return list(result.gemms)
+
+
+def test_public_readme_rows_bare_indices():
+    """PyTorch 2.2's README example: bare solution numbers, ROCM_VERSION validator (verbatim lines)."""
+    result = blaslog.parse_file(str(HERE / "pytorch-2.2-readme.csv"))
+    events = [r for r in result.records if isinstance(r, Event)]
+    assert next(dict(e.fields) for e in events) == {"PT_VERSION": "2.2.0"}
+    first, second = result.gemms
+    assert (first.function, first.transa, first.transb, first.m, first.n, first.k) == ("GemmTunableOp", "N", "T",
+                                                                                         25088, 4096, 64)
+    assert (first.a_type, first.compute_type, first.solution_index) == ("f32_r", "f32_r", 1219)
+    assert dict(first.extra)["backend"] == "unknown" and dict(first.extra)["time_ms"] == "1.262"
+    assert second.solution_index == 1216 and first.lda is None
+
+
+def test_public_docs_rows_named_backends():
+    first, second = _gemms(HERE / "pytorch-docs-named.csv")
+    assert (dict(first.extra)["backend"], first.solution_index) == ("hipblaslt", 1219)
+    assert (dict(second.extra)["backend"], second.solution_index) == ("rocblas", 1216)
+
+
+def test_every_row_variant():
+    rows = _gemms(HERE / "variants.csv")
+    by_op = {(dict(r.extra)["op"], r.m, r.n): r for r in rows}
+    strided = [r for r in rows if r.function == "GemmStridedBatchedTunableOp"]
+    assert [(r.batch_count, r.lda, r.solution_index) for r in strided] == [(32, None, 3788), (32, 128, 96342)]
+    tf32 = by_op[("GemmTunableOp_tf32_NN", 1024, 1024)]
+    assert (tf32.a_type, tf32.compute_type, dict(tf32.extra)["solution"]) == (
+        "f32_r", "xf32_r", "Gemm_Hipblaslt_NN_49257")
+    scaled = [r for r in rows if r.function == "ScaledGemmTunableOp"]
+    assert [(r.a_type, r.c_type, r.scale_pointers, r.epilogue, r.solution_index) for r in scaled] == [
+        ("f8_fnuz_r", "bf16_r", True, None, 6742), ("f8_r", "f8_r", True, "bias", None)]
+    bias = next(r for r in rows if r.function == "GemmAndBiasTunableOp")
+    assert (bias.epilogue, bias.ldc, bias.solution_index) == ("bias", 768, 220580)
+    negative = by_op[("GemmTunableOp_double_NN", 64, 64)]
+    assert negative.solution_index == -12 and negative.a_type == "f64_r"
+    complex_default = by_op[("GemmTunableOp_c10::complex<float>_NN", 32, 32)]
+    assert complex_default.solution_index is None and dict(complex_default.extra)["backend"] == "default"
+    logged = by_op[("GemmTunableOp_BFloat16_TN", 8192, 1)]
+    assert logged.solution_index == 621284994 and dict(logged.extra)["blas_params"].startswith("- { function: matmul")
+
+
+def test_untuned_file():
+    rows = _gemms(HERE / "tunableop_untuned0.csv")
+    assert [dict(r.extra).get("state") for r in rows] == ["untuned"] * 3
+    assert all(r.solution_index is None for r in rows) and rows[2].epilogue == "bias"
+
+
+def test_hipblaslt_tuning_file():
+    result = blaslog.parse_file(str(HERE / "hipblaslt_tuning.txt"))
+    assert [dict(r.fields) for r in result.records if isinstance(r, Event)] == [{"git_version": "d5f81531"}]
+    first, second, legacy = result.gemms
+    assert (first.m, first.n, first.k, first.a_type, first.compute_type, first.solution_index) == (
+        1024, 512, 1024, "f16_r", "f32_r", 56537)
+    assert dict(first.extra)["gcnArchName"] == "gfx942" and second.solution_index == 49257
+    assert (legacy.m, legacy.solution_index, legacy.d_type, legacy.lda) == (1024, 56537, "f16_r", None)
+
+
+def test_bench_stdout_tables_are_not_tuning_rows():
+    """hipblaslt-bench prints the same CSV table on stdout, without the arch and CU count: not a record."""
+    text = ("transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,ldb,stride_b,ldc,stride_c,ldd\n"
+            "N,N,0,1,1024,512,1024,1,1024,1048576,1,1024,524288,1024,524288,1024,524288,f16_r,f16_r,f16_r,56537\n")
+    result = blaslog.parse_text(text)
+    assert not result.gemms and result.files[0].foreign_lines == 2
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Default", ("default", None)), ("Gemm_Rocblas_1216", ("rocblas", 1216)), ("1219", ("", 1219)),
+    ("Gemm_Hipblaslt_TN_52011", ("hipblaslt", 52011)), ("Gemm_Hipblaslt_1219", ("hipblaslt", 1219)),
+    ("Gemm_Rocblas_-12", ("rocblas", -12)), ("Mystery", ("", None)),
+])
+def test_solution_names(text, expected):
+    assert parse_solution(text) == expected
+
+
+def test_operator_names():
+    assert op_types("ScaledGemmTunableOp_Float8_e4m3fnuz_Float8_e5m2fnuz_Half_TN") == (
+        "ScaledGemmTunableOp", ["Float8_e4m3fnuz", "Float8_e5m2fnuz", "Half"], "TN")
+    assert op_types("GemmTunableOp_c10::complex<double>_NT") == ("GemmTunableOp", ["c10::complex<double>"], "NT")
+    assert ordinal("logs/tunableop_results3.csv") == 3 and ordinal("a/b.csv") is None
+
+
+def test_a_broken_row_is_reported_not_skipped():
+    result = blaslog.parse_text("Validator,PT_VERSION,2.5.1\nGemmTunableOp_BFloat16_TN,garbage,Default\n")
+    assert result.files[0].unparsable_lines == 1 and not result.gemms
+
+
+def test_diff_sharded_vs_unsharded_files():
+    report = api.diff([TP2], [TP1])
+    titles = [f.title for f in report.findings]
+    assert any("solution_index 57333 vs 58200" in t for t in titles)
+    assert any("solution_index 20975 vs 20981" in t and "ranks 0-1" in t for t in titles)
+    assert all(f.cls == "unknown" for f in report.findings)
+    assert report.sections[0][0] == "TunableOp validators"
+    assert {row["same"] for row in report.sections[0][1]} == {True}
+    coverage = report.document["coverage"]
+    assert all(row["unmatched"] == 0 for row in coverage)  # rows in hash order are paired all the same
+
+
+def test_diff_two_versions_reports_validators_first():
+    report = api.diff([str(HERE / "v2.6" / "tunableop_results0.csv")], [str(HERE / "v2.5" / "tunableop_results0.csv")],
+                      tp=1)
+    first = report.findings[0]
+    assert first.kind == "tunableop_validator_diff"
+    assert dict(first.fields)["PT_VERSION"] == ("2.6.0", "2.5.1")
+    assert report.notes[0].startswith("TunableOp validators differ")
+    assert any("solution_index 61230 vs 52011" in f.title for f in report.findings[1:])
+
+
+def test_cross_source_check():
+    logs = [str(HERE / "tp2-logs" / "rank0.log"), str(HERE / "tp2-logs" / "rank1.log")]
+    report = api.check_tunableop(logs, [TP2])
+    kinds = sorted(f.kind for f in report.findings)
+    assert kinds == ["tunableop_never_ran", "tunableop_never_tuned", "tunableop_rank_solution_diff",
+                     "tunableop_solution_not_applied"]
+    by_kind = {f.kind: f for f in report.findings}
+    assert "hipblaslt solution 60001" in by_kind["tunableop_solution_not_applied"].title
+    assert by_kind["tunableop_solution_not_applied"].count == 2
+    assert "16000x4096x4096" in by_kind["tunableop_never_tuned"].title
+    assert "4096x4096x5504" in by_kind["tunableop_never_ran"].explanation
+    rows = {row["rank"]: row for row in report.document["tunableop"]["TunableOp against the logs"]}
+    assert (rows[0]["as_tuned"], rows[0]["not_as_tuned"], rows[0]["never_tuned"]) == (4, 2, 2)
+    assert (rows[1]["as_tuned"], rows[1]["not_as_tuned"], rows[1]["rows_never_ran"]) == (4, 0, 0)
+
+
+def test_cross_source_check_cli_equals_library():
+    log = str(HERE / "tp2-logs" / "rank0.log")
+    table = str(HERE / "tp2" / "tunableop_results0.csv")
+    result = CliRunner().invoke(cli, ["check", log, "--tunableop", table, "-f", "json", "-q"])
+    assert result.exit_code == 1, result.output
+    from blaslog.reporters import get_reporter
+
+    assert result.stdout == get_reporter("json").render(api.check_tunableop([log], [table]))
+    assert {f["kind"] for f in json.loads(result.stdout)["findings"]} >= {"tunableop_solution_not_applied"}
+
+
+def test_emit_pins_only_what_the_logs_show(tmp_path):
+    out = tmp_path / "pinned.csv"
+    result = CliRunner().invoke(cli, ["diff", TP2, TP1, "--emit-tunableop", str(out), "-q"])
+    assert result.exit_code == 1, result.output
+    text = out.read_text()
+    assert text.splitlines()[0] == "Validator,PT_VERSION,2.5.1"
+    # rank 1 ran Gemm_Hipblaslt_TN_58200 for the sharded up projection: that one can be pinned
+    assert "GemmTunableOp_BFloat16_TN,tn_11008_4096_4096_ld_4096_4096_11008,Gemm_Hipblaslt_TN_58200" in text
+    # Gemm_Rocblas_20981 ran only for the unsharded 4096x4096x4096: not pinned, listed
+    assert "tn_4096_4096_2048" not in text
+    assert "cannot pin from these logs" in result.stderr and "PYTORCH_TUNABLEOP_NUMERICAL_CHECK" in result.stderr
+    # the file round-trips through blaslog's own reader
+    again = blaslog.parse_file(str(out))
+    assert again.files[0].unparsable_lines == 0
+    assert [(g.m, g.n, g.k, g.solution_index) for g in again.gemms] == [(11008, 4096, 4096, 58200)]
+    assert validators(str(out)) == validators(str(HERE / "tp2" / "tunableop_results0.csv"))
+
+
+def test_emit_refuses_across_versions():
+    _report, pinning = api.tunableop_pins([str(HERE / "v2.6" / "tunableop_results0.csv")],
+                                          [str(HERE / "v2.5" / "tunableop_results0.csv")], tp=1)
+    assert not pinning.rows
+    assert any("validators differ" in why for why in pinning.cannot.values())
+    assert render(pinning).startswith("Validator,PT_VERSION,2.6.0\n")
+
+
+def test_emit_from_blas_logs_pins_a_logged_solution(tmp_path):
+    """From rocBLAS logs alone: the unsharded solution ran for the sharded signature in another sharded call."""
+    trace = ("rocblas_gemm_ex,T,N,{m},4096,{k},1,0x7f2c1e600000,bf16_r,{k},0x7f2c1e800000,bf16_r,{k},0,"
+             "0x7f2c1ea00000,bf16_r,{m},0x7f2c1ea00000,bf16_r,{m},f32_r,1,{sol},none,atomics_allowed\n")
+    (tmp_path / "tp2").mkdir()
+    (tmp_path / "tp2" / "rank0.log").write_text(trace.format(m=2048, k=4096, sol=11) + trace.format(m=2048, k=4096,
+                                                                                                    sol=7))
+    (tmp_path / "tp1.log").write_text(trace.format(m=4096, k=4096, sol=7) + trace.format(m=4096, k=4096, sol=7))
+    _report, pinning = api.tunableop_pins([str(tmp_path / "tp2" / "rank0.log")], [str(tmp_path / "tp1.log")], tp=2)
+    assert next(iter(pinning.rows.values()))[0] == "Gemm_Rocblas_7"
+    assert next(iter(pinning.rows)) == ("GemmTunableOp_BFloat16_TN", "tn_2048_4096_4096_ld_4096_4096_2048")
+    assert any("Validator" in note for note in pinning.notes)
+    written = tmp_path / "out.csv"
+    written.write_text(render(pinning))
+    assert [g.solution_index for g in blaslog.parse_file(str(written)).gemms] == [7]
