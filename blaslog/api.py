@@ -56,6 +56,9 @@ class Options:
     """A regular expression whose first group in a file's path is its rank (see :mod:`blaslog.ranks`)."""
     progress: Progress | None = None
     """Progress displays for large inputs (the CLI's on a terminal), or None."""
+    scheduler: str | None = None
+    """A Dask scheduler's address (or `local`: a LocalCluster of `jobs` processes) whose workers read the inputs
+    (see :mod:`blaslog.cluster`; inputs may be fsspec URLs then); None reads them here."""
 
     @property
     def on_error(self) -> OnError:
@@ -148,6 +151,8 @@ def _cannot_open(name: str) -> str | None:
     /dev/stdin can be read once only, so it is opened once, by the parser, and its errors are reported then."""
     if name == "-":
         return "-: standard input is closed; pipe a log into blaslog or name a file" if sys.stdin is None else None
+    if "://" in name:
+        return None  # a URL (--scheduler): the worker that reads it says what is wrong
     try:
         if not stat.S_ISREG(os.stat(name).st_mode) and not os.path.isdir(name):
             return None
@@ -176,20 +181,34 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
     hipBLASLt a [Trace] and a bench line per launch), one of them is kept, so that each call counts once.
     """
     options = options or Options()
-    files = find_inputs(names, looks_like_log=looks_like_log)
+    files = _find_inputs(names, options)
     if not files:
         raise InputError("no input given")
     good, failed = _openable(files, options.strict)
     inputs = Inputs(failed=failed)
     if not good:
         return inputs
-    ranked = assign_ranks(good, [_head(name) for name in good], options.rank_from)
+    read = None
+    if options.scheduler and "-" not in good:  # the cluster's workers read the inputs (and their heads)
+        from blaslog.cluster import read_runs
+
+        read = read_runs(good, scheduler=options.scheduler, log_format=options.formats, on_error=options.on_error,
+                         workers=options.jobs)
+        if read.failed and options.strict:
+            raise InputError(read.failed[0])
+        inputs.failed.extend(read.failed)
+        good = read.names
+        if not good:
+            return inputs
+    ranked = assign_ranks(good, read.heads if read else [_head(name) for name in good], options.rank_from)
     if any(r.how == "name order (guessed)" for r in ranked):
         inputs.notes.append("ranks guessed from the order of the file names (" + ", ".join(
             f"{r.path} = rank {r.rank}" for r in ranked[:8]) + (", ..." if len(ranked) > 8 else "")
             + "); name the files by rank or give --rank-from REGEX")
-    processes = jobs_for(options.jobs, good)
-    if processes > 1 and "-" not in good:
+    processes = jobs_for(options.jobs, good) if read is None else 0
+    if read is not None:
+        pairs = read.pairs
+    elif processes > 1 and "-" not in good:
         from blaslog._parallel import read_runs_parallel
 
         pairs = read_runs_parallel(good, log_format=options.formats, on_error=options.on_error, jobs=processes)
@@ -203,6 +222,15 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
         if run.summary.path in drop:
             run.calls = _without(run.calls, drop[run.summary.path])
     return inputs
+
+
+def _find_inputs(names: Sequence[str], options: Options) -> list[str]:
+    """The files `names` stand for (with a scheduler, URLs too)."""
+    if options.scheduler:
+        from blaslog.cluster import find_names
+
+        return find_names(names, looks_like_log=looks_like_log)
+    return find_inputs(names, looks_like_log=looks_like_log)
 
 
 def _read_one(name: str, options: Options) -> tuple[CompactRun, FileSummary]:
@@ -278,6 +306,13 @@ def records(names: Sequence[str], *, kind: str = "gemm", options: Options | None
     appended to `summaries` once it is read. With `lazy`, GEMMs of a known line shape come unbuilt (see
     :mod:`blaslog.stream`)."""
     options = options or Options()
+    if options.scheduler and "-" not in names:
+        from blaslog import cluster
+
+        yield from cluster.records(names, scheduler=options.scheduler, kind=kind, log_format=options.formats,
+                                   on_error=options.on_error, workers=options.jobs,
+                                   summaries=summaries if summaries is not None else [])
+        return
     for name in names:
         size = os.path.getsize(name) if name != "-" and os.path.isfile(name) else 0
         display = options.progress(name, size) if options.progress is not None else None
@@ -292,7 +327,7 @@ def records(names: Sequence[str], *, kind: str = "gemm", options: Options | None
 def parse_inputs(names: Sequence[str], options: Options | None = None) -> tuple[list[str], list[str]]:
     """The files `names` stand for that can be opened, and `file: why` for those that cannot."""
     options = options or Options()
-    files = find_inputs(names, looks_like_log=looks_like_log)
+    files = _find_inputs(names, options)
     if not files:
         raise InputError("no input given")
     return _openable(files, options.strict)

@@ -123,7 +123,12 @@ class _LazyHelpOption(click.Option):
 
 
 def input_options(func: Any) -> Any:
-    """--log-format / --strict / --jobs, shared by the commands that read logs."""
+    """--log-format / --strict / --jobs / --scheduler, shared by the commands that read logs."""
+    func = click.option("--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS", expose_value=False,
+                        callback=_keep_scheduler,
+                        help="Read the inputs on a Dask cluster: its scheduler's address (default: "
+                             "$DASK_SCHEDULER_ADDRESS), or `local` for a LocalCluster of --jobs processes. Inputs may "
+                             "be fsspec URLs (s3://...) then (pip install 'blaslog[dask]').")(func)
     func = click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0,
                         help="Processes to parse with (0, the default: one per CPU for inputs over 64 MB, else 1). "
                              "Several inputs are parsed side by side; one large input is cut into pieces.")(func)
@@ -151,8 +156,14 @@ def fail_options(func: Any) -> Any:
     return func
 
 
+def _keep_scheduler(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta["blaslog.scheduler"] = value or None
+
+
 def _options(log_format: Sequence[str], strict: bool, jobs: int, quiet: bool, rank_from: str | None = None) -> api.Options:
-    return api.Options(tuple(log_format), strict, jobs, rank_from, None if quiet else _progress)
+    ctx = click.get_current_context(silent=True)
+    scheduler = ctx.meta.get("blaslog.scheduler") if ctx is not None else None
+    return api.Options(tuple(log_format), strict, jobs, rank_from, None if quiet else _progress, scheduler)
 
 
 class _Progress:
@@ -346,8 +357,16 @@ def _stream_parse(logs: Sequence[str], reporter: Any, kind: str, caps_path: str 
     if not names:
         raise CliError("; ".join(failed))
     summaries: list[FileSummary] = []
-    chunks = parse_chunks(names, reporter, kind=kind, caps_path=caps_path, caps=_caps(caps_path), options=options,
-                          summaries=summaries)
+    if options.scheduler:  # rows rendered by the workers
+        from blaslog.cluster import parse_chunks as cluster_chunks
+        from blaslog.reporters._base import defuse_commands
+        from blaslog.views import record_rows
+
+        chunks = (defuse_commands(chunk, reporter.defuse_style) for chunk in cluster_chunks(
+            names, reporter, record_rows, kind=kind, caps=_caps(caps_path), options=options, summaries=summaries))
+    else:
+        chunks = parse_chunks(names, reporter, kind=kind, caps_path=caps_path, caps=_caps(caps_path),
+                              options=options, summaries=summaries)
     if output is None:
         write_behind(_echo, chunks)
         ok = True
@@ -377,8 +396,16 @@ def _parquet(logs: Sequence[str], folder: str | None, run_name: str | None, opti
     if not folder:
         raise CliError("--format parquet writes a folder: give it with --output DIR")
     names, failed = api.parse_inputs(logs, options)
-    files, notes = write_parquet(names, folder, lambda name, out: api.records([name], options=options,
-                                                                              summaries=out), run=run_name)
+    if options.scheduler:  # each input written by the worker that reads it
+        from blaslog.cluster import write_parquet as write_on_cluster
+
+        files, notes, more = write_on_cluster(names, folder, scheduler=options.scheduler, run=run_name,
+                                              log_format=options.formats, on_error=options.on_error,
+                                              workers=options.jobs)
+        failed += more
+    else:
+        files, notes = write_parquet(names, folder, lambda name, out: api.records([name], options=options,
+                                                                                  summaries=out), run=run_name)
     _account(files, quiet)
     for note in notes:
         warn(f"note: {note}")
