@@ -123,7 +123,7 @@ def _list_url(name: str) -> list[str]:
     if not (glob.has_magic(name) or name.endswith("/")):
         return [name]
     try:
-        import fsspec
+        import fsspec  # type: ignore[import-untyped]
 
         fs, path = fsspec.core.url_to_fs(name)
         found = fs.glob(path) if glob.has_magic(name) else fs.find(path)
@@ -172,7 +172,7 @@ class _Tee:
 def _open_url(name: str) -> tuple[Any, list[Any]]:
     """The decoded byte stream of an fsspec URL, and what to close."""
     try:
-        import fsspec
+        import fsspec  # type: ignore[import-untyped]
 
         handle = fsspec.open(name, "rb").open()
     except ImportError:
@@ -257,7 +257,7 @@ def _batch(job: Callable[..., Any], names: Sequence[str], args: tuple[Any, ...],
     for i, name in enumerate(names):
         try:
             out.append(job(name, *args, *([extra[i]] if extra else [])))
-        except LogParseError:
+        except LogParseError:  # noqa: PERF203 (one input's error must not lose the others of its task)
             raise  # --strict: the command stops, as it does locally
         except InputError as exc:
             out.append(_Failed(f"{exc} (read on Dask worker {_worker()})"))
@@ -438,7 +438,7 @@ def _joined_rows(parts: list[tuple[bytes, FileSummary, bytes]], name: str) -> li
         for dialect, count in part.formats.items():
             summary.formats[dialect] = summary.formats.get(dialect, 0) + count
         summary.problems.extend(p for p in part.problems if p.message != "empty input")
-    chunks = [chunk for data, _, _ in parts for chunk in pickle.loads(zlib.decompress(data))]  # noqa: S301
+    chunks = [chunk for data, _, _ in parts for chunk in pickle.loads(zlib.decompress(data))]
     return [(zlib.compress(pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL), 1), summary, parts[0][2])]
 
 
@@ -564,7 +564,7 @@ def render_rows(names: Sequence[str], *, scheduler: str, render: Callable[..., I
             continue
         data, summary, _ = outcome
         summaries.append(summary)
-        yield from pickle.loads(zlib.decompress(data))  # noqa: S301 (our own workers' results)
+        yield from pickle.loads(zlib.decompress(data))
 
 
 def parse_chunks(names: Sequence[str], reporter: Any, rows_of: Callable[..., Iterable[Any]], *, kind: str,
@@ -598,7 +598,7 @@ def records(names: Sequence[str], *, scheduler: str, kind: str = "gemm", log_for
             summaries.append(outcome.summary())
             continue
         data, summary, _ = outcome
-        yield from pickle.loads(zlib.decompress(data))  # noqa: S301 (our own workers' results)
+        yield from pickle.loads(zlib.decompress(data))
         summaries.append(summary)
 
 
@@ -624,5 +624,5 @@ def write_parquet(names: Sequence[str], out_dir: str, *, scheduler: str, run: st
     return summaries, notes, failed
 
 
-__all__ = ["SCHEDULER_ENV", "Read", "Renderer", "close", "connect", "find_names", "is_url", "parse_chunks", "plan", "read_runs", "records",
-           "render_rows", "write_parquet"]
+__all__ = ["SCHEDULER_ENV", "Read", "Renderer", "close", "connect", "find_names", "is_url", "parse_chunks", "plan",
+           "read_runs", "records", "render_rows", "write_parquet"]

@@ -70,7 +70,7 @@ def partitions(names: Sequence[str], run: str | None = None) -> tuple[list[tuple
 
 def arrow_schema() -> Any:
     """The pyarrow schema of every file, with ``blaslog_schema_version`` in its metadata."""
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     types = {"int64": pa.int64(), "bool": pa.bool_(), "string": pa.string()}
     return pa.schema([(name, types[kind]) for name, kind in COLUMNS],
@@ -114,7 +114,7 @@ def prepare(names: Sequence[str], out_dir: str, run: str | None = None) -> tuple
     text = json.dumps(schema_document(), indent=2) + "\n"
     try:
         if remote:
-            import fsspec
+            import fsspec  # type: ignore[import-untyped]
 
             with fsspec.open(f"{out_dir.rstrip('/')}/_schema.json", "w") as handle:
                 handle.write(text)
@@ -127,8 +127,8 @@ def prepare(names: Sequence[str], out_dir: str, run: str | None = None) -> tuple
 
 def _pyarrow() -> Any:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet  # noqa: F401 (the writer)
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet  # type: ignore[import-untyped]
     except ImportError:
         raise BlaslogError("--format parquet needs pyarrow: pip install 'blaslog[parquet]'") from None
     return pa
@@ -137,7 +137,7 @@ def _pyarrow() -> Any:
 def _clear(folder: str) -> None:
     """Make `folder` (a path or URL) and remove the parts an earlier run left in it."""
     if "://" in folder:
-        import fsspec
+        import fsspec  # type: ignore[import-untyped]
 
         fs, path = fsspec.core.url_to_fs(folder)
         fs.makedirs(path, exist_ok=True)
@@ -156,16 +156,16 @@ def write_partition(records: Iterable[GemmCall], folder: str) -> int:
     """Write GEMM records as ``part-00000.parquet``, ``part-00001.parquet`` ... under `folder` (a path or an
     fsspec URL, made beforehand by :func:`prepare`), :data:`BATCH` records a file; the number of records."""
     pa = _pyarrow()
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     schema = arrow_schema()
-    count = part = 0
-    for batch in _batches(records):
+    count = 0
+    for part, batch in enumerate(_batches(records)):
         table = pa.Table.from_arrays(_columns(batch), schema=schema)
         target = f"{folder}/part-{part:05d}.parquet"
         try:
             if "://" in folder:
-                import fsspec
+                import fsspec  # type: ignore[import-untyped]
 
                 with fsspec.open(target, "wb") as handle:
                     pq.write_table(table, handle)
@@ -174,7 +174,6 @@ def write_partition(records: Iterable[GemmCall], folder: str) -> int:
         except OSError as exc:
             raise BlaslogError(f"{folder}: cannot write Parquet ({exc})") from None
         count += len(batch)
-        part += 1
     return count
 
 
@@ -183,7 +182,7 @@ _MIN, _MAX = -(1 << 63), (1 << 63) - 1
 
 def _columns(batch: list[GemmCall]) -> list[Any]:
     """The arrays of a batch, in COLUMNS order."""
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     arrays = []
     overflow: list[dict[str, str] | None] = [None] * len(batch)

@@ -59,8 +59,8 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("fmt", ["json", "table"])
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize(("case", "fmt"), [(case, "json") for case in sorted(CASES)] + [("check", "table"),
+                                                                                     ("diff", "table")])
 def test_reports_are_byte_identical(case, fmt, scheduler):
     local = invoke(*CASES[case], "-f", fmt)
     remote = invoke(*CASES[case], "-f", fmt, "--scheduler", scheduler)
@@ -135,7 +135,7 @@ def test_a_file_the_workers_cannot_read_is_named(scheduler, tmp_path):
     assert json.loads(result.stdout)["findings"][0]["kind"] == "same_signature_different_algo"
 
 
-def test_a_worker_that_dies_twice_on_an_input_is_an_input_finding(tmp_path):
+def test_a_worker_that_dies_twice_on_an_input_is_an_input_finding(scheduler):
     """The input is retried once (on a new worker), then reported; the other inputs of its batch are read."""
     from distributed.diagnostics.plugin import WorkerPlugin
 
@@ -154,21 +154,20 @@ def test_a_worker_that_dies_twice_on_an_input_is_an_input_finding(tmp_path):
 
             engine._run_of = dying
 
-    local = _local_cluster()
+    client = cluster.connect(scheduler)
+    client.register_plugin(DieOn())
     try:
-        with distributed.Client(local, set_as_default=False) as client:
-            client.register_plugin(DieOn())
-            result = invoke("check", TP4, "-f", "json", "--scheduler", local.scheduler_address)
-        assert result.exit_code == 1, result.output
-        report = json.loads(result.stdout)
-        died = [f for f in report["findings"] if f["class"] == "input"]
-        assert [f["location"]["file"] for f in died] == [str(TP4 / "blaslt_321675.log")]
-        assert "died, twice" in died[0]["explanation"]
-        assert sorted(f["location"]["file"] for f in report["findings"] if f["class"] != "input") == [
-            str(TP4 / f"blaslt_3216{n}.log") for n in (74, 76, 77)]
+        result = invoke("check", TP4, "-f", "json", "--scheduler", scheduler)
     finally:
-        cluster.close(local.scheduler_address)
-        local.close()
+        client.unregister_worker_plugin(DieOn.name)
+        client.restart()  # workers without the patch
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    died = [f for f in report["findings"] if f["class"] == "input"]
+    assert [f["location"]["file"] for f in died] == [str(TP4 / "blaslt_321675.log")]
+    assert "died, twice" in died[0]["explanation"]
+    assert sorted(f["location"]["file"] for f in report["findings"] if f["class"] != "input") == [
+        str(TP4 / f"blaslt_3216{n}.log") for n in (74, 76, 77)]
 
 
 def test_interrupting_cancels_the_tasks(scheduler):
