@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from blaslog.caps import Caps
-from blaslog.explain import compare, explain
-from blaslog.records import GemmCall
+from blaslog.explain import NUMERIC_EXTRA, compare, compared, explain, numeric_extra
+from blaslog.records import ALGORITHM_FIELDS, GEMM_FIELD_NAMES, GemmCall
 from blaslog.report import Finding, Location, finding_class, sort_findings
 
 
@@ -42,8 +42,10 @@ class Variant:
 
 
 def variant_key(record: GemmCall) -> tuple[Any, ...]:
-    """What tells two algorithms of one signature apart: the algorithm fields and the rocBLAS flags."""
-    return (*record.algorithm(), dict(record.extra).get("flags"))
+    """What tells two algorithms of one signature apart: the algorithm fields (as compared between calls), the
+    rocBLAS flags and cuBLAS's math mode (TF32 tensor-op math on or off)."""
+    return (*(compared(record, name) for name in ALGORITHM_FIELDS), dict(record.extra).get("flags"),
+            *numeric_extra(record))
 
 
 def group_variants(records: Sequence[GemmCall]) -> dict[tuple[Any, ...], list[Variant]]:
@@ -90,15 +92,22 @@ def _finding(variants: list[Variant], caps: Caps | None) -> Finding:
 
     reverse = {v: k for k, v in LOG_KEYS.items()}
     values = {name: tuple(_field(v.record, reverse.get(name, name)) for v in variants) for name in fields}
-    kind = "same_signature_different_flags" if "flags" in fields else "same_signature_different_algo"
+    math_only = set(fields) <= {key.split(".")[-1] for key in NUMERIC_EXTRA}
+    kind = ("same_signature_different_flags" if "flags" in fields else
+            "same_signature_different_math_mode" if math_only else "same_signature_different_algo")
+    shown_extra = [key for key in NUMERIC_EXTRA if key.split(".")[-1] in fields]
     described = "; ".join(
-        f"{v.record.algorithm_text()} x{v.count} (lines {v.calls[0].line}-{v.calls[-1].line}{_threads(v)})"
+        f"{_variant_text(v.record, shown_extra)} x{v.count} (lines {v.calls[0].line}-{v.calls[-1].line}{_threads(v)})"
         for v in variants
     )
-    title = f"{first.function} {first.shape_text()} {first.a_type}/{first.compute_type}: {len(variants)} algorithms"
+    title = (f"{first.function} {first.shape_text()} {first.a_type}/{first.compute_type}: {len(variants)} "
+             f"{'math modes' if math_only else 'algorithms'}")
     text = explain(worst, first, variants[differences.index(worst) + 1].record, ("first", "other"))
-    text = f"The same GEMM ({first.shape_text()}, {first.a_type} inputs, compute {first.compute_type}) ran " \
-           f"with {len(variants)} different {'flags' if 'flags' in fields else 'algorithms'}: {described}. " + text
+    what = "flags" if "flags" in fields else "math modes" if math_only else "algorithms"
+    functions = sorted({c.function for v in variants for c in v.calls})
+    called = f" (called as {', '.join(functions)})" if len(functions) > 1 else ""
+    text = f"The same GEMM ({first.shape_text()}, {first.a_type} inputs, compute {first.compute_type}){called} ran " \
+           f"with {len(variants)} different {what}: {described}. " + text
     text += _alignment_note(variants)
     if not any(c.thread for v in variants for c in v.calls):
         text += " (This log names no threads.)"
@@ -118,6 +127,13 @@ def _finding(variants: list[Variant], caps: Caps | None) -> Finding:
     )
 
 
+def _variant_text(record: GemmCall, extra: list[str]) -> str:
+    """The variant's algorithm, and its math mode when variants differ in it."""
+    values = dict(record.extra)
+    shown = " ".join(f"{key.split('.')[-1]}={values.get(key)}" for key in extra)
+    return f"{record.algorithm_text()} {shown}" if shown else record.algorithm_text()
+
+
 def _threads(variant: Variant) -> str:
     threads = sorted({str(c.thread) for c in variant.calls if c.thread})
     return f", threads {', '.join(threads)}" if threads else ""
@@ -129,6 +145,9 @@ def _field(record: GemmCall, name: str) -> Any:
 
         text = dict(record.extra).get("flags")
         return text if record.flags is None and text else rocblas_flags_name(record.flags)
+    if name not in GEMM_FIELD_NAMES:  # a key kept in extra (cuBLAS's MathMode is `context.MathMode`)
+        extra = dict(record.extra)
+        return next((extra[key] for key in NUMERIC_EXTRA if key.split(".")[-1] == name), extra.get(name))
     return getattr(record, name)
 
 

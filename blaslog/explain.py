@@ -40,9 +40,31 @@ class Difference:
         return [name for name, _ in self.fields]
 
 
+def compared(record: GemmCall, name: str) -> Any:
+    """A record's field as compared between calls: the spelling of one request folded together (cuBLAS's
+    `cublasSgemm` names its compute type `R_32F` where `cublasGemmEx` says `COMPUTE_32F`; a call that names no
+    algorithm asks for `CUBLAS_GEMM_DEFAULT`)."""
+    if name == "compute_type":
+        return record.compute_key
+    value = getattr(record, name)
+    if name == "requested_algo" and record.library == "cublas":
+        return _DEFAULT_ALGOS.get(value, value)
+    return value
+
+
+_DEFAULT_ALGOS = {None: "CUBLAS_GEMM_DEFAULT", "CUBLAS_GEMM_DFALT": "CUBLAS_GEMM_DEFAULT"}
+"""cublasGemmAlgo_t -1 by every name it had; the typed GEMMs (cublasSgemm ...) name no algorithm and run it."""
+
+
+def numeric_extra(record: GemmCall) -> tuple[Any, ...]:
+    """The values of the NUMERIC_EXTRA keys (None where not printed)."""
+    extra = dict(record.extra)
+    return tuple(extra.get(key) for key in NUMERIC_EXTRA)
+
+
 def compare(a: GemmCall, b: GemmCall, caps: Caps | None) -> Difference | None:
     """The algorithm difference between two records of the same GEMM, or None when they ran alike."""
-    changed = [name for name in TYPE_FIELDS + ALGORITHM_FIELDS if getattr(a, name) != getattr(b, name)]
+    changed = [name for name in TYPE_FIELDS + ALGORITHM_FIELDS if compared(a, name) != compared(b, name)]
     extra_a, extra_b = dict(a.extra), dict(b.extra)
     if extra_a.get("flags") != extra_b.get("flags") and "flags" not in changed:
         changed.append("flags")
@@ -196,4 +218,4 @@ def rocblas_flags_text(a: GemmCall, b: GemmCall, roles: tuple[str, str]) -> str:
     return text
 
 
-__all__ = ["Difference", "compare", "describe_flags", "explain"]
+__all__ = ["Difference", "compare", "compared", "describe_flags", "explain", "numeric_extra"]

@@ -33,6 +33,9 @@ OnError = Literal["raise", "warn", "skip"]
 MAX_RECORD_LINES = 256
 """Most physical lines one record may span (a runaway join stops here)."""
 
+MAX_HELD_LINES = 16
+"""Most lines of other text (prints, a person's `[...]`) in a row inside a record that is not over yet."""
+
 
 @dataclass(slots=True)
 class _Pending:
@@ -54,6 +57,11 @@ class _Pending:
     shared: bool = False
     """Its first line is the last line of the record before it too (two records glued on one line): that line
     is counted once, with the record before."""
+    held: int = 0
+    """Lines of other text since its last line, each counted on its own already (the dialect's `interleaved`:
+    the record's next line may still come)."""
+    skipped: int = 0
+    """Lines of other text between its first and last line (not its lines)."""
 
 
 class _FileParser:
@@ -204,6 +212,15 @@ class _FileParser:
                 if fmt is None and len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, body):
                     pending.lines.append(body)
                     pending.shape = pending.outer = None
+                    pending.skipped += pending.held
+                    pending.held = 0
+                    continue
+                if (fmt is None and pending.held < MAX_HELD_LINES and pending.fmt.interleaved(pending.lines)
+                        and self.sniffer.sniff(text) is None):
+                    # other text inside a record that is not over (a program's print between cuBLAS `i!` lines,
+                    # a person's `[...]`): counted on its own; the record's next line may still come
+                    pending.held += 1
+                    self._other(number, text)
                     continue
                 record = self._finish(pending, number - 1, at_end=False)
                 pending = None
@@ -274,8 +291,12 @@ class _FileParser:
         fmt, lines, first, shape = pending.fmt, pending.lines, pending.first, pending.shape
         summary = self.summary
         cache = self.cache
-        count = last - first + (0 if pending.shared else 1)
-        if shape is not None and len(lines) == 1:
+        last -= pending.held  # other text after its last line is no part of it (counted already)
+        at_end = at_end and not pending.held
+        count = last - first + (0 if pending.shared else 1) - pending.skipped
+        # a last line left without a line end may be cut inside a value the grammar would still take
+        cut = at_end and self.reader.ended_without_newline and not fmt.whole(fmt.clean(lines))
+        if shape is not None and len(lines) == 1 and not cut:
             template = cache.line_template(fmt, shape)
             if template is not None:
                 cache.stats.hits += 1
@@ -300,6 +321,8 @@ class _FileParser:
         text = fmt.clean(lines)
         try:
             record, warnings, how = cache.parse(fmt, text, self.reader.name, first, last)
+            if cut:  # it parses, but its last value may be cut (`val=C` of `val=CUBLAS_COMPUTE_32F(68)`)
+                raise RecordCut("its last line does not end the record")
         except (LarkError, RecordError) as exc:
             reason, column = describe_error(exc, text)
             unended = at_end and self.reader.ended_without_newline

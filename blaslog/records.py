@@ -19,6 +19,7 @@ n from ``Ddesc`` cols (or ``Bdesc`` when D is missing).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -199,13 +200,30 @@ class GemmCall:
 
     @property
     def family(self) -> str:
-        """The function family, with internal spellings and `_64` suffixes folded together."""
+        """The function family, with internal spellings and `_64` suffixes folded together; cuBLAS's typed and
+        `Ex` spellings of one GEMM (`cublasSgemm_v2`, `cublasGemmEx`, `cublasSgemmEx`) are one family
+        (`cublasGemm`, `cublasGemmBatched`, `cublasGemmStridedBatched`, `cublasGemm3m`): the types tell them apart."""
         name = self.function
         if self.library == "cublasLt":
             return "cublasLtMatmul"
+        if self.library == "cublas":
+            match = _CUBLAS_GEMM.fullmatch(name)
+            if match:
+                return "cublasGemm" + "".join(part or "" for part in match.groups())
         if name.endswith("_64"):
             name = name[:-3]
         return name
+
+    @property
+    def compute_key(self) -> str | None:
+        """The compute type as compared between calls: cuBLAS's typed GEMMs (and CUDA 10's `cublasGemmEx`) name
+        it as a data type (`R_32F` for cublasSgemm), which is the compute type `COMPUTE_32F` of CUDA 11's names."""
+        value = self.compute_type
+        if self.library == "cublas" and value is not None:
+            match = _DATA_AS_COMPUTE.fullmatch(value)
+            if match:
+                return f"COMPUTE_{match.group(1)}"
+        return value
 
     def dims(self) -> tuple[int | None, int | None, int | None, int]:
         """(m, n, k, batch_count)."""
@@ -225,7 +243,7 @@ class GemmCall:
             self.b_type,
             self.c_type,
             self.d_type,
-            self.compute_type,
+            self.compute_key,
             self.scale_type,
             self.order,
             self.epilogue,
@@ -272,6 +290,10 @@ class GemmCall:
         out["extra"] = pairs_to_dict(self.extra)
         out["pointers"] = pairs_to_dict(self.pointers)
         return out
+
+
+_CUBLAS_GEMM = re.compile(r"cublas(?:[SDCHZ]gemm|Gemm)(3m)?(?:Ex)?(Batched|StridedBatched)?(?:Ex)?(?:_v2)?(?:_64)?")
+_DATA_AS_COMPUTE = re.compile(r"[RC]_(\d+[FI])")
 
 
 #: The names the logs use for the algorithm fields (for messages and findings).

@@ -52,34 +52,12 @@ LAUNCHER_TAG = "[rank0]: "
 # Mutations that fail today, as (excerpt file name or "*" for every excerpt, mutation): the reason observed.
 # Non-strict xfails: an entry that starts passing shows as XPASS; remove it then.
 # ---------------------------------------------------------------------------------------------------------------
-_CUBLAS_PRINTS = ("a program print between cuBLAS `I!`/`i!` lines closes the record: the later `i!` lines are "
-                 "unparsable (outside a record) and the GEMM is lost")
-_WRAPPED_PRINTS = ("a program print between the lines of a hand-wrapped cuBLASLt record ends the join: the first line "
-                  "alone becomes a non-GEMM event")
-_CUBLAS_TAG = "cuBLAS `I!`/`i!` lines behind a launcher tag are not recognised: every line foreign, the GEMMs lost"
-_CUBLAS_CUT = ("a cuBLAS record whose last `i!` line is cut short at the end of the input is a complete GEMM with the "
-              "cut value (computeType `C`) instead of a truncated record")
-_WRAPPED_CUT = ("a hand-wrapped cuBLASLt record whose last line is cut after a whole key=value (before `stream=`, no "
-               "line end) is read as a complete GEMM instead of a truncated record")
 _BENCH_CONTINUATION_PRINTS = ("a program print between the lines of a bench command continued over lines (` \\` or "
                               "wrapped by hand) ends the join: the first line alone is a truncated record, the rest "
                               "foreign")
 MUTATION_XFAILS: dict[tuple[str, str], str] = {
-    ("cublas_11.0_cudajl-pr-417.log", "prints"): _CUBLAS_PRINTS,
-    ("cublas_13.4.1_go-peft-cuda-validation-qlora.log", "prints"): _CUBLAS_PRINTS,
-    ("cublas_13.4.1_go-peft-cuda-validation.log", "prints"): _CUBLAS_PRINTS,
-    ("cublas_13.4.1_go-peft-revalidation-benchmark-failure.log", "prints"): _CUBLAS_PRINTS,
-    ("cublas_13.4.1_go-peft-revalidation-qlora-thread-change.log", "prints"): _CUBLAS_PRINTS,
-    ("cublaslt_12.x_fp4-training-readme-wrapped.log", "prints"): _WRAPPED_PRINTS,
     ("hipblaslt_unknown_chenwen-sample-wrapped-in-comment.log", "prints"): _BENCH_CONTINUATION_PRINTS,
     ("rocblas_unknown_rocblas-docs-kernel-select-continuation.log", "prints"): _BENCH_CONTINUATION_PRINTS,
-    ("cublas_11.0_cudajl-pr-417.log", "launcher-tag"): _CUBLAS_TAG,
-    ("cublas_13.4.1_go-peft-cuda-validation-qlora.log", "launcher-tag"): _CUBLAS_TAG,
-    ("cublas_13.4.1_go-peft-cuda-validation.log", "launcher-tag"): _CUBLAS_TAG,
-    ("cublas_13.4.1_go-peft-revalidation-benchmark-failure.log", "launcher-tag"): _CUBLAS_TAG,
-    ("cublas_13.4.1_go-peft-revalidation-qlora-thread-change.log", "launcher-tag"): _CUBLAS_TAG,
-    ("cublas_11.0_cudajl-pr-417.log", "cut-last-line"): _CUBLAS_CUT,
-    ("cublaslt_12.x_fp4-training-readme-wrapped.log", "cut-last-line"): _WRAPPED_CUT,
 }
 
 

@@ -26,7 +26,12 @@ MATMUL_KEYS = frozenset({"A", "Adesc", "B", "Bdesc", "C", "Cdesc", "D", "Ddesc",
 
 # Keys that start a continuation of a record a person wrapped over several lines.
 _CONTINUATION_KEY = re.compile(r"^(?:#\s+)?[A-Za-z_][\w.]*=")
+# Inside an open group a wrapped line goes on with a pair or closes the group; anything else (a program's
+# `step 17 loss=4.21`) is not part of the record.
+_INSIDE_GROUP = re.compile(r"^(?:#\s*)?(?:[A-Za-z_][\w.]*(?:\[\w+\])?=|\])")
 _POINTER = re.compile(r"0[xX][0-9a-fA-F]+")
+_PREFIX = re.compile(r"(?:\[(?P<time>\d{4}-\d\d-\d\d[ T][\d:.]+)\])?(?:\[(?:\.\.\.|…)\]|\[(?P<library>[A-Za-z]+)\]"
+                     r"\[(?P<thread>\d+)\])?\[(?P<level>[A-Za-z]+)\]\[(?P<function>[^\]\s]+)\]")
 
 
 class KvTransformer(LeafTransformer):
@@ -36,6 +41,13 @@ class KvTransformer(LeafTransformer):
         if len(children) == 6:
             return tuple(children)
         return (None, *children)
+
+    def elided(self, children: list[Any]) -> tuple[Any, ...]:
+        """A line whose prefix a person cut down to `[Level][function]` (or `[Level][...]`): no time stamp,
+        library or thread."""
+        if len(children) == 2:  # the function was elided too
+            return (None, None, None, children[0], "?", children[1])
+        return (None, None, None, *children)
 
     def message(self, children: list[Any]) -> Pairs:
         return tuple(children)
@@ -71,12 +83,28 @@ class LoggerFormat(LogFormat):
             return False
         opened = sum(text.count("[") - text.count("]") for text in lines)
         if opened > 0 and not line.startswith("["):
-            return True
+            return _INSIDE_GROUP.match(line.lstrip()) is not None
         match = _CONTINUATION_KEY.match(line.lstrip())
         if match is None:
             return False
         key = match.group(0).lstrip("# \t").rstrip("=")
         return key in self.known_keys
+
+    def interleaved(self, lines: list[str]) -> bool:
+        """Other text between the lines of a record a person wrapped leaves it open while a group is not closed
+        or a line ends with a `\\` continuation."""
+        return lines[-1].endswith("\\") or sum(text.count("[") - text.count("]") for text in lines) > 0
+
+    def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
+        """A record cut short: its prefix (function, level, thread, time stamp) and the pairs that are whole
+        (a pair at depth 0 followed by a space; a group once closed, as its bracketed text)."""
+        match = _PREFIX.match(text)
+        if match is None:
+            return super().truncated(text, path, line, end_line)
+        level = match.group("level")
+        return Event(self.library, match.group("function"), "truncated", text=text,
+                     fields=_whole_pairs(text[match.end():]), file=path, line=line, end_line=end_line,
+                     thread=match.group("thread"), timestamp=match.group("time"), level=level, log_format=self.name)
 
     def clean(self, lines: list[str]) -> str:
         parts = []
@@ -133,6 +161,38 @@ class LoggerFormat(LogFormat):
     def gemm(self, pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         """Keyword arguments of a GemmCall from a matmul line's pairs."""
         return matmul_fields(pairs, warnings)
+
+
+_PAIR_START = re.compile(r"\s*([^\s=\[\]|]+)=")
+
+
+def _whole_pairs(message: str) -> tuple[tuple[str, str], ...]:
+    """The key=value pairs of a cut message that are whole: a scalar followed by a space, a group once its
+    `]` came. The value after the last space may be cut, so it is left out."""
+    out: list[tuple[str, str]] = []
+    at = 0
+    while True:
+        match = _PAIR_START.match(message, at)
+        if match is None:
+            return tuple(out)
+        key, at = match.group(1), match.end()
+        if message.startswith("[", at):
+            depth, end = 0, at
+            while end < len(message):
+                depth += {"[": 1, "]": -1}.get(message[end], 0)
+                end += 1
+                if depth == 0:
+                    break
+            if depth:
+                return tuple(out)  # the group is not closed
+            out.append((key, message[at:end]))
+            at = end
+            continue
+        space = re.compile(r"\s").search(message, at)
+        if space is None:
+            return tuple(out)  # the value runs to the cut
+        out.append((key, message[at:space.start()]))
+        at = space.start()
 
 
 def _is_matmul(level: str, function: str, pairs: dict[str, Any]) -> bool:

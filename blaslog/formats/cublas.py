@@ -6,6 +6,16 @@ trailer). GEMM-family calls (``cublasGemmEx``, ``cublasSgemm_v2``,
 ``cublasGemmStridedBatchedEx`` ...) become GemmCall records; every other call
 an Event. The classic log names the algorithm the caller *asked* for
 (``requested_algo``), never the kernel that ran.
+
+Forms read besides the plain one: a GEMM record whose argument lines are
+missing (cuBLAS 10.2's header-only ``... called`` line, or a person's
+``cublasGemmEx(...) called:`` with the type lines only) is a GemmCall whose
+unknown fields are None; CUDA.jl's Julia logger frames (``┌ Debug: `` for
+``I!``, ``│ `` for ``i!``) are read as the markers they stand for. A record
+whose last line has no line end at the end of the input is whole only when
+that line is its ``COMPILED WITH`` trailer: any other last line may be cut
+inside its value, and the record is kept as truncated with what its whole
+lines say.
 """
 
 from __future__ import annotations
@@ -19,6 +29,11 @@ from blaslog.records import Event, GemmCall
 _GEMM = re.compile(r"^cublas(?:[SDCHZ]gemm|Gemm)(?:3m)?(?:Ex)?(?:Batched|StridedBatched)?(?:Ex)?(?:_v2)?(?:_64)?$")
 _TYPED = {"S": "R_32F", "D": "R_64F", "H": "R_16F", "C": "C_32F", "Z": "C_64F"}
 _NAME = re.compile(r"(\w+)\s*\(")
+# CUDA.jl hands the log to Julia's logger, which frames a message as `┌ Debug: <first line>`, `│ <line>` ...,
+# `└ @ Module file:line`: the frame marks stand where `I!` and `i!` were; the module (`CUDA.CUBLAS`) comes
+# before the first line's mark only, so it is part of the record (a launcher's tag before it is kept apart)
+_JULIA_HEAD = re.compile(r"^[\w.]*┌ Debug: ?")
+_JULIA_LINE = "│ "
 
 
 class CublasTransformer(LeafTransformer):
@@ -80,44 +95,107 @@ class Cublas(LogFormat):
     library = "cublas"
     description = "cuBLAS API log records (CUBLAS_LOGINFO_DBG=1): `I!` header and `i!` lines"
     logging_hint = "CUBLAS_LOGINFO_DBG=1 with CUBLAS_LOGDEST_DBG=stdout"
-    near_miss = r"^\s*[iI]!"
+    near_miss = r"^\s*[iI]!|^│ +(?:\w+: type=|Time: |Process=|COMPILED WITH: )"
     grammar = "cublas.lark"
-    start = re.compile(r"^I! cuBLAS \(")
+    # not anchored: a launcher's tag (`[rank0]: `) may come first, and is kept apart by the parser
+    start = re.compile(r"I! cuBLAS \(|[\w.]*┌ Debug: +cuBLAS \(")
     transformer = CublasTransformer
 
     def continues(self, lines: list[str], line: str) -> bool:
-        return line.startswith("i!")
+        if line.startswith("i!"):
+            return True
+        return line.startswith(_JULIA_LINE[0]) and _JULIA_HEAD.match(lines[0]) is not None
+
+    def interleaved(self, lines: list[str]) -> bool:
+        """A program's print (or a person's `[...]`) between the lines of a record does not end it, until its
+        `COMPILED WITH` trailer, the record's last line, has come."""
+        return "COMPILED WITH:" not in lines[-1]
 
     def clean(self, lines: list[str]) -> str:
+        if _JULIA_HEAD.match(lines[0]):
+            lines = [_JULIA_HEAD.sub("I!", text, count=1) if i == 0 else
+                     "i!" + text[len(_JULIA_LINE):] if text.startswith(_JULIA_LINE) else text
+                     for i, text in enumerate(lines)]
         return "\n".join(lines)
 
+    def whole(self, text: str) -> bool:
+        """Only the `COMPILED WITH` trailer (or a header-only record's `called` line) ends a record: any other
+        last line left without a line end may have been cut inside its value (`val=C` of
+        `val=CUBLAS_COMPUTE_32F(68)`), which the grammar would take as the value."""
+        last = text.rsplit("\n", 1)[-1]
+        return last.startswith("i! COMPILED WITH:") or ("\n" not in text and re.search(r" called:?\s*$", last) is not None)
+
+    def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
+        """What the record's whole lines say (all but its last, which may be cut): its function and arguments,
+        thread and time stamp when those lines came."""
+        lines = text.split("\n")
+        fields: tuple[tuple[str, Any], ...] = ()
+        thread, timestamp = None, None
+        match = re.search(r"function \S+ (\w+)\(", lines[0])
+        function = match.group(1) if match else "?"
+        try:  # all but the last line, which may be cut
+            generic = self.transformer({}).transform(self.parser().parse("\n".join(lines[:-1]))) if lines[1:] else None
+        except Exception:  # noqa: BLE001 - a cut record may fail anywhere; its text is kept either way
+            generic = None
+        if generic is not None:
+            function = _function(generic["signature"])
+            kwargs = _event_kwargs(generic)
+            fields, thread, timestamp = kwargs["fields"], kwargs["thread"], kwargs["timestamp"]
+        if thread is None:  # the Process line may be the cut one: its thread id is whole when `;` follows it
+            match = re.search(r"^i!Process=\d+; Thread=(\d+);", lines[-1])
+            thread = match.group(1) if match else None
+        return Event(self.library, function, "truncated", text=text, fields=fields, file=path, line=line,
+                     end_line=end_line, thread=thread, timestamp=timestamp, log_format=self.name)
+
     def build(self, generic: dict[str, Any]) -> tuple[type, dict[str, Any], tuple[str, ...]]:
-        signature = generic["signature"].strip()
-        match = _NAME.search(signature)
-        function = match.group(1) if match else signature.split()[-1]
+        function = _function(generic["signature"])
         warnings: list[str] = []
         if generic["args"] and "time" not in generic["trailer"]:
             warnings.append("cuBLAS record without its trailer (Time / Process / COMPILED WITH lines): cut short?")
         context = dict(generic["context"])
-        time, minutes, seconds = generic.get("time", (None, None, None))
-        elapsed = (("elapsed_minutes", minutes), ("elapsed_seconds", seconds)) if time is not None else ()
-        common = dict(thread=context.get("Thread"), timestamp=time, log_format=self.name)
         args = {name: value for name, _ctype, value in generic["args"]}
-        if _GEMM.match(function) and {"m", "n", "k"} <= set(args):
+        if _GEMM.match(function):
+            missing = [name for name in ("m", "n", "k") if name not in args]
+            if not generic["args"]:
+                warnings.append("cuBLAS GEMM record without argument lines (cuBLAS 10.2 logs only the header): "
+                                "shape, transposes and types unknown")
+            elif missing:
+                warnings.append(f"cuBLAS GEMM record without its {', '.join(missing)} line(s) (left out of the "
+                                "excerpt?): shape unknown")
             kwargs = _gemm(function, args, generic, context)
             kwargs["extra"] += tuple(("note", note) for note in generic.get("notes", []))
-            kwargs["pointers"] += elapsed
-            kwargs.update(common)
-            kwargs["version"] = generic["version"]
+            kwargs["pointers"] += _elapsed(generic)
+            kwargs.update(thread=context.get("Thread"), timestamp=generic.get("time", (None,))[0],
+                          log_format=self.name, version=generic["version"])
             return GemmCall, kwargs, tuple(warnings)
-        fields = [(name, _text(value)) for name, _ctype, value in generic["args"]]
-        fields += [(f"context.{key}", _text(value)) for key, value in generic["context"] if key != "Thread"]
-        fields += list(elapsed)
-        if "compiled" in generic:
-            fields.append(("compiled_with", generic["compiled"]))
-        fields += [("note", note) for note in generic.get("notes", [])]
-        fields.insert(0, ("version", generic["version"]))
-        return Event, dict(library=self.library, function=function, event="call", fields=tuple(fields), **common), tuple(warnings)
+        kwargs = _event_kwargs(generic)
+        return Event, dict(library=self.library, function=function, event="call", log_format=self.name,
+                           **kwargs), tuple(warnings)
+
+
+def _function(signature: str) -> str:
+    """The function's name in the header's C prototype."""
+    signature = signature.strip()
+    match = _NAME.search(signature)
+    return match.group(1) if match else signature.split()[-1]
+
+
+def _elapsed(generic: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    time, minutes, seconds = generic.get("time", (None, None, None))
+    return (("elapsed_minutes", minutes), ("elapsed_seconds", seconds)) if time is not None else ()
+
+
+def _event_kwargs(generic: dict[str, Any]) -> dict[str, Any]:
+    """Event fields, thread and time stamp of a record (every argument and trailer value as printed)."""
+    fields = [(name, _text(value)) for name, _ctype, value in generic["args"]]
+    fields += [(f"context.{key}", _text(value)) for key, value in generic["context"] if key != "Thread"]
+    fields += list(_elapsed(generic))
+    if "compiled" in generic:
+        fields.append(("compiled_with", generic["compiled"]))
+    fields += [("note", note) for note in generic.get("notes", [])]
+    fields.insert(0, ("version", generic["version"]))
+    return dict(fields=tuple(fields), thread=dict(generic["context"]).get("Thread"),
+                timestamp=generic.get("time", (None,))[0])
 
 
 def _text(value: Any) -> Any:
@@ -139,7 +217,7 @@ def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context:
     out["transa"] = transpose(_enum(args.get("transa")), "transa")
     out["transb"] = transpose(_enum(args.get("transb")), "transb")
     for name in ("m", "n", "k"):
-        out[name] = to_int(args[name], name)
+        out[name] = to_int(args[name], name) if name in args else None
     for name in ("lda", "ldb", "ldc"):
         if name in args:
             out[name] = to_int(args[name], name)
