@@ -14,6 +14,7 @@ command give the same answers::
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -26,7 +27,7 @@ from blaslog.errors import BlaslogError, InputError
 from blaslog.formats import Sniffer, logging_hints
 from blaslog.inputs import ENDS_EARLY, Reader
 from blaslog.parse import OnError, iter_file, parse_file
-from blaslog.ranks import HEAD, RankedInput, assign_ranks, compact_ranks, find_inputs
+from blaslog.ranks import HEAD, RankedInput, assign_ranks, compact_ranks, find_inputs, read_manifest
 from blaslog.records import FileSummary, ParseResult, Record
 from blaslog.report import Finding, Location, Report
 from blaslog.runs import CompactRun, duplicate_dialects, read_run
@@ -252,8 +253,15 @@ def _without(run: CompactRun, dialect: str) -> CompactRun:
     return out
 
 
-def nothing_found(what: str = "BLAS log records") -> str:
-    """The message for inputs that hold nothing to report."""
+def nothing_found(what: str = "BLAS log records", files: Sequence[FileSummary] = ()) -> str:
+    """The message for inputs that hold nothing to report: logging was off, or (`files` say so) what looks like
+    BLAS log output did not parse, and where."""
+    errors = [p for summary in files for p in summary.problems if p.severity == "error"]
+    unparsable = sum(summary.unparsable_lines for summary in files)
+    if errors and unparsable:
+        first = errors[0]
+        return (f"no {what} could be read: {unparsable} line(s) look like BLAS log output but do not parse "
+                f"(first: {first.path}:{first.line}:{first.column}: {first.message})")
     return f"no {what} found; was logging on? ({'; '.join(logging_hints())})"
 
 
@@ -266,7 +274,7 @@ def _read_for_report(names: Sequence[str], options: Options | None, what: str = 
         cut = [(s.path, p.message) for s in inputs.files for p in s.problems if p.message.startswith(ENDS_EARLY)]
         if cut:
             raise InputError(f"{cut[0][0]}: {cut[0][1]}; no GEMM record could be read before that point")
-        raise InputError(nothing_found(what))
+        raise InputError(nothing_found(what, inputs.files))
     return inputs
 
 
@@ -345,10 +353,12 @@ def parse_report(names: Sequence[str], *, kind: str = "gemm", caps: Caps | str |
     summaries: list[FileSummary] = []
     found: list[Record] = list(records(good, kind=kind, options=options, summaries=summaries))
     if good and all(s.gemm_records + s.other_records == 0 for s in summaries):
-        raise InputError(nothing_found())
-    report = build(ParseResult(tuple(found), tuple(summaries)), kind=kind, caps=_load(caps))
+        raise InputError(nothing_found(files=summaries))
+    loaded, caps_notes = _caps_for(caps, names)
+    report = build(ParseResult(tuple(found), tuple(summaries)), kind=kind, caps=loaded)
     report.fail_on = "never"
     report.failed = failed
+    report.notes.extend(caps_notes)
     return report
 
 
@@ -357,8 +367,10 @@ def summary(names: Sequence[str], *, caps: Caps | str | None = None, options: Op
     from blaslog.views import summary_report
 
     inputs = _read_for_report(names, options)
-    report = summary_report(None, inputs.files, caps=_load(caps), runs=[run.calls for run in inputs.runs])
+    loaded, caps_notes = _caps_for(caps, names)
+    report = summary_report(None, inputs.files, caps=loaded, runs=[run.calls for run in inputs.runs])
     report.fail_on = "never"  # a summary reports; it does not judge
+    report.notes.extend(caps_notes)
     return _finish(report, inputs)
 
 
@@ -369,8 +381,10 @@ def check(names: Sequence[str], *, caps: Caps | str | None = None, batch: bool =
     from blaslog.views import check_report
 
     inputs = _read_for_report(names, options)
-    report = check_report(inputs.occurrences(), inputs.files, caps=_load(caps), batch=batch)
+    loaded, caps_notes = _caps_for(caps, names)
+    report = check_report(inputs.occurrences(), inputs.files, caps=loaded, batch=batch)
     report.fail_on = fail_on
+    report.notes.extend(caps_notes)
     return _finish(report, inputs)
 
 
@@ -420,8 +434,11 @@ def diff(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: in
     InputError saying why it thinks so; one that pairs less than `min_coverage` of a sharded file's calls
     reports an `input` finding.
     """
-    return _diff(sharded, unsharded, tp=tp, rank=rank, caps=_load(caps), min_coverage=min_coverage,
-                 options=options or Options(), fail_on=fail_on)[0]
+    loaded, caps_notes = _caps_for(caps, _names(sharded), _names(unsharded))
+    report = _diff(sharded, unsharded, tp=tp, rank=rank, caps=loaded, min_coverage=min_coverage,
+                   options=options or Options(), fail_on=fail_on)[0]
+    report.notes.extend(caps_notes)
+    return report
 
 
 def _diff(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: int | None, rank: int | None,
@@ -444,6 +461,7 @@ def _diff(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: i
     report = _diff_report(results, runs, [ref], side, ref_inputs, _coverage(results, runs, ref), min_coverage)
     _tunableop_validators(report, runs, ref)
     report.fail_on = fail_on
+    add_settings(report, _names(sharded), _names(unsharded))
     return report, results
 
 
@@ -483,7 +501,8 @@ def diff_many(runs: Sequence[str], reference: str | Sequence[str], *, tp: int | 
     GEMM which runs agree with it. Each run is a file, a quoted glob or a folder (one file per rank)."""
     from blaslog.explain import compare
 
-    options, loaded = options or Options(), _load(caps)
+    options = options or Options()
+    loaded, caps_notes = _caps_for(caps, list(runs), _names(reference))
     reports: list[Report] = []
     per_run: list[dict[str, Any]] = []
     agreement: dict[Any, dict[str, set[str]]] = {}
@@ -522,7 +541,10 @@ def diff_many(runs: Sequence[str], reference: str | Sequence[str], *, tp: int | 
             verdicts = agreement[call].get(name)
             row[name] = "not paired" if not verdicts else ", ".join(sorted(verdicts))
         rows.append(row)
-    combined.sections = [("Runs against the reference", per_run), ("Agreement with the reference per GEMM", rows)]
+    combined.sections = [(f"{title}: {name}", section) for name, report in zip(runs, reports, strict=True)
+                         for title, section in report.sections if title == SETTINGS_SECTION]
+    combined.sections += [("Runs against the reference", per_run), ("Agreement with the reference per GEMM", rows)]
+    combined.notes.extend(caps_notes)
     combined.rows = [dict(row) for row in rows]
     combined.columns = list(rows[0]) if rows else []
     combined.document = {"reference": reference if isinstance(reference, str) else list(reference),
@@ -619,6 +641,140 @@ def _coverage_finding(coverage: Coverage, minimum: float) -> Finding:
         location=Location(coverage.file, 1, "sharded"),
         data={"key": f"coverage|{coverage.file}"},
     )
+
+
+
+# ---- run folders (blaslog record) ------------------------------------------------------------------------------
+
+SETTINGS_SECTION = "Settings that differ"
+"""The title of a diff report's section listing what differs between two run folders' manifests."""
+
+#: Variables that only say where and how much blaslog record logged, or which devices a process saw.
+_NOT_SETTINGS = re.compile(r"^(CUBLASLT_LOG_|CUBLAS_LOG|ROCBLAS_LAYER$|ROCBLAS_LOG_|HIPBLASLT_LOG_|BLASLOG_|"
+                           r"WORLD_SIZE$|LOCAL_WORLD_SIZE$|CUDA_VISIBLE_DEVICES$|HIP_VISIBLE_DEVICES$)")
+
+
+def run_manifest(names: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
+    """(folder, manifest) when `names` are one run folder (or files of one), else None."""
+    folders = {name if os.path.isdir(name) else os.path.dirname(name) or "." for name in names}
+    if len(folders) != 1:
+        return None
+    folder = folders.pop()
+    manifest = read_manifest(folder)
+    return (folder, manifest) if manifest is not None else None
+
+
+def folder_caps(names: Sequence[str]) -> tuple[Caps | None, list[str]]:
+    """The caps.json files of the run folders among `names`, merged (the first wins a conflict, said in a note)."""
+    merged: Caps | None = None
+    notes: list[str] = []
+    seen: set[str] = set()
+    for name in names:
+        found = run_manifest([name])
+        if found is None or found[0] in seen or not os.path.isfile(os.path.join(found[0], "caps.json")):
+            continue
+        seen.add(found[0])
+        path = os.path.join(found[0], "caps.json")
+        caps = load_caps(path)
+        if merged is None:
+            merged = caps
+            continue
+        conflicts = [key for key, entry in caps.entries.items()
+                     if key in merged.entries and merged.entries[key].get("_flags") != entry.get("_flags")]
+        notes.extend(f"caps: algoId {key[0]} {key[1]} has numerical impl flags "
+                     f"{merged.entries[key].get('numericalImplFlags')} in {merged.source} and "
+                     f"{caps.entries[key].get('numericalImplFlags')} in {path} (other GPUs or library versions?); "
+                     f"using {merged.source}'s" for key in conflicts[:3])
+        if len(conflicts) > 3:
+            notes.append(f"caps: {len(conflicts) - 3} more conflicts between {merged.source} and {path}")
+        for key, entry in caps.entries.items():
+            merged.entries.setdefault(key, entry)
+        merged.source += f", {path}"
+    if merged is not None:
+        notes.insert(0, f"caps from the run folders: {merged.source} (--caps FILE overrides)")
+    return merged, notes
+
+
+def _caps_for(caps: Caps | str | None, *groups: Sequence[str]) -> tuple[Caps | None, list[str]]:
+    """The caps given, else those of the run folders among the inputs."""
+    if caps is not None:
+        return _load(caps), []
+    return folder_caps([name for group in groups for name in group])
+
+
+def run_settings(manifest: dict[str, Any]) -> dict[str, str]:
+    """What a run folder's manifest says can change which GEMM algorithm runs, flattened to `setting -> value`:
+    world size, GPU, library versions, torch's matmul settings and environment variables (`env NAME`; unset
+    ones left out). A value that differs between ranks reads `by rank: 0-1 A; 2-3 B`."""
+    values: dict[str, dict[str, set[int]]] = {}
+
+    def put(key: str, value: Any, rank: int) -> None:
+        if value is not None and value != {}:
+            values.setdefault(key, {}).setdefault(str(value), set()).add(rank)
+
+    top = {k: v for k, v in (manifest.get("environment") or {}).items() if not _NOT_SETTINGS.match(k)}
+    ranks = manifest.get("ranks") or {}
+    for text, info in (ranks.items() if ranks else [("0", {})]):
+        rank = int(text) if str(text).isdigit() else 0
+        environment = info.get("environment")
+        environment = top if environment is None else {k: v for k, v in environment.items()
+                                                       if not _NOT_SETTINGS.match(k)}
+        for key in sorted({*top, *environment}):
+            put(f"env {key}", environment.get(key, "unset"), rank)
+        put("GPU", info.get("gpu"), rank)
+        for key, value in sorted((info.get("settings") or {}).items()):
+            put(key, value, rank)
+        for key, value in sorted((info.get("versions") or {}).items()):
+            put(f"version {key}", value, rank)
+    if "GPU" not in values and manifest.get("gpus"):
+        values["GPU"] = {", ".join(sorted({g.get("name", "?") for g in manifest["gpus"]})): {0}}
+    out = {"world size": str(manifest.get("world_size") or len(ranks) or 1)}
+    for key, by_value in values.items():
+        if len(by_value) == 1:
+            out[key] = next(iter(by_value))
+        else:
+            out[key] = "by rank: " + "; ".join(f"{compact_ranks(r)} {v}" for v, r in
+                                              sorted(by_value.items(), key=lambda item: min(item[1])))
+    return out
+
+
+def _setting_order(key: str) -> tuple[int, str]:
+    first = ("world size", "GPU", "env ", "torch", "version ")
+    return next((i for i, p in enumerate(first) if key.startswith(p)), len(first)), key
+
+
+def settings_diff(first: dict[str, Any], second: dict[str, Any]) -> list[dict[str, str]]:
+    """What differs between two run folders' manifests: one row per setting (`setting`, `sharded`, `unsharded`),
+    world size and GPU first. An environment variable set on one side only is `unset` on the other; other
+    settings recorded on one side only are left out (nothing to compare)."""
+    a, b = run_settings(first), run_settings(second)
+    rows = []
+    for key in sorted({*a, *b}, key=_setting_order):
+        left, right = a.get(key), b.get(key)
+        if key.startswith("env "):
+            left, right = left or "unset", right or "unset"
+        if left is None or right is None or left == right:
+            continue
+        rows.append({"setting": key, "sharded": left, "unsharded": right})
+    return rows
+
+
+def add_settings(report: Report, sharded: Sequence[str], unsharded: Sequence[str]) -> None:
+    """When both sides of a diff are run folders: what differs between their manifests, as the report's first
+    section and first note (it is often the answer), and in its JSON document (`settings`)."""
+    a, b = run_manifest(sharded), run_manifest(unsharded)
+    if a is None or b is None:
+        return
+    rows = settings_diff(a[1], b[1])
+    report.document["settings"] = {"sharded": a[0], "unsharded": b[0], "differ": rows}
+    if not rows:
+        report.notes.insert(0, f"settings: {a[0]} and {b[0]} agree on every setting their manifests recorded")
+        return
+    report.sections.insert(0, (SETTINGS_SECTION, rows))
+    telling = [r for r in rows if r["setting"] != "world size"] or rows
+    report.notes.insert(0, f"settings that differ between {a[0]} and {b[0]} (often the answer): " + "; ".join(
+        f"{r['setting']} {r['sharded']} vs {r['unsharded']}" for r in telling[:6])
+        + (f"; {len(telling) - 6} more" if len(telling) > 6 else "") + f" (see '{SETTINGS_SECTION}')")
 
 
 # ---- TunableOp ------------------------------------------------------------------------------------------------
@@ -735,5 +891,6 @@ def caps_from_probe(probed: Any, existing: Caps | None = None) -> Caps:
     return caps
 
 
-__all__ = ["Coverage", "Inputs", "Options", "Run", "caps_from_probe", "check", "diff", "parse", "parse_report",
-           "probe_configs", "read_run_files", "records", "summary"]
+__all__ = ["Coverage", "Inputs", "Options", "Run", "add_settings", "caps_from_probe", "check", "diff", "folder_caps",
+           "parse", "parse_report", "probe_configs", "read_run_files", "records", "run_manifest", "run_settings",
+           "settings_diff", "summary"]

@@ -380,7 +380,7 @@ def _stream_parse(logs: Sequence[str], reporter: Any, kind: str, caps_path: str 
     for message in failed:
         warn(f"blaslog: error: {message}")
     if _nothing_found(summaries):
-        warn(f"blaslog: error: {api.nothing_found()}")
+        warn(f"blaslog: error: {api.nothing_found(files=summaries)}")
         sys.exit(2)
     sys.exit(2 if failed or not ok else 0)
 
@@ -618,6 +618,54 @@ def probe_cmd(algo_id: int | None, compute_type: str, scale_type: str, types: st
             warn(f"wrote {len(caps.entries)} configurations to {out}")
         if probed.errors or not probed.entries:
             sys.exit(2)
+
+
+RECORD_EXIT_STATUS = """\b
+Exit status:
+  the command's own (128+N when signal N ended it; 127: not found)
+  2    trouble before the command ran: bad usage, --out exists (give --force)
+  130  interrupted"""
+
+
+@cli.command("record", epilog=RECORD_EXIT_STATUS,
+             context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--out", "-o", "out", type=click.Path(file_okay=False),
+              help="The run folder to write (default: runs/YYYYmmdd-HHMMSS); an existing one only with --force.")
+@click.option("--level", type=click.IntRange(1, 5), default=2, show_default=True,
+              help="cuBLASLt log level: 2 logs one line per GEMM with its algorithm, 5 every API call (some 20 lines "
+                   "per GEMM); rocBLAS and hipBLASLt get their bench lines, plus trace/API lines above 2.")
+@click.option("--libs", default=",".join(("cublaslt", "rocblas", "hipblaslt")), show_default=True,
+              metavar="LIB,...", help="Libraries to log: cublaslt, cublas, rocblas, hipblaslt.")
+@click.option("--no-compress", "no_compress", is_flag=True, help="Leave the logs plain (default: gzip them at the end).")
+@click.option("--force", is_flag=True, help="Replace the run folder --out names if one is there.")
+@click.option("--probe", "probe", is_flag=True,
+              help="After the command: probe every cuBLASLt algorithm it ran into caps.json in the folder (needs the "
+                   "GPU and libcublasLt; a failure is a note in run.json, never a lost run).")
+def record_cmd(command: tuple[str, ...], out: str | None, level: int, libs: str, no_compress: bool, force: bool,
+               probe: bool) -> None:
+    """Run COMMAND with BLAS logging on and leave a run folder: one log per rank and library, and run.json.
+
+    \b
+    blaslog record --out runs/tp4 -- torchrun --nproc-per-node 4 train.py --tp 4
+    blaslog record --out runs/tp1 -- python train.py --tp 1
+    blaslog diff runs/tp4 runs/tp1
+
+    Python processes learn their rank from the launcher (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID,
+    LOCAL_RANK) through a start-up hook blaslog puts first on PYTHONPATH; others are named by process id.
+    COMMAND's output passes through unchanged and its exit status is blaslog's; Ctrl-C and SIGTERM go to it,
+    and the folder is still written. diff, check, summary and parse read the folder as one run.
+    """
+    from blaslog.record import record
+
+    with translate_errors():
+        result = record(command, out=out, level=level, libs=libs, compress=not no_compress, force=force,
+                        probe=probe, on_note=lambda note: warn(f"note: {note}"))
+        files = result.manifest.get("files") or []
+        ranks = result.manifest.get("ranks") or {}
+        warn(f"blaslog: recorded {result.folder}: {len(files)} log files of {len(ranks)} ranks, exit status "
+             f"{result.exit_status}")
+    sys.exit(result.exit_status)
 
 
 def _probe_text(probed: Any) -> str:

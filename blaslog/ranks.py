@@ -4,6 +4,7 @@ A run on the command line is a file, a quoted glob (``**`` searches folders belo
 recursively for BLAS logs, gzip too) or ``-``. Each file's rank is taken, in this order, from:
 
 1. ``--rank-from REGEX``: the first group (or the whole match) of REGEX searched in the file's path;
+1a. the manifest of a run folder (``run.json``, written by ``blaslog record``), which lists each log's rank;
 2. a launcher's tag on the log lines (``[rank3]:`` from torchrun, ``[default3]:`` from older torch elastic,
    ``[1,3]<stdout>:`` from ``mpirun --tag-output``);
 3. the path (``rank3``, ``rank_3``, ``rank-3``, ``attempt_0/3/``, ``-r3``, ``_r3``);
@@ -14,11 +15,14 @@ Every report names each file's rank and how it was known (:attr:`RankedInput.how
 
 from __future__ import annotations
 
+import functools
 import glob
+import json
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from blaslog.errors import InputError
 
@@ -30,6 +34,9 @@ _TAG = re.compile(rb"^\[(?:rank|default)(\d+)\]:|^\[\d+,(\d+)\]<std(?:out|err)>:
 
 #: The rank in a path: `rank3`, `rank_3`, `rank-3`, `attempt_0/3/`, `-r3`, `_r3` (not `r3` inside a word).
 _PATH = re.compile(r"rank[_-]?(\d+)|attempt_\d+[/\\](\d+)(?:[/\\]|$)|(?:^|[-_./\\])r(\d+)(?=[-_./\\]|$)", re.IGNORECASE)
+
+MANIFEST = "run.json"
+"""The manifest that makes a folder a run folder (``blaslog record``): the command, its settings, each log's rank."""
 
 #: File names under a folder that are never BLAS logs.
 _SKIP_SUFFIXES = (".json", ".yaml.expected", ".expected", ".md", ".py", ".parquet", ".csv", ".html", ".png")
@@ -44,7 +51,8 @@ class RankedInput:
     rank: int | None
     """The rank that wrote it, or None when there is one input and nothing names its rank."""
     how: str
-    """How the rank was known: `--rank-from`, `launcher tag`, `path`, `name order (guessed)`, or `single input`."""
+    """How the rank was known: `--rank-from`, `manifest`, `launcher tag`, `path`, `name order (guessed)`, or
+    `single input`."""
 
     def label(self) -> str:
         """`rank 3` or the file name when the rank is unknown."""
@@ -64,6 +72,8 @@ def find_inputs(names: Sequence[str], *, looks_like_log: object = None) -> list[
     for name in names:
         if name == "-" or os.path.isfile(name):
             out.append(name)
+        elif os.path.isdir(name) and read_manifest(name) is not None:
+            out.extend(manifest_files(name))
         elif os.path.isdir(name):
             found = [p for p in _walk(name) if looks_like_log is None or looks_like_log(p)]  # type: ignore[operator]
             if not found:
@@ -88,6 +98,67 @@ def _walk(folder: str) -> Iterable[str]:
             if file.startswith(".") or file.endswith(_SKIP_SUFFIXES):
                 continue
             yield os.path.join(root, file)
+
+
+# ---- run folders (blaslog record) -------------------------------------------------------------------------------
+
+
+def read_manifest(folder: str) -> dict[str, Any] | None:
+    """The manifest of a run folder, or None when `folder` holds none (InputError when it cannot be read)."""
+    path = os.path.join(folder, MANIFEST)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return _manifest(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _manifest(path: str, mtime: int, size: int) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{path}: a run folder's manifest that cannot be read ({exc})") from None
+    if not isinstance(document, dict) or document.get("kind") != "blaslog-run":
+        return None  # some other run.json: the folder is searched like any other
+    return document
+
+
+def manifest_files(folder: str) -> list[str]:
+    """The logs a run folder's manifest lists that are there (gzipped or not since), in natural order."""
+    manifest = read_manifest(folder) or {}
+    out = []
+    for entry in manifest.get("files") or []:
+        name = entry.get("file") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or os.path.basename(name) != name:
+            continue
+        for candidate in (name, name.removesuffix(".gz"), name + ".gz"):
+            if os.path.isfile(os.path.join(folder, candidate)):
+                out.append(os.path.join(folder, candidate))
+                break
+    if not out:
+        raise InputError(f"{folder}: a run folder ({MANIFEST}), but none of the logs it lists is there"
+                         + ("" if manifest.get("files") else " (it lists none: the recorded command logged no GEMM)"))
+    return sorted(out, key=natural_key)
+
+
+def manifest_rank(path: str) -> int | None:
+    """The rank a run folder's manifest gives the file at `path` (None when it is in none, or unknown there)."""
+    if path == "-":
+        return None
+    folder, name = os.path.split(path)
+    try:
+        manifest = read_manifest(folder or ".")
+    except InputError:
+        return None
+    if manifest is None:
+        return None
+    wanted = {name, name.removesuffix(".gz"), name + ".gz"}
+    for entry in manifest.get("files") or []:
+        if isinstance(entry, dict) and entry.get("file") in wanted and isinstance(entry.get("rank"), int):
+            return int(entry["rank"])
+    return None
 
 
 def rank_from_path(path: str, pattern: re.Pattern[str] | None = None) -> int | None:
@@ -120,6 +191,13 @@ def assign_ranks(paths: Sequence[str], heads: Sequence[bytes], rank_from: str | 
             pattern = re.compile(rank_from)
         except re.error as exc:
             raise InputError(f"--rank-from {rank_from!r}: not a valid regular expression ({exc})") from None
+    recorded = [None if rank_from else manifest_rank(path) for path in paths]
+    if any(rank is not None for rank in recorded):
+        # a run folder's logs: ranks as recorded (two libraries' logs of one rank share it); the others as below
+        rest = [(p, h) for p, h, r in zip(paths, heads, recorded, strict=True) if r is None]
+        others = {r.path: r for r in assign_ranks([p for p, _ in rest], [h for _, h in rest])} if rest else {}
+        return [RankedInput(p, r, "manifest") if r is not None else others[p]
+                for p, r in zip(paths, recorded, strict=True)]
     if len(paths) == 1 and not rank_from:
         tags = rank_from_tags(heads[0])
         named = rank_from_path(paths[0])
