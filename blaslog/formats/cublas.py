@@ -123,7 +123,9 @@ class Cublas(LogFormat):
         last line left without a line end may have been cut inside its value (`val=C` of
         `val=CUBLAS_COMPUTE_32F(68)`), which the grammar would take as the value."""
         last = text.rsplit("\n", 1)[-1]
-        return last.startswith("i! COMPILED WITH:") or ("\n" not in text and re.search(r" called:?\s*$", last) is not None)
+        if last.startswith("i! COMPILED WITH:"):
+            return True
+        return "\n" not in text and re.search(r" called:?\s*$", last) is not None
 
     def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
         """What the record's whole lines say (all but its last, which may be cut): its function and arguments,
@@ -135,7 +137,7 @@ class Cublas(LogFormat):
         function = match.group(1) if match else "?"
         try:  # all but the last line, which may be cut
             generic = self.transformer({}).transform(self.parser().parse("\n".join(lines[:-1]))) if lines[1:] else None
-        except Exception:  # noqa: BLE001 - a cut record may fail anywhere; its text is kept either way
+        except Exception:  # a cut record may fail anywhere; its text is kept either way
             generic = None
         if generic is not None:
             function = _function(generic["signature"])
