@@ -253,8 +253,15 @@ def _without(run: CompactRun, dialect: str) -> CompactRun:
     return out
 
 
-def nothing_found(what: str = "BLAS log records") -> str:
-    """The message for inputs that hold nothing to report."""
+def nothing_found(what: str = "BLAS log records", files: Sequence[FileSummary] = ()) -> str:
+    """The message for inputs that hold nothing to report: logging was off, or (`files` say so) what looks like
+    BLAS log output did not parse, and where."""
+    errors = [p for summary in files for p in summary.problems if p.severity == "error"]
+    unparsable = sum(summary.unparsable_lines for summary in files)
+    if errors and unparsable:
+        first = errors[0]
+        return (f"no {what} could be read: {unparsable} unparsable line(s) (first: {first.path}:{first.line}:"
+                f"{first.column}: {first.message})")
     return f"no {what} found; was logging on? ({'; '.join(logging_hints())})"
 
 
@@ -267,7 +274,7 @@ def _read_for_report(names: Sequence[str], options: Options | None, what: str = 
         cut = [(s.path, p.message) for s in inputs.files for p in s.problems if p.message.startswith(ENDS_EARLY)]
         if cut:
             raise InputError(f"{cut[0][0]}: {cut[0][1]}; no GEMM record could be read before that point")
-        raise InputError(nothing_found(what))
+        raise InputError(nothing_found(what, inputs.files))
     return inputs
 
 
@@ -346,7 +353,7 @@ def parse_report(names: Sequence[str], *, kind: str = "gemm", caps: Caps | str |
     summaries: list[FileSummary] = []
     found: list[Record] = list(records(good, kind=kind, options=options, summaries=summaries))
     if good and all(s.gemm_records + s.other_records == 0 for s in summaries):
-        raise InputError(nothing_found())
+        raise InputError(nothing_found(files=summaries))
     loaded, caps_notes = _caps_for(caps, names)
     report = build(ParseResult(tuple(found), tuple(summaries)), kind=kind, caps=loaded)
     report.fail_on = "never"

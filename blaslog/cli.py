@@ -380,7 +380,7 @@ def _stream_parse(logs: Sequence[str], reporter: Any, kind: str, caps_path: str 
     for message in failed:
         warn(f"blaslog: error: {message}")
     if _nothing_found(summaries):
-        warn(f"blaslog: error: {api.nothing_found()}")
+        warn(f"blaslog: error: {api.nothing_found(files=summaries)}")
         sys.exit(2)
     sys.exit(2 if failed or not ok else 0)
 

@@ -52,12 +52,14 @@ LAUNCHER_TAG = "[rank0]: "
 # Mutations that fail today, as (excerpt file name or "*" for every excerpt, mutation): the reason observed.
 # Non-strict xfails: an entry that starts passing shows as XPASS; remove it then.
 # ---------------------------------------------------------------------------------------------------------------
-_BENCH_CONTINUATION_PRINTS = ("a program print between the lines of a bench command continued over lines (` \\` or "
-                              "wrapped by hand) ends the join: the first line alone is a truncated record, the rest "
-                              "foreign")
+_WRAPPED_BENCH_PRINTS = ("a program print between the lines of a bench command wrapped by hand without ` \\` ends the "
+                         "join (nothing says the command goes on): the first line alone is a truncated record, the "
+                         "rest foreign")
+_WRAPPED_TRACE_CUT = ("a hand-wrapped hipBLASLt [Trace] record whose last line is cut to a fragment that is no "
+                      "key=value (`  al` of `  alpha=1 beta=0`) ends at the line before: a complete GEMM, not truncated")
 MUTATION_XFAILS: dict[tuple[str, str], str] = {
-    ("hipblaslt_unknown_chenwen-sample-wrapped-in-comment.log", "prints"): _BENCH_CONTINUATION_PRINTS,
-    ("rocblas_unknown_rocblas-docs-kernel-select-continuation.log", "prints"): _BENCH_CONTINUATION_PRINTS,
+    ("hipblaslt_unknown_chenwen-sample-wrapped-in-comment.log", "prints"): _WRAPPED_BENCH_PRINTS,
+    ("hipblaslt_therock-7.x_windows-w7900-test-report.log", "cut-last-line"): _WRAPPED_TRACE_CUT,
 }
 
 

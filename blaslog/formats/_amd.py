@@ -81,9 +81,13 @@ class BenchFormat(LogFormat):
     """The program's name (`rocblas-bench`)."""
 
     def continues(self, lines: list[str], line: str) -> bool:
-        if lines[-1].rstrip().endswith("\\"):
-            return True
+        if lines[-1].rstrip().endswith("\\") and line[:1] in (" ", "\t", "-", "#"):
+            return True  # continuation lines are indented (or options, or the kernel-selection comment)
         return _options_only(line)
+
+    def interleaved(self, lines: list[str]) -> bool:
+        """A line that ends with ` \\` is continued by a later line, whatever other text comes between."""
+        return lines[-1].rstrip().endswith("\\")
 
     def clean(self, lines: list[str]) -> str:
         if len(lines) == 1:

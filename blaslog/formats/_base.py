@@ -598,7 +598,7 @@ def _locate(text: str, what: str, value: str) -> int:
     """The 1-based column of `value` printed after the key `what` names (`Adesc.rows` -> `rows=`, cuBLAS `m` ->
     `m: type=int; val=`) in a record's text, 0 when not found."""
     key = what.rsplit(".", 1)[-1]
-    match = re.search(rf"(?<![\w.]){re.escape(key)}\b[^\n]*?(?<![^\s=:;\[])({re.escape(value)})(?![^\s\]])", text)
+    match = re.search(rf"(?<![\w.]){re.escape(key)}\b[^\n]*?(?<![^\s=:;\[,])({re.escape(value)})(?![^\s\],}}])", text)
     return match.start(1) + 1 if match else 0
 
 

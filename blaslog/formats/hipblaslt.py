@@ -8,6 +8,7 @@ carries ``--solution_index``, the field to compare between runs.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from blaslog.formats._amd import (
@@ -28,7 +29,31 @@ from blaslog.records import Event, GemmCall
 
 class _LoggerTransformer(KvTransformer):
     def logger(self, children: list[Any]) -> tuple[Any, ...]:
-        return self.start(children)
+        # [time]? [HIPBLASLT] [pid]? [Level] [function] message: the library's name tells the optional parts apart
+        at = 0 if type(children[0]) is str and children[0] == "HIPBLASLT" else 1
+        timestamp = children[0] if at else None
+        rest = children[at + 1:]
+        if len(rest) == 3:  # no process id
+            rest = [None, *rest]
+        return (timestamp, children[at], *rest)
+
+    def elided(self, children: list[Any]) -> tuple[Any, ...]:
+        """`[Level][function] message` (the function may be `...` too): no time stamp, library or process id."""
+        if len(children) == 2:
+            return (None, None, None, children[0], "?", children[1])
+        return (None, None, None, *children)
+
+
+_ELIDED = (r"(?:\[(?:\.\.\.|…)\])?\[(?:Error|Trace|Hints?|Info|Api|Bench|Profile|ExtendedProfile)\]"
+           r"\[(?:rocblaslt_\w+|hipblas[Ll]t\w*|initialize)\]")
+"""The start of a line whose `[time][HIPBLASLT][pid]` a person cut off: a level hipBLASLt writes and a function
+only hipBLASLt has (its internal rocblaslt_ names, `initialize` of its Tensile host)."""
+_TRACE_MATMUL = re.compile(r"\[Trace\]\[\w*matmul\]")
+_PREFIX = re.compile(r"\s*(?:\[(?P<time>\d{4}-\d\d-\d\d[ T][\d:.]+)\])?(?:\[HIPBLASLT\](?:\[(?P<pid>\d+)\])?)?"
+                     r"(?:\[(?:\.\.\.|…)\])?\[(?P<level>[A-Za-z]+)\]\[(?P<function>[A-Za-z_][\w:~<>]*)?")
+"""The parts of a logger line's prefix (any of the forms the grammar reads), for a cut line."""
+_GLUED_GROUP = re.compile(r"(?<![^\s])([ABCD])=(?:\.\.\.|…)?\[")
+"""`A=[type=...]` or `A=...[type=...]`: a person merged the pointer and its layout (Adesc) into one key."""
 
 
 class HipblasLt(LoggerFormat):
@@ -40,7 +65,7 @@ class HipblasLt(LoggerFormat):
     logging_hint = "HIPBLASLT_LOG_LEVEL=2 or higher"
     grammar = "hipblaslt.lark"
     start_rule = "logger"
-    start = re.compile(r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[HIPBLASLT\]\[\d+\]\[")
+    start = re.compile(r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[HIPBLASLT\](?:\[\d+\])?\[|" + _ELIDED)
     boundary = rb"\[\d{4}-\d\d-\d\d[ T][\d:.]+\]\[HIPBLASLT\]\[\d+\]\["
     # HIPBLASLT_LOG_MASK=32 writes a bench line for every launch besides its [Trace] line: the bench line,
     # which names the solution, is the one kept
@@ -48,6 +73,35 @@ class HipblasLt(LoggerFormat):
     near_miss = r"\[HIPBLASLT\]"
     transformer = _LoggerTransformer
     known_keys = MATMUL_KEYS | {"alpha", "alphaVector"}
+
+    def interleaved(self, lines: list[str]) -> bool:
+        """Other text may come between the lines of a record a person wrapped while a group is open, a line ends
+        with ` \\`, or a matmul [Trace] record has not reached `stream=`, the last key its logger writes."""
+        if lines[-1].endswith("\\") or sum(text.count("[") - text.count("]") for text in lines) > 0:
+            return True
+        return _TRACE_MATMUL.search(lines[0]) is not None and not any("stream=" in text for text in lines)
+
+    def gemm(self, pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+        compute = pairs.get("computeDesc")
+        if isinstance(compute, dict) and not {"transA", "transB", "transa", "transb"} & set(compute):
+            warnings.append("computeDesc names no transA/transB (edited out?): N assumed for both")
+        return super().gemm(pairs, warnings)
+
+    def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
+        """A cut logger line keeps what its prefix says: function, level, process id and time stamp."""
+        event = super().truncated(text, path, line, end_line)
+        match = _PREFIX.match(text)
+        if match is None:
+            return event
+        return replace(event, function=match.group("function") or event.function, level=match.group("level"),
+                       thread=match.group("pid"), timestamp=match.group("time"))
+
+    def clean(self, lines: list[str]) -> str:
+        text = super().clean(lines)
+        if "=[" in text or "=...[" in text or "=…[" in text:
+            # edited matmul lines: the layout written as A's value (`A=[type=R_32F ...]`, `A=...[type=...]`)
+            text = _GLUED_GROUP.sub(r"\1desc=[", text)
+        return text
 
 
 _MODELLED = MODELLED | {"scale_type", "activation_type", "function"}

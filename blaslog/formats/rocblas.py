@@ -73,7 +73,9 @@ def _flags(value: Any, out: dict[str, Any], extra: list[tuple[str, Any]]) -> Non
     try:
         number = rocblas_flags_value(str(value))
     except Exception:
-        raise RecordError(f"flags={value!r} is not a rocBLAS gemm flags name or number") from None
+        error = RecordError(f"flags={value!r} is not a rocBLAS gemm flags name or number")
+        error.where = ("flags", str(value))
+        raise error from None
     if number is None:
         extra.append(("flags", str(value)))
     out["flags"] = number
@@ -150,7 +152,13 @@ class RocblasTrace(LogFormat):
                 f"{function} trace line has {len(fields)} fields after the name; expected {len(order) + 1} "
                 f"(ROCm 3.8 and later) or {len(order)} (older, no atomics mode)"
             )
-        out = gemm_fields(values, family, precision, warnings)
+        try:
+            out = gemm_fields(values, family, precision, warnings)
+        except RecordError as error:
+            if getattr(error, "where", None) is not None and type(function) is str:
+                # a trace line names no field: the bad value is looked for after the function's name
+                error.where = (function, error.where[1])
+            raise
         out.update(library=self.library, function=function, log_format=self.name)
         return GemmCall, out, tuple(warnings)
 
@@ -254,7 +262,13 @@ class RocblasProfile(ProfileFormat):
         if family is None:
             return call_event(self, function, values, warnings)
         renamed = {("m" if k == "M" else "n" if k == "N" else "k" if k == "K" else k): v for k, v in values.items()}
-        out = gemm_fields(renamed, family, precision, warnings)
+        try:
+            out = gemm_fields(renamed, family, precision, warnings)
+        except RecordError as error:
+            where = getattr(error, "where", None)
+            if where is not None and where[0] in ("m", "n", "k"):
+                error.where = (where[0].upper(), where[1])  # the profile's own key, to find the value by
+            raise
         out["extra"] += unmodelled(renamed, _PROFILE_KEYS)
         out.update(library=self.library, function=function, log_format=self.name)
         return GemmCall, out, tuple(warnings)
