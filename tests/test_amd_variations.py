@@ -24,16 +24,17 @@ rocblas_gemm_ex,111,111,1024,16,27,1,0x7be683213a00,f32_r,1024,0x7be683203000,f3
 ./rocblas-bench -f gemm_ex --transposeA N --transposeB N -m 1024 -n 16 -k 27 --alpha 1 --a_type f32_r --lda 1024 --b_type f32_r --ldb 27 --beta 0 --c_type f32_r --ldc 1024 --d_type f32_r --ldd 1024 --compute_type f32_r --algo 0 --solution_index 0 --flags 0
 rocblas_gemm_ex,111,111,1024,16,27,1,0x7be683213a00,f32_r,1024,0x7be683203000,f32_r,27,0,0x7be683203a00,f32_r,1024,0x7be683203a00,f32_r,1024,f32_r,0,0,0
 ./rocblas-bench -f gemm_ex --transposeA N --transposeB N -m 1024 -n 16 -k 27 --alpha 1 --a_type f32_r --lda 1024 --b_type f32_r --ldb 27 --beta 0 --c_type f32_r --ldc 1024 --d_type f32_r --ldd 1024 --compute_type f32_r --algo 0 --solution_index 0 --flags 0
-"""
+"""  # noqa: E501 (log lines as the library writes them)
 
 # ROCm 3.8 .. 6.x: the trace line ends with the atomics mode, the bench line has no switch when allowed
 _NEW_LAYER3 = """\
 rocblas_gemm_ex,N,N,1024,16,27,1,0x7be683213a00,f32_r,1024,0x7be683203000,f32_r,27,0,0x7be683203a00,f32_r,1024,0x7be683203a00,f32_r,1024,f32_r,0,0,none,atomics_allowed
 ./rocblas-bench -f gemm_ex --transposeA N --transposeB N -m 1024 -n 16 -k 27 --alpha 1 --a_type f32_r --lda 1024 --b_type f32_r --ldb 27 --beta 0 --c_type f32_r --ldc 1024 --d_type f32_r --ldd 1024 --compute_type f32_r --algo 0 --solution_index 0 --flags 0
-"""
+"""  # noqa: E501 (log lines as the library writes them)
 
 
-@pytest.mark.parametrize(("text", "lines"), [(_OLD_LAYER3, [2, 4, 6]), (_NEW_LAYER3, [1])], ids=["rocm<3.5", "rocm3.8+"])
+@pytest.mark.parametrize(("text", "lines"), [(_OLD_LAYER3, [2, 4, 6]), (_NEW_LAYER3, [1])],
+                         ids=["rocm<3.5", "rocm3.8+"])
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_layer3_trace_and_bench_count_each_call_once(tmp_path: Path, text: str, lines: list[int], jobs: int) -> None:
     calls = len(lines)
@@ -71,7 +72,8 @@ _HIP_BENCH = ("hipblaslt-bench --api_method c -m 48 -n 176 -k 1024 --lda 48 --ld
               "--activation_type none ")
 _TRACE_EX = ("rocblas_gemm_ex,N,T,1024,16,27,1,0x7be683213a00,f32_r,1024,0x7be683203000,f32_r,16,0,0x7be683203a00,"
              "f32_r,1024,0x7be683203a00,f32_r,1024,f32_r,0,0,none,atomics_allowed")
-_PROFILE_EX = ('- { rocblas_function: "rocblas_gemm_ex", atomics_mode: atomics_allowed, a_type: "f32_r", b_type: "f32_r", '
+_PROFILE_EX = ('- { rocblas_function: "rocblas_gemm_ex", atomics_mode: atomics_allowed, a_type: "f32_r", '
+               'b_type: "f32_r", '
                'c_type: "f32_r", d_type: "f32_r", compute_type: "f32_r", transA: \'N\', transB: \'T\', M: 1024, N: 16, '
                'K: 27, alpha: 1.0, lda: 1024, ldb: 16, beta: 0.0, ldc: 1024, ldd: 1024, algo: 0, solution_index: 0, '
                'flags: none, call_count: 3 }')
@@ -156,7 +158,8 @@ def test_a_cut_hipblaslt_profile_entry_is_a_truncated_record_with_its_fields(end
     summary = _only(result)
     event, = _truncated(result)
     assert (event.function, event.line, event.log_format) == ("matmul", 2, "hipblaslt-profile")
-    assert dict(event.fields)["M"] == "1024" and dict(event.fields)["transA"] == "N" and "transB" not in dict(event.fields)
+    fields = dict(event.fields)
+    assert fields["M"] == "1024" and fields["transA"] == "N" and "transB" not in fields
     assert summary.unparsable_lines == 0 and len(result.gemms) == 1 + (end.count("function") == 1)
     assert not [p for p in summary.problems if p.severity == "error"]
 
@@ -235,7 +238,8 @@ def test_the_early_rocblas_profile_form_without_braces() -> None:
     entry = _PROFILE_EX.removeprefix("- { ").removesuffix(" }")
     gemm, = _parse(entry + "\n").gemms
     assert _key(gemm) == _key(_parse(_PROFILE_EX).gemms[0]) and gemm.call_count == 3
-    typed = "rocblas_function: rocblas_sgemm, transA: N, transB: T, M: 64, N: 32, K: 16, alpha: 1.0, lda: 64, ldb: 32, beta: 0.0, ldc: 64, call_count: 2"
+    typed = ("rocblas_function: rocblas_sgemm, transA: N, transB: T, M: 64, N: 32, K: 16, alpha: 1.0, lda: 64, "
+             "ldb: 32, beta: 0.0, ldc: 64, call_count: 2")
     gemm, = _parse(typed + "\n").gemms
     assert (gemm.function, gemm.a_type, gemm.trans, gemm.call_count) == ("rocblas_sgemm", "f32_r", "NT", 2)
 
@@ -282,7 +286,7 @@ def test_two_bench_commands_glued_on_one_line_are_two_records() -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad", ["٢١", "1_0", "２１", "0x15"])
+@pytest.mark.parametrize("bad", ["٢١", "1_0", "２１", "0x15"])  # noqa: RUF001 (other scripts' digits on purpose)
 @pytest.mark.parametrize(("line", "good"), [
     (_TRACE_EX, ",1024,16,"), (_BENCH_EX, "-m 1024 "), (_PROFILE_EX, "M: 1024,"), (_HIP_BENCH, "-m 48 "),
     (_HIP_PROFILE, "M: 1024,"), (_HIP_TRACE, "rows=64 "),

@@ -155,7 +155,7 @@ class RocblasTrace(LogFormat):
         try:
             out = gemm_fields(values, family, precision, warnings)
         except RecordError as error:
-            if getattr(error, "where", None) is not None and type(function) is str:
+            if error.where is not None and type(function) is str:
                 # a trace line names no field: the bad value is looked for after the function's name
                 error.where = (function, error.where[1])
             raise
@@ -265,7 +265,7 @@ class RocblasProfile(ProfileFormat):
         try:
             out = gemm_fields(renamed, family, precision, warnings)
         except RecordError as error:
-            where = getattr(error, "where", None)
+            where = error.where
             if where is not None and where[0] in ("m", "n", "k"):
                 error.where = (where[0].upper(), where[1])  # the profile's own key, to find the value by
             raise
