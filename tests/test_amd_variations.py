@@ -137,9 +137,9 @@ def test_a_command_wrapped_by_hand_without_backslashes_is_joined() -> None:
 
 
 def test_a_result_row_or_kernel_info_after_a_command_is_not_joined() -> None:
-    text = _HIP_BENCH + "\n--Solution index: 218160\n--Solution name: Cijk_Alik_Bljk\n"
+    text = _HIP_BENCH + "\n--Solution index: 218160\n--Solution name: Cijk_Alik_Bljk\n" + _BENCH_EX + "\n-----\n"
     result = _parse(text)
-    assert len(result.gemms) == 1 and _only(result).foreign_lines == 2
+    assert len(result.gemms) == 2 and _only(result).foreign_lines == 3
 
 
 # ---------------------------------------------------------------------------------------------------------------

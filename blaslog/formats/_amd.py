@@ -119,8 +119,8 @@ def _options_only(line: str) -> bool:
     """Whether a line holds nothing but bench options (`--name value` pairs and switches): the later lines of
     a command wrapped by hand without ` \\`."""
     words = line.split()
-    if not words or not words[0].startswith("-"):
-        return False
+    if not words or not _OPTION.match(words[0]):
+        return False  # a rule of dashes, a result row: no option first
     valued = False
     for word in words:
         if _OPTION.match(word):
