@@ -459,10 +459,14 @@ class _Died:
 
 def plan(names: Sequence[str], threads: int, files_per_task: int | None = None,
          pieces: bool = True) -> list[_Unit]:
-    """The tasks for reading `names` with `threads` worker threads: a large local input in pieces, the others
-    whole, in batches of neighbours (`files_per_task` each, or as many as keep every thread busy with about
-    TASKS_PER_THREAD tasks, at most TASK_FILES inputs and about TASK_BYTES a task)."""
+    """The tasks for reading `names` with `threads` worker threads: a large local input in pieces (when there
+    are fewer inputs than threads), the others whole, in batches of neighbours (`files_per_task` each, or as
+    many as keep every thread busy with about TASKS_PER_THREAD tasks, at most TASK_FILES inputs and about
+    TASK_BYTES a task)."""
     units: list[_Unit] = []
+    # cut large inputs only when there are fewer inputs than threads: with more, whole inputs keep every thread
+    # busy, and cutting 16,384 logs of 1 GB would make the scheduler's task count (and overhead) 16 times larger
+    pieces = pieces and len(names) < threads
     whole = [n for n in names if not (pieces and _splittable(n))]
     per_task = files_per_task or max(1, min(TASK_FILES, -(-len(whole) // max(threads * TASKS_PER_THREAD, 1))))
     batch: list[str] = []
