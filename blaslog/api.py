@@ -217,6 +217,11 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
         pairs = [_read_one(name, options) for name in good]
     for rank, (calls, summary) in zip(ranked, pairs, strict=True):
         inputs.runs.append(Run(rank, calls, summary))
+    for run in inputs.runs:
+        if run.calls.overflow:
+            inputs.notes.append(f"{run.summary.path}: more than {run.calls.max_distinct:,} distinct GEMM calls: the "
+                                f"first {run.calls.max_distinct:,} are kept, {run.calls.overflow:,} calls of further "
+                                "distinct calls are counted only (in bounded memory)")
     drop, notes = duplicate_dialects(call for run in inputs.runs for call in run.calls.calls)
     inputs.notes.extend(notes)
     for run in inputs.runs:
@@ -246,7 +251,8 @@ def _read_one(name: str, options: Options) -> tuple[CompactRun, FileSummary]:
 
 def _without(run: CompactRun, dialect: str) -> CompactRun:
     """The calls of `run` not logged in `dialect`."""
-    out = CompactRun(run.path)
+    out = CompactRun(run.path, run.max_distinct)
+    out.overflow = run.overflow
     for call in run:
         if call.log_format != dialect:
             out.add(call.record())
@@ -385,7 +391,30 @@ def check(names: Sequence[str], *, caps: Caps | str | None = None, batch: bool =
     report = check_report(inputs.occurrences(), inputs.files, caps=loaded, batch=batch)
     report.fail_on = fail_on
     report.notes.extend(caps_notes)
+    _overflow_findings(report, inputs.runs, "checked")
     return _finish(report, inputs)
+
+
+def _overflow_findings(report: Report, runs: Sequence[Run], what: str) -> None:
+    """An `input` finding for each run that kept only its first MAX_DISTINCT distinct calls: the calls of the
+    others were counted but not `what` (checked, compared)."""
+    from blaslog.report import sort_findings
+
+    extra = []
+    for run in runs:
+        calls = run.calls
+        if not calls.overflow:
+            continue
+        extra.append(Finding(
+            kind="too_many_distinct_calls", cls="input",
+            title=f"{calls.overflow:,} GEMM calls of {run.summary.path} were not {what}",
+            explanation=(f"{run.summary.path} holds more than {calls.max_distinct:,} distinct GEMM calls (a training "
+                         f"log repeats a few hundred); blaslog keeps the first {calls.max_distinct:,} to stay in "
+                         f"bounded memory, so the {calls.overflow:,} calls of the others were counted but not {what}. "
+                         "Split the log (per rank, per step range) to look at all of them."),
+            location=Location(run.summary.path, 1), key=f"overflow|{run.summary.path}"))
+    if extra:
+        report.findings = sort_findings(report.findings + extra)
 
 
 def _finish(report: Report, inputs: Inputs) -> Report:
@@ -616,6 +645,7 @@ def _diff_report(results: Sequence[DiffResult], runs: Sequence[Run], refs: Seque
         from blaslog.report import sort_findings
 
         report.findings = sort_findings(report.findings + findings)
+    _overflow_findings(report, [*runs, *refs], "compared")
     report.sections.insert(0, ("Coverage", [dict(row, coverage=f"{row['coverage']:.0%}") for row in rows]))
     report.document["coverage"] = rows
     report.document["ranks"] = [{"file": run.input.path, "rank": run.input.rank, "how": run.input.how}

@@ -53,11 +53,20 @@ class Occurrence:
         return out
 
 
+MAX_DISTINCT = 25_000
+"""Most distinct calls one CompactRun keeps (a training log repeats a few hundred; a log of nothing but new calls
+would otherwise grow without bound). Calls of further distinct calls are counted in `overflow`, not kept."""
+
+
 class CompactRun:
     """The GEMM calls of one input, in order."""
 
-    def __init__(self, path: str = "") -> None:
+    def __init__(self, path: str = "", max_distinct: int = MAX_DISTINCT) -> None:
         self.path = path
+        self.max_distinct = max_distinct
+        """Distinct calls kept at most (see MAX_DISTINCT)."""
+        self.overflow = 0
+        """Calls not kept because their distinct call came after `max_distinct` others (said in a note)."""
         self.calls: list[GemmCall] = []
         self._index: dict[tuple[GemmCall, str], int] = {}
         """(call, its dialect) -> index in `calls`: equal calls of two dialects stay apart, so that an input
@@ -79,22 +88,29 @@ class CompactRun:
         line's SHAPE values: the record is built for the first call of the shape only."""
         index = self._shapes.get(template)
         if index is None:
-            self.add(template.instantiate(values, path, line, end_line))
-            self._shapes[template] = self.which[-1]
-            return
+            index = self._call(template.instantiate(values, path, line, end_line))
+            if index >= 0:
+                self._shapes[template] = index
         self._append(index, line, end_line, template.thread_of(values))
 
     def _call(self, record: GemmCall) -> int:
-        """The index of the distinct call equal to `record` (kept as the first of its kind when new)."""
+        """The index of the distinct call equal to `record` (kept as the first of its kind when new), or -1 when
+        it is new and `max_distinct` calls are kept already."""
         key = (record, record.log_format)
         index = self._index.get(key)
         if index is None:
+            if len(self.calls) >= self.max_distinct:
+                return -1
             index = self._index[key] = len(self.calls)
             self.calls.append(record)
         return index
 
     def _append(self, index: int, line: int, end_line: int, thread_id: str | None) -> None:
-        """Append a call of distinct call `index`, at `line` (to `end_line`), on thread `thread_id`."""
+        """Append a call of distinct call `index`, at `line` (to `end_line`), on thread `thread_id` (an index of
+        -1, a call not kept, is counted in `overflow`)."""
+        if index < 0:
+            self.overflow += 1
+            return
         thread = self._thread_index.get(thread_id)
         if thread is None:
             thread = self._thread_index[thread_id] = len(self.threads)
@@ -126,7 +142,8 @@ class CompactRun:
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path, "calls": self.calls, "threads": self.threads, "which": self.which,
-                "lines": self.lines, "thread_of": self.thread_of, "spans": self.spans}
+                "lines": self.lines, "thread_of": self.thread_of, "spans": self.spans,
+                "max_distinct": self.max_distinct, "overflow": self.overflow}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -168,6 +185,7 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactR
         summary.problems.extend(replace(p, path=name, line=p.line + offset if p.line else 0)
                                 for p in piece_summary.problems if not (p.message == "empty input" and lines))
         summary.more_problems += piece_summary.more_problems
+        run.overflow += piece.overflow
         offset += lines
     return run, summary
 

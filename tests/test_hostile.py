@@ -137,3 +137,27 @@ def test_leaves_find_their_volatile_spans_by_bisection():
     token.start_pos, token.end_pos = 49_996, 50_004  # spans (49990,49994) ends before, (50000,50004) inside
     text = leaf.leaf(token)
     assert [type(part).__name__ for part in text.parts] == ["str", "Slot"]
+
+
+def test_a_log_of_ever_new_calls_keeps_bounded_tables(monkeypatch):
+    """Past MAX_DISTINCT distinct calls a run counts further calls instead of keeping them: summary says so,
+    check reports what it did not check as an input finding (a check never passes on what it did not see)."""
+    import blaslog.runs
+    from blaslog import api
+    from tests.conftest import trace_line
+
+    monkeypatch.setattr(blaslog.runs, "MAX_DISTINCT", 5)
+    monkeypatch.setattr(blaslog.runs.CompactRun.__init__, "__defaults__", ("", 5))
+    text = "".join(trace_line(64 * (1 + i), 128, 256, f"algoId={i % 3}") for i in range(12))
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as handle:
+        handle.write(text)
+    summary = api.summary([handle.name])
+    assert summary.document["overview"]["gemm_calls"] == 5
+    assert any("12" not in note and "7 calls of further distinct calls are counted only" in note
+               for note in summary.notes)
+    check = api.check([handle.name])
+    (finding,) = [f for f in check.findings if f.kind == "too_many_distinct_calls"]
+    assert finding.cls == "input" and "7 GEMM calls" in finding.title and check.exit_status() == 1
+    os.unlink(handle.name)
