@@ -17,9 +17,26 @@ from blaslog.parse import iter_file
 def main() -> None:
     out = sys.stdout
     for gemm in iter_file(sys.argv[1], events=False):
-        out.write("\t".join(str(x) for x in (gemm.thread, gemm.m, gemm.n, gemm.k, gemm.a_type, gemm.compute_type,
-                                              gemm.algo_id, gemm.tile, gemm.stages, gemm.num_splits_k,
-                                              gemm.reduction_scheme, gemm.cta_swizzling)) + "\n")
+        out.write(
+            "\t".join(
+                str(x)
+                for x in (
+                    gemm.thread,
+                    gemm.m,
+                    gemm.n,
+                    gemm.k,
+                    gemm.a_type,
+                    gemm.compute_type,
+                    gemm.algo_id,
+                    gemm.tile,
+                    gemm.stages,
+                    gemm.num_splits_k,
+                    gemm.reduction_scheme,
+                    gemm.cta_swizzling,
+                )
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

@@ -91,20 +91,29 @@ def main() -> None:
 
     start = time.perf_counter()
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        local_cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                                 dashboard_address=":0", silence_logs=40)
+        local_cluster = distributed.LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+        )
     client = distributed.Client(local_cluster, set_as_default=False)
     startup = time.perf_counter() - start
     address = local_cluster.scheduler_address
     try:
         for label, per_task in (("1 input a task", 1), ("batched", None)):
             tasks = len(cluster.plan(names, args.workers, per_task))
-            seconds = timed(lambda per_task=per_task: cluster.read_runs(names, scheduler=address,
-                                                                        files_per_task=per_task), args.repeat)
+            seconds = timed(
+                lambda per_task=per_task: cluster.read_runs(names, scheduler=address, files_per_task=per_task),
+                args.repeat,
+            )
             rows.append((f"LocalCluster {args.workers} workers, {label}", seconds, total, tasks))
         seconds = timed(lambda: api.summary(names, options=api.Options(progress=None, scheduler=address)), args.repeat)
-        rows.append((f"LocalCluster {args.workers} workers, summary end to end", seconds, total,
-                     len(cluster.plan(names, args.workers))))
+        rows.append(
+            (
+                f"LocalCluster {args.workers} workers, summary end to end",
+                seconds,
+                total,
+                len(cluster.plan(names, args.workers)),
+            )
+        )
 
         def serial(n: int = 50) -> None:
             for i in range(n):
@@ -122,11 +131,15 @@ def main() -> None:
 
     print(f"\nper-core rate (one process, one {os.path.getsize(names[0]) / 1e6:.1f} MB log): {per_core:,.0f} MB/s")
     print(f"LocalCluster start: {startup:.1f} s")
-    print(f"task overhead: {round_trip * 1e3:.1f} ms a task one after another (submit to result); "
-          f"{burst / many * 1e3:.2f} ms a task in a burst of {many} (the scheduler's throughput: "
-          f"{many / burst:,.0f} tasks/s)")
-    print(f"result per input: {result_bytes / 1e3:,.1f} kB pickled (CompactRun + FileSummary) for "
-          f"{total / args.ranks:.1f} MB of log\n")
+    print(
+        f"task overhead: {round_trip * 1e3:.1f} ms a task one after another (submit to result); "
+        f"{burst / many * 1e3:.2f} ms a task in a burst of {many} (the scheduler's throughput: "
+        f"{many / burst:,.0f} tasks/s)"
+    )
+    print(
+        f"result per input: {result_bytes / 1e3:,.1f} kB pickled (CompactRun + FileSummary) for "
+        f"{total / args.ranks:.1f} MB of log\n"
+    )
     print("| how | tasks | wall s | MB/s | overhead vs local -j |")
     print("|---|---:|---:|---:|---:|")
     for label, seconds, mb, tasks in rows:

@@ -53,7 +53,7 @@ def level5(out, size: int, seed: int, run: str = "tp4", pointers: str = "cycle",
         seconds = number // 3
         stamp = f"[2026-06-{6 + seconds // 86400 % 20:02d} {seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}]"
         for line in step:
-            line = _DEVICE.sub(lambda m: f"0X{int(m.group()[2:], 16) + shift:X}", line)
+            line = _DEVICE.sub(lambda m, shift=shift: f"0X{int(m.group()[2:], 16) + shift:X}", line)
             line = prefix + _TIME.sub(stamp, line)
             out.write(line)
             out.write("\n")
@@ -68,18 +68,26 @@ def level5(out, size: int, seed: int, run: str = "tp4", pointers: str = "cycle",
 def distinct(out, size: int, seed: int) -> None:
     rng = random.Random(seed)
     written = 0
-    tiles = ["MATMUL_TILE_64x64", "MATMUL_TILE_128x128", "MATMUL_TILE_128x64", "MATMUL_TILE_256x128",
-             "MATMUL_TILE_64x128", "MATMUL_TILE_128x256"]
+    tiles = [
+        "MATMUL_TILE_64x64",
+        "MATMUL_TILE_128x128",
+        "MATMUL_TILE_128x64",
+        "MATMUL_TILE_256x128",
+        "MATMUL_TILE_64x128",
+        "MATMUL_TILE_128x256",
+    ]
     while written < size:
         m, n, k = (rng.randrange(16, 1 << 16) for _ in range(3))
-        line = (f"[2026-06-06 15:31:42][cublasLt][{rng.randrange(1000, 10**6)}][Trace][cublasLtMatmul] "
-                f"A=0X{rng.getrandbits(44):X} Adesc=[type=R_16F rows={k} cols={m} ld={k}] B=0X{rng.getrandbits(44):X} "
-                f"Bdesc=[type=R_16F rows={k} cols={n} ld={k}] C=0X{rng.getrandbits(44):X} Cdesc=[type=R_16F rows={m} "
-                f"cols={n} ld={m}] D=0X{rng.getrandbits(44):X} Ddesc=[type=R_16F rows={m} cols={n} ld={m}] "
-                f"computeDesc=[computeType=COMPUTE_32F scaleType=R_32F transa=OP_T smCountTarget={rng.randrange(200)}] "
-                f"algo=[algoId={rng.randrange(10, 100)} tile={rng.choice(tiles)} stages=MATMUL_STAGES_{rng.choice([16, 32, 64])}x"
-                f"{rng.randrange(1, 7)} customOption={rng.randrange(4)}] workSpace=0X{rng.getrandbits(44):X} "
-                f"workSpaceSizeInBytes={rng.randrange(1 << 25)} beta=0 outOfPlace=0 stream=0X{rng.getrandbits(44):X}\n")
+        line = (
+            f"[2026-06-06 15:31:42][cublasLt][{rng.randrange(1000, 10**6)}][Trace][cublasLtMatmul] "
+            f"A=0X{rng.getrandbits(44):X} Adesc=[type=R_16F rows={k} cols={m} ld={k}] B=0X{rng.getrandbits(44):X} "
+            f"Bdesc=[type=R_16F rows={k} cols={n} ld={k}] C=0X{rng.getrandbits(44):X} Cdesc=[type=R_16F rows={m} "
+            f"cols={n} ld={m}] D=0X{rng.getrandbits(44):X} Ddesc=[type=R_16F rows={m} cols={n} ld={m}] "
+            f"computeDesc=[computeType=COMPUTE_32F scaleType=R_32F transa=OP_T smCountTarget={rng.randrange(200)}] "
+            f"algo=[algoId={rng.randrange(10, 100)} tile={rng.choice(tiles)} stages=MATMUL_STAGES_{rng.choice([16, 32, 64])}x"
+            f"{rng.randrange(1, 7)} customOption={rng.randrange(4)}] workSpace=0X{rng.getrandbits(44):X} "
+            f"workSpaceSizeInBytes={rng.randrange(1 << 25)} beta=0 outOfPlace=0 stream=0X{rng.getrandbits(44):X}\n"
+        )
         out.write(line)
         written += len(line)
 
@@ -90,7 +98,11 @@ def rocblas(out, size: int, seed: int) -> None:
     step = 0
     while written < size:
         for line in lines:
-            line = re.sub(r"0x7f2e([0-9a-f]{8})", lambda m: f"0x7f2e{(int(m.group(1), 16) + step * 0x1000) % (1 << 32):08x}", line)
+            line = re.sub(
+                r"0x7f2e([0-9a-f]{8})",
+                lambda m, step=step: f"0x7f2e{(int(m.group(1), 16) + step * 0x1000) % (1 << 32):08x}",
+                line,
+            )
             out.write(line + "\n")
             written += len(line) + 1
         step += 1
@@ -104,8 +116,11 @@ def rocblas3(out, size: int, seed: int) -> None:
     while written < size:
         calls = iter(bench)
         for line in trace:
-            line = re.sub(r"0x7f2e([0-9a-f]{8})",
-                          lambda m: f"0x7f2e{(int(m.group(1), 16) + step * 0x1000) % (1 << 32):08x}", line)
+            line = re.sub(
+                r"0x7f2e([0-9a-f]{8})",
+                lambda m, step=step: f"0x7f2e{(int(m.group(1), 16) + step * 0x1000) % (1 << 32):08x}",
+                line,
+            )
             text = line + "\n"
             if line.startswith("rocblas_gemm"):
                 text += next(calls, bench[0]) + "\n"
@@ -140,8 +155,11 @@ def mixed(out, size: int, seed: int) -> None:
     while written < size:
         seconds = step // 3
         stamp = f"[2026-06-{6 + seconds // 86400 % 20:02d} {seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}]"
-        chunk = [_TIME.sub(stamp, line) for line in trace[:20]] + classic + [
-            f"step {step} loss={10 - step * 1e-4:.4f} dt={rng.uniform(300, 900):.1f}ms"]
+        chunk = (
+            [_TIME.sub(stamp, line) for line in trace[:20]]
+            + classic
+            + [f"step {step} loss={10 - step * 1e-4:.4f} dt={rng.uniform(300, 900):.1f}ms"]
+        )
         text = "\n".join(chunk) + "\n"
         out.write(text)
         written += len(text)
@@ -151,13 +169,18 @@ def mixed(out, size: int, seed: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=float, required=True, help="megabytes to write (approximately)")
-    parser.add_argument("--kind", choices=["level5", "distinct", "rocblas", "rocblas3", "hipblaslt-bench", "mixed"],
-                        default="level5")
+    parser.add_argument(
+        "--kind", choices=["level5", "distinct", "rocblas", "rocblas3", "hipblaslt-bench", "mixed"], default="level5"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--run", choices=sorted(TEMPLATES), default="tp4", help="level5: which fixture run to repeat")
     parser.add_argument("--prefix", default="", help="level5: text before every line (a launcher's `[rank0]: `)")
-    parser.add_argument("--pointers", choices=["cycle", "new"], default="cycle",
-                        help="level5: device pointers repeat every 64 steps (cycle) or never (new)")
+    parser.add_argument(
+        "--pointers",
+        choices=["cycle", "new"],
+        default="cycle",
+        help="level5: device pointers repeat every 64 steps (cycle) or never (new)",
+    )
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -165,8 +188,13 @@ def main() -> None:
         if args.kind == "level5":
             level5(out, int(args.size * 1e6), args.seed, args.run, args.pointers, args.prefix)
         else:
-            kinds = {"distinct": distinct, "rocblas": rocblas, "rocblas3": rocblas3, "hipblaslt-bench": hipblaslt_bench,
-                     "mixed": mixed}
+            kinds = {
+                "distinct": distinct,
+                "rocblas": rocblas,
+                "rocblas3": rocblas3,
+                "hipblaslt-bench": hipblaslt_bench,
+                "mixed": mixed,
+            }
             kinds[args.kind](out, int(args.size * 1e6), args.seed)
 
 

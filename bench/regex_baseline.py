@@ -36,17 +36,35 @@ def main() -> None:
                 compute, algo = fields(top.get("computeDesc", "")), fields(top.get("algo", ""))
                 transposed = compute.get("transa") == "OP_T"
                 m, k = (a.get("cols"), a.get("rows")) if transposed else (a.get("rows"), a.get("cols"))
-                row = (match.group(1), m, d.get("cols"), k, a.get("type"), compute.get("computeType"),
-                       algo.get("algoId"), algo.get("tile"), algo.get("stages"), algo.get("numSplitsK"),
-                       algo.get("reductionScheme"), algo.get("ctaSwizzling"))
+                row = (
+                    match.group(1),
+                    m,
+                    d.get("cols"),
+                    k,
+                    a.get("type"),
+                    compute.get("computeType"),
+                    algo.get("algoId"),
+                    algo.get("tile"),
+                    algo.get("stages"),
+                    algo.get("numSplitsK"),
+                    algo.get("reductionScheme"),
+                    algo.get("ctaSwizzling"),
+                )
             elif line.startswith("rocblas_gemm"):
                 parts = line.rstrip("\n").split(",")
                 row = (parts[0], parts[3], parts[4], parts[5], parts[8], parts[-6], parts[-5], parts[-4], parts[-3])
             elif line.startswith(("./rocblas-bench", "rocblas-bench", "hipblaslt-bench")):
                 options = dict(OPTION.findall(line))
-                row = (options.get("f", "hipblaslt"), options.get("m"), options.get("n"), options.get("k"),
-                       options.get("a_type"), options.get("compute_type"), options.get("solution_index"),
-                       options.get("flags"))
+                row = (
+                    options.get("f", "hipblaslt"),
+                    options.get("m"),
+                    options.get("n"),
+                    options.get("k"),
+                    options.get("a_type"),
+                    options.get("compute_type"),
+                    options.get("solution_index"),
+                    options.get("flags"),
+                )
             elif line.startswith("I! cuBLAS"):
                 classic = {"function": line.split("function ", 1)[-1].split("(", 1)[0]}
                 continue
@@ -57,8 +75,15 @@ def main() -> None:
                     continue
                 if "Process=" not in line or "gemm" not in classic["function"].lower():
                     continue
-                row = (classic["function"], classic.get("m"), classic.get("n"), classic.get("k"),
-                       classic.get("Atype"), classic.get("computeType"), classic.get("algo"))
+                row = (
+                    classic["function"],
+                    classic.get("m"),
+                    classic.get("n"),
+                    classic.get("k"),
+                    classic.get("Atype"),
+                    classic.get("computeType"),
+                    classic.get("algo"),
+                )
                 classic = None
             else:
                 continue

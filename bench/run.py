@@ -31,8 +31,25 @@ def generate(kind: str, size: float, run: str = "tp4", pointers: str = "cycle", 
     variant = ("" if pointers == "cycle" else "_" + pointers) + ("_prefixed" if prefix else "")
     path = DATA / f"{kind}_{run}_{size}mb{variant}.log"
     if not path.exists():
-        subprocess.run([PY, str(HERE / "generate.py"), "--kind", kind, "--size", str(size), "--run", run,
-                        "--pointers", pointers, "--prefix", prefix, "--out", str(path)], check=True)
+        subprocess.run(
+            [
+                PY,
+                str(HERE / "generate.py"),
+                "--kind",
+                kind,
+                "--size",
+                str(size),
+                "--run",
+                run,
+                "--pointers",
+                pointers,
+                "--prefix",
+                prefix,
+                "--out",
+                str(path),
+            ],
+            check=True,
+        )
     return path
 
 
@@ -59,8 +76,10 @@ def paired(blaslog: list[str], baseline: list[str], runs: int = 3) -> tuple[tupl
         a.append(measure_cpu(blaslog))
         b.append(measure_cpu(baseline))
     middle = runs // 2
-    return (tuple(sorted(x[i] for x in a)[middle] for i in range(3)),  # type: ignore[return-value]
-            tuple(sorted(x[i] for x in b)[middle] for i in range(3)))
+    return (
+        tuple(sorted(x[i] for x in a)[middle] for i in range(3)),  # type: ignore[return-value]
+        tuple(sorted(x[i] for x in b)[middle] for i in range(3)),
+    )
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
@@ -87,22 +106,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000], help="log sizes in MB")
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--shapes", type=int, default=100, metavar="MB",
-                        help="size of the logs of other shapes, each measured against the regex baseline (0: none)")
+    parser.add_argument(
+        "--shapes",
+        type=int,
+        default=100,
+        metavar="MB",
+        help="size of the logs of other shapes, each measured against the regex baseline (0: none)",
+    )
     parser.add_argument("--only-shapes", action="store_true", help="measure the other shapes and limits only")
     args = parser.parse_args()
     blaslog = [PY, "-m", "blaslog"]
     rows: list[tuple[str, str, float, float, float, str]] = []
 
-    def row(what: str, command: list[str], size_mb: float, records: str = "", env: dict[str, str] | None = None,
-            label: str = "") -> float:
+    def row(
+        what: str,
+        command: list[str],
+        size_mb: float,
+        records: str = "",
+        env: dict[str, str] | None = None,
+        label: str = "",
+    ) -> float:
         runs = [measure(command, env)]
         if runs[0][0] < 15:  # quick rows run three times: the median, so that one noisy run does not decide
             runs += [measure(command, env) for _ in range(2)]
         seconds, peak = sorted(runs)[len(runs) // 2]
         rows.append((label, what, seconds, size_mb / seconds, peak, records))
-        print(f"{label:>8} {what:<58} {seconds:8.2f} s {size_mb / seconds:8.1f} MB/s {peak:8.0f} MB {records}",
-              flush=True)
+        print(
+            f"{label:>8} {what:<58} {seconds:8.2f} s {size_mb / seconds:8.1f} MB/s {peak:8.0f} MB {records}", flush=True
+        )
         return seconds
 
     if args.shapes:
@@ -119,45 +150,96 @@ def main() -> None:
         label = f"{size} MB"
         row("baseline: wc -l", ["wc", "-l", str(sharded)], mb, label=label)
         row("baseline: grep -c Trace", ["grep", "-c", "Trace", str(sharded)], mb, label=label)
-        row("baseline: regex extractor (bench/regex_baseline.py)", [PY, str(HERE / "regex_baseline.py"), str(sharded)],
-            mb, f"{gemms} GEMMs", label=label)
-        row("blaslog Python API, the baseline's fields (bench/api_fields.py)", [PY, str(HERE / "api_fields.py"),
-                                                                              str(sharded)], mb, f"{gemms} GEMMs",
-            label=label)
+        row(
+            "baseline: regex extractor (bench/regex_baseline.py)",
+            [PY, str(HERE / "regex_baseline.py"), str(sharded)],
+            mb,
+            f"{gemms} GEMMs",
+            label=label,
+        )
+        row(
+            "blaslog Python API, the baseline's fields (bench/api_fields.py)",
+            [PY, str(HERE / "api_fields.py"), str(sharded)],
+            mb,
+            f"{gemms} GEMMs",
+            label=label,
+        )
         if size <= 10:
-            row("blaslog parse, shape cache off (BLASLOG_SHAPE_CACHE=0)",
-                [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", "1"], mb, f"{gemms} GEMMs",
-                env={**os.environ, "BLASLOG_SHAPE_CACHE": "0"}, label=label)
-        parse1 = row("blaslog parse -f jsonl, 1 process", [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", "1"],
-                     mb, f"{gemms} GEMMs", label=label)
+            row(
+                "blaslog parse, shape cache off (BLASLOG_SHAPE_CACHE=0)",
+                [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", "1"],
+                mb,
+                f"{gemms} GEMMs",
+                env={**os.environ, "BLASLOG_SHAPE_CACHE": "0"},
+                label=label,
+            )
+        parse1 = row(
+            "blaslog parse -f jsonl, 1 process",
+            [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", "1"],
+            mb,
+            f"{gemms} GEMMs",
+            label=label,
+        )
         fresh = generate("level5", size, "tp4", "new")
-        row("blaslog parse -f jsonl, 1 process, device pointers never repeat",
-            [*blaslog, "parse", str(fresh), "-f", "jsonl", "-q", "-j", "1"], fresh.stat().st_size / 1e6,
-            f"{gemms} GEMMs", label=label)
+        row(
+            "blaslog parse -f jsonl, 1 process, device pointers never repeat",
+            [*blaslog, "parse", str(fresh), "-f", "jsonl", "-q", "-j", "1"],
+            fresh.stat().st_size / 1e6,
+            f"{gemms} GEMMs",
+            label=label,
+        )
         tagged = generate("level5", size, "tp4", prefix="[rank0]: ")
         with open(tagged, "rb") as handle:
             tagged_gemms = sum(1 for line in handle if b"][Trace][" in line)
-        row("blaslog parse -f jsonl, 1 process, `[rank0]: ` before every line",
-            [*blaslog, "parse", str(tagged), "-f", "jsonl", "-q", "-j", "1"], tagged.stat().st_size / 1e6,
-            f"{tagged_gemms} GEMMs", label=label)
-        row(f"blaslog parse -f jsonl, {os.cpu_count()} processes (file cut in pieces)",
-            [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", str(os.cpu_count())], mb, f"{gemms} GEMMs",
-            label=label)
-        row("blaslog parse -f jsonl --kind all (every record built)", [*blaslog, "parse", str(sharded), "-f", "jsonl",
-                                                                      "--kind", "all", "-q", "-j", "1"],
-            mb, "all records", label=label)
+        row(
+            "blaslog parse -f jsonl, 1 process, `[rank0]: ` before every line",
+            [*blaslog, "parse", str(tagged), "-f", "jsonl", "-q", "-j", "1"],
+            tagged.stat().st_size / 1e6,
+            f"{tagged_gemms} GEMMs",
+            label=label,
+        )
+        row(
+            f"blaslog parse -f jsonl, {os.cpu_count()} processes (file cut in pieces)",
+            [*blaslog, "parse", str(sharded), "-f", "jsonl", "-q", "-j", str(os.cpu_count())],
+            mb,
+            f"{gemms} GEMMs",
+            label=label,
+        )
+        row(
+            "blaslog parse -f jsonl --kind all (every record built)",
+            [*blaslog, "parse", str(sharded), "-f", "jsonl", "--kind", "all", "-q", "-j", "1"],
+            mb,
+            "all records",
+            label=label,
+        )
         row("blaslog summary, 1 process", [*blaslog, "summary", str(sharded), "-q", "-j", "1"], mb, label=label)
-        row(f"blaslog summary, {os.cpu_count()} processes (file cut in pieces)",
-            [*blaslog, "summary", str(sharded), "-q", "-j", str(os.cpu_count())], mb, label=label)
+        row(
+            f"blaslog summary, {os.cpu_count()} processes (file cut in pieces)",
+            [*blaslog, "summary", str(sharded), "-q", "-j", str(os.cpu_count())],
+            mb,
+            label=label,
+        )
         row("blaslog check, 1 process", [*blaslog, "check", str(sharded), "-q", "-j", "1"], mb, label=label)
-        row(f"blaslog check, {os.cpu_count()} processes (file cut in pieces)",
-            [*blaslog, "check", str(sharded), "-q", "-j", str(os.cpu_count())], mb, label=label)
-        diff = row("blaslog diff sharded unsharded (both logs, read side by side)",
-                   [*blaslog, "diff", str(sharded), str(unsharded), "-q", "--exit-zero"], 2 * mb, label=label)
+        row(
+            f"blaslog check, {os.cpu_count()} processes (file cut in pieces)",
+            [*blaslog, "check", str(sharded), "-q", "-j", str(os.cpu_count())],
+            mb,
+            label=label,
+        )
+        diff = row(
+            "blaslog diff sharded unsharded (both logs, read side by side)",
+            [*blaslog, "diff", str(sharded), str(unsharded), "-q", "--exit-zero"],
+            2 * mb,
+            label=label,
+        )
         print(f"{'':>8} diff / (2 x one-process parse) = {diff / (2 * parse1):.2f}")
     distinct = generate("distinct", 20)
-    row("blaslog parse, every line a different call", [*blaslog, "parse", str(distinct), "-f", "jsonl", "-q", "-j", "1"],
-        distinct.stat().st_size / 1e6, label="20 MB")
+    row(
+        "blaslog parse, every line a different call",
+        [*blaslog, "parse", str(distinct), "-f", "jsonl", "-q", "-j", "1"],
+        distinct.stat().st_size / 1e6,
+        label="20 MB",
+    )
     ranks = [generate("level5", 250, "tp4")]
     for i in range(1, 4):
         path = DATA / f"rank{i}.log"
@@ -165,14 +247,24 @@ def main() -> None:
             shutil.copy(ranks[0], path)
         ranks.append(path)
     total = sum(p.stat().st_size for p in ranks) / 1e6
-    one = row("4 per-rank logs, summary, 1 process", [*blaslog, "summary", *map(str, ranks), "-q", "-j", "1"], total,
-              label="4x250 MB")
-    both = row(f"4 per-rank logs, summary, {os.cpu_count()} processes",
-               [*blaslog, "summary", *map(str, ranks), "-q", "-j", str(os.cpu_count())], total, label="4x250 MB")
+    one = row(
+        "4 per-rank logs, summary, 1 process",
+        [*blaslog, "summary", *map(str, ranks), "-q", "-j", "1"],
+        total,
+        label="4x250 MB",
+    )
+    both = row(
+        f"4 per-rank logs, summary, {os.cpu_count()} processes",
+        [*blaslog, "summary", *map(str, ranks), "-q", "-j", str(os.cpu_count())],
+        total,
+        label="4x250 MB",
+    )
     print(f"{'':>8} speed-up {one / both:.2f} on {os.cpu_count()} cores")
     if args.markdown:
-        print(f"\nMachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-              f"{platform.python_version()}\n")
+        print(
+            f"\nMachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+            f"{platform.python_version()}\n"
+        )
         print("| input | command | seconds | MB/s | peak MB | records |\n|---|---|---|---|---|---|")
         for label, what, seconds, rate, peak, records in rows:
             print(f"| {label} | {what} | {seconds:.2f} | {rate:.1f} | {peak:.0f} | {records} |")
@@ -189,16 +281,21 @@ def shapes(size: int, blaslog: list[str]) -> None:
         "hipblaslt-bench lines": generate("hipblaslt-bench", size),
         "every line a different call": generate("distinct", size / 5),
     }
-    print(f"\n| log ({size} MB unless said) | command | blaslog wall s | CPU s | peak MB | baseline wall s | CPU s | "
-          "speed vs baseline (wall) | (CPU) |\n|---|---|---|---|---|---|---|---|---|")
+    print(
+        f"\n| log ({size} MB unless said) | command | blaslog wall s | CPU s | peak MB | baseline wall s | CPU s | "
+        "speed vs baseline (wall) | (CPU) |\n|---|---|---|---|---|---|---|---|---|"
+    )
     for what, path in logs.items():
         baseline = [PY, str(HERE / "regex_baseline.py"), str(path)]
         mb = path.stat().st_size / 1e6
         for command in (["parse", "-f", "jsonl"], ["summary"]):
             mine, theirs = paired([*blaslog, *command, str(path), "-q", "-j", "1"], baseline)
-            print(f"| {what} ({mb:.0f} MB) | {' '.join(command)} -j 1 | {mine[0]:.2f} | {mine[1]:.2f} | "
-                  f"{mine[2]:.0f} | {theirs[0]:.2f} | {theirs[1]:.2f} | {theirs[0] / mine[0]:.2f} | "
-                  f"{theirs[1] / mine[1]:.2f} |", flush=True)
+            print(
+                f"| {what} ({mb:.0f} MB) | {' '.join(command)} -j 1 | {mine[0]:.2f} | {mine[1]:.2f} | "
+                f"{mine[2]:.0f} | {theirs[0]:.2f} | {theirs[1]:.2f} | {theirs[0] / mine[0]:.2f} | "
+                f"{theirs[1] / mine[1]:.2f} |",
+                flush=True,
+            )
 
 
 def limits(blaslog: list[str]) -> None:
@@ -211,10 +308,12 @@ def limits(blaslog: list[str]) -> None:
     deep.write_text(head + "a=" + "[" * 400_000 + "]" * 400_000 + "\n")
     distinct = generate("distinct", 160)
     print("\n| input | command | wall s | CPU s | peak MB |\n|---|---|---|---|---|")
-    for what, path, command in (("one line, 100,000 key=value pairs", wide, "parse"),
-                                ("one line, brackets 400,000 deep", deep, "parse"),
-                                ("160 MB, ~270k distinct GEMMs", distinct, "summary"),
-                                ("160 MB, ~270k distinct GEMMs", distinct, "check")):
+    for what, path, command in (
+        ("one line, 100,000 key=value pairs", wide, "parse"),
+        ("one line, brackets 400,000 deep", deep, "parse"),
+        ("160 MB, ~270k distinct GEMMs", distinct, "summary"),
+        ("160 MB, ~270k distinct GEMMs", distinct, "check"),
+    ):
         wall, cpu, peak = measure_cpu([*blaslog, command, str(path), "-q", "-j", "1"])
         print(f"| {what} | {command} -j 1 | {wall:.2f} | {cpu:.2f} | {peak:.0f} |", flush=True)
 

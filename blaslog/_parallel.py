@@ -19,7 +19,6 @@ SPLIT_MIN = 64 << 20
 """Inputs smaller than this are not cut into pieces."""
 
 
-
 class _RangeReader(Reader):
     """A Reader over bytes [start, end) of a file (which begin and end at line starts)."""
 
@@ -28,7 +27,7 @@ class _RangeReader(Reader):
         self.start, self.end = start, end
 
     def _open(self) -> tuple[Any, list[Any]]:
-        handle = open(self.name, "rb")
+        handle = open(self.name, "rb")  # noqa: SIM115 (closed by the Reader that reads it)
         handle.seek(self.start)
         return _Bounded(handle, self.end - self.start), [handle]
 
@@ -66,11 +65,23 @@ def split_points(path: str, pieces: int) -> list[int]:
     return points
 
 
-def range_parser(name: str, start: int, end: int, log_format: list[str] | None, on_error: str, *,
-                 first_line: int = 1, events: bool = False) -> _FileParser:
+def range_parser(
+    name: str,
+    start: int,
+    end: int,
+    log_format: list[str] | None,
+    on_error: str,
+    *,
+    first_line: int = 1,
+    events: bool = False,
+) -> _FileParser:
     """A parser of bytes [start, end) of `name` (cut at line starts), its lines numbered from `first_line`."""
-    return _FileParser(_RangeReader(name, start, end, first_line), Sniffer(log_format), on_error,  # type: ignore[arg-type]
-                       events=events)
+    return _FileParser(
+        _RangeReader(name, start, end, first_line),
+        Sniffer(log_format),
+        on_error,  # type: ignore[arg-type]
+        events=events,
+    )
 
 
 def _piece(name: str, start: int, end: int, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any, int]:
@@ -84,8 +95,9 @@ def _whole(name: str, log_format: list[str] | None, on_error: str) -> tuple[Comp
     return read_run(name, log_format=log_format, on_error=on_error)  # type: ignore[arg-type]
 
 
-def read_runs_parallel(names: list[str], *, log_format: list[str] | None, on_error: str,
-                       jobs: int) -> list[tuple[CompactRun, Any]]:
+def read_runs_parallel(
+    names: list[str], *, log_format: list[str] | None, on_error: str, jobs: int
+) -> list[tuple[CompactRun, Any]]:
     """CompactRun and FileSummary of each input, using up to `jobs` processes (inputs in the given order)."""
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         if len(names) == 1:
@@ -100,12 +112,15 @@ def read_runs_parallel(names: list[str], *, log_format: list[str] | None, on_err
         return [f.result() for f in wholes]
 
 
-def parse_parallel(names: list[str], *, log_format: list[str] | None, on_error: str, jobs: int,
-                   events: bool = True) -> list[ParseResult]:
+def parse_parallel(
+    names: list[str], *, log_format: list[str] | None, on_error: str, jobs: int, events: bool = True
+) -> list[ParseResult]:
     """ParseResults of several inputs parsed in parallel processes."""
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(parse_file, name, log_format=log_format, on_error=on_error, events=events)  # type: ignore[arg-type]
-                   for name in names]
+        futures = [
+            pool.submit(parse_file, name, log_format=log_format, on_error=on_error, events=events)  # type: ignore[arg-type]
+            for name in names
+        ]
         return [f.result() for f in futures]
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from blaslog.caps import Caps, load_caps
 from blaslog.diff import DiffResult, diff_runs
-from blaslog.errors import BlaslogError, InputError
+from blaslog.errors import InputError
 from blaslog.formats import Sniffer, logging_hints
 from blaslog.inputs import ENDS_EARLY, Reader
 from blaslog.parse import OnError, iter_file, parse_file
@@ -193,8 +193,13 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
     if options.scheduler and "-" not in good:  # the cluster's workers read the inputs (and their heads)
         from blaslog.cluster import read_runs
 
-        read = read_runs(good, scheduler=options.scheduler, log_format=options.formats, on_error=options.on_error,
-                         workers=options.jobs)
+        read = read_runs(
+            good,
+            scheduler=options.scheduler,
+            log_format=options.formats,
+            on_error=options.on_error,
+            workers=options.jobs,
+        )
         if read.failed and options.strict:
             raise InputError(read.failed[0])
         inputs.failed.extend(read.failed)
@@ -203,9 +208,12 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
             return inputs
     ranked = assign_ranks(good, read.heads if read else [_head(name) for name in good], options.rank_from)
     if any(r.how == "name order (guessed)" for r in ranked):
-        inputs.notes.append("ranks guessed from the order of the file names (" + ", ".join(
-            f"{r.path} = rank {r.rank}" for r in ranked[:8]) + (", ..." if len(ranked) > 8 else "")
-            + "); name the files by rank or give --rank-from REGEX")
+        inputs.notes.append(
+            "ranks guessed from the order of the file names ("
+            + ", ".join(f"{r.path} = rank {r.rank}" for r in ranked[:8])
+            + (", ..." if len(ranked) > 8 else "")
+            + "); name the files by rank or give --rank-from REGEX"
+        )
     processes = jobs_for(options.jobs, good) if read is None else 0
     if read is not None:
         pairs = read.pairs
@@ -219,9 +227,11 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
         inputs.runs.append(Run(rank, calls, summary))
     for run in inputs.runs:
         if run.calls.overflow:
-            inputs.notes.append(f"{run.summary.path}: more than {run.calls.max_distinct:,} distinct GEMM calls: the "
-                                f"first {run.calls.max_distinct:,} are kept, {run.calls.overflow:,} calls of further "
-                                "distinct calls are counted only (in bounded memory)")
+            inputs.notes.append(
+                f"{run.summary.path}: more than {run.calls.max_distinct:,} distinct GEMM calls: the "
+                f"first {run.calls.max_distinct:,} are kept, {run.calls.overflow:,} calls of further "
+                "distinct calls are counted only (in bounded memory)"
+            )
     drop, notes = duplicate_dialects(call for run in inputs.runs for call in run.calls.calls)
     inputs.notes.extend(notes)
     for run in inputs.runs:
@@ -266,8 +276,10 @@ def nothing_found(what: str = "BLAS log records", files: Sequence[FileSummary] =
     unparsable = sum(summary.unparsable_lines for summary in files)
     if errors and unparsable:
         first = errors[0]
-        return (f"no {what} could be read: {unparsable} unparsable line(s) (first: {first.path}:{first.line}:"
-                f"{first.column}: {first.message})")
+        return (
+            f"no {what} could be read: {unparsable} unparsable line(s) (first: {first.path}:{first.line}:"
+            f"{first.column}: {first.message})"
+        )
     return f"no {what} found; was logging on? ({'; '.join(logging_hints())})"
 
 
@@ -291,8 +303,14 @@ def _load(caps: Caps | str | None) -> Caps | None:
 # ---- the commands ----------------------------------------------------------------------------------------------
 
 
-def parse(names: str | Iterable[str], *, log_format: Iterable[str] | str | None = None,
-          on_error: OnError = "warn", jobs: int = 1, events: bool = True) -> ParseResult:
+def parse(
+    names: str | Iterable[str],
+    *,
+    log_format: Iterable[str] | str | None = None,
+    on_error: OnError = "warn",
+    jobs: int = 1,
+    events: bool = True,
+) -> ParseResult:
     """Parse inputs (files, quoted globs, folders, `-`) into one ParseResult, inputs in natural order.
 
     With `jobs` > 1 several files are parsed in parallel processes. Every record is kept (both dialects of a
@@ -314,8 +332,14 @@ def parse(names: str | Iterable[str], *, log_format: Iterable[str] | str | None 
     )
 
 
-def records(names: Sequence[str], *, kind: str = "gemm", options: Options | None = None,
-            summaries: list[FileSummary] | None = None, lazy: bool = False) -> Iterator[Any]:
+def records(
+    names: Sequence[str],
+    *,
+    kind: str = "gemm",
+    options: Options | None = None,
+    summaries: list[FileSummary] | None = None,
+    lazy: bool = False,
+) -> Iterator[Any]:
     """Stream the records of inputs (GEMMs, or every record with `kind="all"`); each input's FileSummary is
     appended to `summaries` once it is read. With `lazy`, GEMMs of a known line shape come unbuilt (see
     :mod:`blaslog.stream`)."""
@@ -323,16 +347,29 @@ def records(names: Sequence[str], *, kind: str = "gemm", options: Options | None
     if options.scheduler and "-" not in names:
         from blaslog import cluster
 
-        yield from cluster.records(names, scheduler=options.scheduler, kind=kind, log_format=options.formats,
-                                   on_error=options.on_error, workers=options.jobs,
-                                   summaries=summaries if summaries is not None else [])
+        yield from cluster.records(
+            names,
+            scheduler=options.scheduler,
+            kind=kind,
+            log_format=options.formats,
+            on_error=options.on_error,
+            workers=options.jobs,
+            summaries=summaries if summaries is not None else [],
+        )
         return
     for name in names:
         size = os.path.getsize(name) if name != "-" and os.path.isfile(name) else 0
         display = options.progress(name, size) if options.progress is not None else None
         try:
-            yield from iter_file(name, log_format=options.formats, on_error=options.on_error,
-                                 summary_out=summaries, events=kind == "all", progress=display, lazy=lazy)
+            yield from iter_file(
+                name,
+                log_format=options.formats,
+                on_error=options.on_error,
+                summary_out=summaries,
+                events=kind == "all",
+                progress=display,
+                lazy=lazy,
+            )
         finally:
             if display is not None:
                 display.close()
@@ -347,8 +384,9 @@ def parse_inputs(names: Sequence[str], options: Options | None = None) -> tuple[
     return _openable(files, options.strict)
 
 
-def parse_report(names: Sequence[str], *, kind: str = "gemm", caps: Caps | str | None = None,
-                 options: Options | None = None) -> Report:
+def parse_report(
+    names: Sequence[str], *, kind: str = "gemm", caps: Caps | str | None = None, options: Options | None = None
+) -> Report:
     """What `blaslog parse` prints: every GEMM record (every record with `kind="all"`) of the inputs."""
     from blaslog.views import parse_report as build
 
@@ -380,8 +418,14 @@ def summary(names: Sequence[str], *, caps: Caps | str | None = None, options: Op
     return _finish(report, inputs)
 
 
-def check(names: Sequence[str], *, caps: Caps | str | None = None, batch: bool = False,
-          options: Options | None = None, fail_on: str = "precision") -> Report:
+def check(
+    names: Sequence[str],
+    *,
+    caps: Caps | str | None = None,
+    batch: bool = False,
+    options: Options | None = None,
+    fail_on: str = "precision",
+) -> Report:
     """What `blaslog check` prints: GEMMs inside one run that ran with different algorithms, flags or solutions
     (each file on its own); with `batch`, also the algorithm ranges along the dimension that varies."""
     from blaslog.views import check_report
@@ -405,14 +449,21 @@ def _overflow_findings(report: Report, runs: Sequence[Run], what: str) -> None:
         calls = run.calls
         if not calls.overflow:
             continue
-        extra.append(Finding(
-            kind="too_many_distinct_calls", cls="input",
-            title=f"{calls.overflow:,} GEMM calls of {run.summary.path} were not {what}",
-            explanation=(f"{run.summary.path} holds more than {calls.max_distinct:,} distinct GEMM calls (a training "
-                         f"log repeats a few hundred); blaslog keeps the first {calls.max_distinct:,} to stay in "
-                         f"bounded memory, so the {calls.overflow:,} calls of the others were counted but not {what}. "
-                         "Split the log (per rank, per step range) to look at all of them."),
-            location=Location(run.summary.path, 1), key=f"overflow|{run.summary.path}"))
+        extra.append(
+            Finding(
+                kind="too_many_distinct_calls",
+                cls="input",
+                title=f"{calls.overflow:,} GEMM calls of {run.summary.path} were not {what}",
+                explanation=(
+                    f"{run.summary.path} holds more than {calls.max_distinct:,} distinct GEMM calls (a training "
+                    f"log repeats a few hundred); blaslog keeps the first {calls.max_distinct:,} to stay in "
+                    f"bounded memory, so the {calls.overflow:,} calls of the others were counted but not {what}. "
+                    "Split the log (per rank, per step range) to look at all of them."
+                ),
+                location=Location(run.summary.path, 1),
+                key=f"overflow|{run.summary.path}",
+            )
+        )
     if extra:
         report.findings = sort_findings(report.findings + extra)
 
@@ -449,13 +500,27 @@ class Coverage:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"side": self.side, "file": self.file, "rank": self.rank, "paired": self.paired,
-                "unmatched": self.unmatched, "coverage": round(self.share, 4)}
+        return {
+            "side": self.side,
+            "file": self.file,
+            "rank": self.rank,
+            "paired": self.paired,
+            "unmatched": self.unmatched,
+            "coverage": round(self.share, 4),
+        }
 
 
-def diff(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: int | None = None,
-         rank: int | None = None, caps: Caps | str | None = None, min_coverage: float = MIN_COVERAGE,
-         options: Options | None = None, fail_on: str = "precision") -> Report:
+def diff(
+    sharded: str | Sequence[str],
+    unsharded: str | Sequence[str],
+    *,
+    tp: int | None = None,
+    rank: int | None = None,
+    caps: Caps | str | None = None,
+    min_coverage: float = MIN_COVERAGE,
+    options: Options | None = None,
+    fail_on: str = "precision",
+) -> Report:
     """What `blaslog diff SHARDED UNSHARDED` prints: each sharded rank's GEMMs paired with the unsharded run's.
 
     `sharded` and `unsharded` are each a file, a quoted glob, a folder or a list of them. The unsharded run's
@@ -464,15 +529,31 @@ def diff(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: in
     reports an `input` finding.
     """
     loaded, caps_notes = _caps_for(caps, _names(sharded), _names(unsharded))
-    report = _diff(sharded, unsharded, tp=tp, rank=rank, caps=loaded, min_coverage=min_coverage,
-                   options=options or Options(), fail_on=fail_on)[0]
+    report = _diff(
+        sharded,
+        unsharded,
+        tp=tp,
+        rank=rank,
+        caps=loaded,
+        min_coverage=min_coverage,
+        options=options or Options(),
+        fail_on=fail_on,
+    )[0]
     report.notes.extend(caps_notes)
     return report
 
 
-def _diff(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: int | None, rank: int | None,
-          caps: Caps | None, min_coverage: float, options: Options,
-          fail_on: str) -> tuple[Report, list[DiffResult]]:
+def _diff(
+    sharded: str | Sequence[str],
+    unsharded: str | Sequence[str],
+    *,
+    tp: int | None,
+    rank: int | None,
+    caps: Caps | None,
+    min_coverage: float,
+    options: Options,
+    fail_on: str,
+) -> tuple[Report, list[DiffResult]]:
     ref_inputs, ref = _reference(_names(unsharded), options)
     side = _read_for_report(_names(sharded), options)
     runs = side.runs
@@ -482,9 +563,17 @@ def _diff(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: i
             known = compact_ranks(r.input.rank for r in side.runs if r.input.rank is not None)
             raise InputError(f"--rank {rank}: the sharded side has no rank {rank} (it has ranks {known or 'none'})")
     reference: list[Any] = list(ref.calls)
-    results = [diff_runs(_tuned_order(list[Any](run.calls), reference, tp), reference, tp=tp, caps=caps,
-                         sharded_file=run.summary.path,
-                         unsharded_file=ref.summary.path) for run in runs]
+    results = [
+        diff_runs(
+            _tuned_order(list[Any](run.calls), reference, tp),
+            reference,
+            tp=tp,
+            caps=caps,
+            sharded_file=run.summary.path,
+            unsharded_file=ref.summary.path,
+        )
+        for run in runs
+    ]
     if not any(result.pairs for result in results):
         raise InputError(_why_nothing_paired(results, runs, ref, tp))
     report = _diff_report(results, runs, [ref], side, ref_inputs, _coverage(results, runs, ref), min_coverage)
@@ -503,8 +592,10 @@ def split_diff_arguments(arguments: Sequence[str]) -> tuple[list[str], list[str]
     the quoting hint."""
     if len(arguments) == 2:
         return [arguments[0]], [arguments[1]], None
-    usage = ("blaslog diff takes two runs, SHARDED UNSHARDED (each a file, a folder or a quoted glob such as "
-             "'logs/tp4/*.log'), or several runs with --ref REFERENCE")
+    usage = (
+        "blaslog diff takes two runs, SHARDED UNSHARDED (each a file, a folder or a quoted glob such as "
+        "'logs/tp4/*.log'), or several runs with --ref REFERENCE"
+    )
     if len(arguments) < 2:
         raise InputError(f"{usage}; got {len(arguments)}")
     if not all(os.path.isfile(a) for a in arguments):
@@ -515,17 +606,29 @@ def split_diff_arguments(arguments: Sequence[str]) -> tuple[list[str], list[str]
         cut -= 1
     sharded, unsharded = list(arguments[:cut]), list(arguments[cut:])
     if not sharded:
-        raise InputError(f"{usage}; got {len(arguments)} files of one folder (did the shell expand a glob? quote it: "
-                         f"blaslog diff 'logs/tp4/*.log' logs/tp1.log)")
-    note = (f"{len(arguments)} files given (a glob the shell expanded?): comparing the {len(sharded)} files before "
-            f"{unsharded[0]} as the sharded run with {', '.join(unsharded)} as the unsharded run; quote globs "
-            "('logs/tp4/*.log') to say so explicitly")
+        raise InputError(
+            f"{usage}; got {len(arguments)} files of one folder (did the shell expand a glob? quote it: "
+            f"blaslog diff 'logs/tp4/*.log' logs/tp1.log)"
+        )
+    note = (
+        f"{len(arguments)} files given (a glob the shell expanded?): comparing the {len(sharded)} files before "
+        f"{unsharded[0]} as the sharded run with {', '.join(unsharded)} as the unsharded run; quote globs "
+        "('logs/tp4/*.log') to say so explicitly"
+    )
     return sharded, unsharded, note
 
 
-def diff_many(runs: Sequence[str], reference: str | Sequence[str], *, tp: int | None = None, rank: int | None = None,
-              caps: Caps | str | None = None, min_coverage: float = MIN_COVERAGE, options: Options | None = None,
-              fail_on: str = "precision") -> Report:
+def diff_many(
+    runs: Sequence[str],
+    reference: str | Sequence[str],
+    *,
+    tp: int | None = None,
+    rank: int | None = None,
+    caps: Caps | str | None = None,
+    min_coverage: float = MIN_COVERAGE,
+    options: Options | None = None,
+    fail_on: str = "precision",
+) -> Report:
     """What `blaslog diff --ref REF RUN...` prints: every run compared with one reference, and per reference
     GEMM which runs agree with it. Each run is a file, a quoted glob or a folder (one file per rank)."""
     from blaslog.explain import compare
@@ -537,12 +640,20 @@ def diff_many(runs: Sequence[str], reference: str | Sequence[str], *, tp: int | 
     agreement: dict[Any, dict[str, set[str]]] = {}
     order: list[Any] = []
     for name in runs:
-        report, results = _diff(name, reference, tp=tp, rank=rank, caps=loaded, min_coverage=min_coverage,
-                                options=options, fail_on=fail_on)
+        report, results = _diff(
+            name, reference, tp=tp, rank=rank, caps=loaded, min_coverage=min_coverage, options=options, fail_on=fail_on
+        )
         reports.append(report)
-        per_run.append({"run": name, "files": len(results), "tp": results[0].tp.tp,
-                        "pairs": sum(len(r.pairs) for r in results),
-                        "identical": sum(r.identical_pairs for r in results), "findings": len(report.findings)})
+        per_run.append(
+            {
+                "run": name,
+                "files": len(results),
+                "tp": results[0].tp.tp,
+                "pairs": sum(len(r.pairs) for r in results),
+                "identical": sum(r.identical_pairs for r in results),
+                "findings": len(report.findings),
+            }
+        )
         seen: dict[tuple[Any, Any], str] = {}
         for result in results:
             for s, u in result.pairs:
@@ -570,15 +681,21 @@ def diff_many(runs: Sequence[str], reference: str | Sequence[str], *, tp: int | 
             verdicts = agreement[call].get(name)
             row[name] = "not paired" if not verdicts else ", ".join(sorted(verdicts))
         rows.append(row)
-    combined.sections = [(f"{title}: {name}", section) for name, report in zip(runs, reports, strict=True)
-                         for title, section in report.sections if title == SETTINGS_SECTION]
+    combined.sections = [
+        (f"{title}: {name}", section)
+        for name, report in zip(runs, reports, strict=True)
+        for title, section in report.sections
+        if title == SETTINGS_SECTION
+    ]
     combined.sections += [("Runs against the reference", per_run), ("Agreement with the reference per GEMM", rows)]
     combined.notes.extend(caps_notes)
     combined.rows = [dict(row) for row in rows]
     combined.columns = list(rows[0]) if rows else []
-    combined.document = {"reference": reference if isinstance(reference, str) else list(reference),
-                         "runs": [{"run": name, **r.to_json()} for name, r in zip(runs, reports, strict=True)],
-                         "agreement": rows}
+    combined.document = {
+        "reference": reference if isinstance(reference, str) else list(reference),
+        "runs": [{"run": name, **r.to_json()} for name, r in zip(runs, reports, strict=True)],
+        "agreement": rows,
+    }
     return combined
 
 
@@ -597,17 +714,21 @@ def _reference(names: list[str], options: Options) -> tuple[Inputs, Run]:
     runs = [run for run in inputs.runs if len(run.calls)]
     ref = min(runs, key=lambda run: (run.input.rank is None, run.input.rank or 0))
     if len(inputs.runs) > 1:
-        inputs.notes.append(f"{len(inputs.runs)} unsharded files given; {ref.summary.path} "
-                            f"({ref.input.label()}) is the reference")
+        inputs.notes.append(
+            f"{len(inputs.runs)} unsharded files given; {ref.summary.path} ({ref.input.label()}) is the reference"
+        )
     return inputs, ref
 
 
 def _coverage(results: Sequence[DiffResult], runs: Sequence[Run], ref: Run) -> list[Coverage]:
-    out = [Coverage("sharded", run.summary.path, run.input.rank, len(result.pairs), len(result.unmatched_sharded))
-           for result, run in zip(results, runs, strict=True)]
+    out = [
+        Coverage("sharded", run.summary.path, run.input.rank, len(result.pairs), len(result.unmatched_sharded))
+        for result, run in zip(results, runs, strict=True)
+    ]
     for result, run in zip(results, runs, strict=True):
-        out.append(Coverage("unsharded", ref.summary.path, run.input.rank, len(result.pairs),
-                            len(result.unmatched_unsharded)))
+        out.append(
+            Coverage("unsharded", ref.summary.path, run.input.rank, len(result.pairs), len(result.unmatched_unsharded))
+        )
     return out
 
 
@@ -618,26 +739,45 @@ def _why_nothing_paired(results: Sequence[DiffResult], runs: Sequence[Run], ref:
     libs_s = {c.library for run in runs for c in run.calls.calls}
     libs_u = {c.library for c in ref.calls.calls}
     if libs_s.isdisjoint(libs_u):
-        return (f"{head}: the runs were logged by different libraries ({', '.join(sorted(libs_s))} vs "
-                f"{', '.join(sorted(libs_u))}); log both runs with the same library (a cuBLASLt log pairs only with "
-                "a cuBLASLt log)")
+        return (
+            f"{head}: the runs were logged by different libraries ({', '.join(sorted(libs_s))} vs "
+            f"{', '.join(sorted(libs_u))}); log both runs with the same library (a cuBLASLt log pairs only with "
+            "a cuBLASLt log)"
+        )
     if any(result.reversed_hint for result in results):
-        return (f"{head}: the first run's GEMMs are the larger ones: were the runs given the other way round? The order is "
-                f"blaslog diff SHARDED UNSHARDED: try blaslog diff {ref.summary.path} '{runs[0].summary.path}'")
+        return (
+            f"{head}: the first run's GEMMs are the larger ones: were the runs given the other way round? The order is "
+            f"blaslog diff SHARDED UNSHARDED: try blaslog diff {ref.summary.path} '{runs[0].summary.path}'"
+        )
     if tp is not None and any(result.unmatched_sharded and result.unmatched_unsharded for result in results):
-        return (f"{head} with --tp {tp}: GEMMs of the same types were found on both sides, but no dimension of "
-                f"them is divided by {tp}; leave --tp out to infer it, or give the degree the sharded run used")
-    return (f"{head}: no GEMM of one run has a counterpart with the same types and transposes in the other, so "
-            "these look like logs of different models or programs; check that both runs ran the same model "
-            "(and the same step), or compare two runs of one model")
+        return (
+            f"{head} with --tp {tp}: GEMMs of the same types were found on both sides, but no dimension of "
+            f"them is divided by {tp}; leave --tp out to infer it, or give the degree the sharded run used"
+        )
+    return (
+        f"{head}: no GEMM of one run has a counterpart with the same types and transposes in the other, so "
+        "these look like logs of different models or programs; check that both runs ran the same model "
+        "(and the same step), or compare two runs of one model"
+    )
 
 
-def _diff_report(results: Sequence[DiffResult], runs: Sequence[Run], refs: Sequence[Run], side: Inputs,
-                 ref_inputs: Inputs, coverage: list[Coverage], min_coverage: float) -> Report:
+def _diff_report(
+    results: Sequence[DiffResult],
+    runs: Sequence[Run],
+    refs: Sequence[Run],
+    side: Inputs,
+    ref_inputs: Inputs,
+    coverage: list[Coverage],
+    min_coverage: float,
+) -> Report:
     from blaslog.views import diff_report
 
-    report = diff_report(results, [run.summary for run in runs], [ref.summary for ref in refs],
-                         ranks=[run.input.rank if run.input.rank is not None else i for i, run in enumerate(runs)])
+    report = diff_report(
+        results,
+        [run.summary for run in runs],
+        [ref.summary for ref in refs],
+        ranks=[run.input.rank if run.input.rank is not None else i for i, run in enumerate(runs)],
+    )
     rows = [c.to_dict() for c in coverage]
     low = [c for c in coverage if c.side == "sharded" and c.share < min_coverage]
     findings = [_coverage_finding(c, min_coverage) for c in low]
@@ -648,30 +788,41 @@ def _diff_report(results: Sequence[DiffResult], runs: Sequence[Run], refs: Seque
     _overflow_findings(report, [*runs, *refs], "compared")
     report.sections.insert(0, ("Coverage", [dict(row, coverage=f"{row['coverage']:.0%}") for row in rows]))
     report.document["coverage"] = rows
-    report.document["ranks"] = [{"file": run.input.path, "rank": run.input.rank, "how": run.input.how}
-                                for run in runs]
+    report.document["ranks"] = [{"file": run.input.path, "rank": run.input.rank, "how": run.input.how} for run in runs]
     report.failed = side.failed + ref_inputs.failed
     report.notes[:0] = side.notes + ref_inputs.notes
-    report.notes.insert(0, "compared: " + "; ".join(
-        f"{c.file} ({'rank ' + str(c.rank) if c.rank is not None else c.side}) {c.paired} of "
-        f"{c.paired + c.unmatched} GEMM calls paired" for c in coverage if c.side == "sharded")
-        + f"; reference {refs[0].summary.path}")
+    report.notes.insert(
+        0,
+        "compared: "
+        + "; ".join(
+            f"{c.file} ({'rank ' + str(c.rank) if c.rank is not None else c.side}) {c.paired} of "
+            f"{c.paired + c.unmatched} GEMM calls paired"
+            for c in coverage
+            if c.side == "sharded"
+        )
+        + f"; reference {refs[0].summary.path}",
+    )
     return report
 
 
 def _coverage_finding(coverage: Coverage, minimum: float) -> Finding:
     total = coverage.paired + coverage.unmatched
-    title = (f"only {coverage.paired} of {total} GEMM calls of {coverage.file} were paired "
-             f"({coverage.share:.0%}, below --min-coverage {minimum:g})")
+    title = (
+        f"only {coverage.paired} of {total} GEMM calls of {coverage.file} were paired "
+        f"({coverage.share:.0%}, below --min-coverage {minimum:g})"
+    )
     return Finding(
-        kind="low_coverage", cls="input", title=title,
-        explanation=(f"{coverage.unmatched} GEMM calls of {coverage.file} have no counterpart in the other run, so "
-                     "whatever they ran was not compared. The runs may hold different steps or models, or the "
-                     "tensor-parallel degree was not inferred right (give --tp)."),
+        kind="low_coverage",
+        cls="input",
+        title=title,
+        explanation=(
+            f"{coverage.unmatched} GEMM calls of {coverage.file} have no counterpart in the other run, so "
+            "whatever they ran was not compared. The runs may hold different steps or models, or the "
+            "tensor-parallel degree was not inferred right (give --tp)."
+        ),
         location=Location(coverage.file, 1, "sharded"),
         data={"key": f"coverage|{coverage.file}"},
     )
-
 
 
 # ---- run folders (blaslog record) ------------------------------------------------------------------------------
@@ -680,8 +831,10 @@ SETTINGS_SECTION = "Settings that differ"
 """The title of a diff report's section listing what differs between two run folders' manifests."""
 
 #: Variables that only say where and how much blaslog record logged, or which devices a process saw.
-_NOT_SETTINGS = re.compile(r"^(CUBLASLT_LOG_|CUBLAS_LOG|ROCBLAS_LAYER$|ROCBLAS_LOG_|HIPBLASLT_LOG_|BLASLOG_|"
-                           r"WORLD_SIZE$|LOCAL_WORLD_SIZE$|CUDA_VISIBLE_DEVICES$|HIP_VISIBLE_DEVICES$)")
+_NOT_SETTINGS = re.compile(
+    r"^(CUBLASLT_LOG_|CUBLAS_LOG|ROCBLAS_LAYER$|ROCBLAS_LOG_|HIPBLASLT_LOG_|BLASLOG_|"
+    r"WORLD_SIZE$|LOCAL_WORLD_SIZE$|CUDA_VISIBLE_DEVICES$|HIP_VISIBLE_DEVICES$)"
+)
 
 
 def run_manifest(names: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
@@ -709,12 +862,18 @@ def folder_caps(names: Sequence[str]) -> tuple[Caps | None, list[str]]:
         if merged is None:
             merged = caps
             continue
-        conflicts = [key for key, entry in caps.entries.items()
-                     if key in merged.entries and merged.entries[key].get("_flags") != entry.get("_flags")]
-        notes.extend(f"caps: algoId {key[0]} {key[1]} has numerical impl flags "
-                     f"{merged.entries[key].get('numericalImplFlags')} in {merged.source} and "
-                     f"{caps.entries[key].get('numericalImplFlags')} in {path} (other GPUs or library versions?); "
-                     f"using {merged.source}'s" for key in conflicts[:3])
+        conflicts = [
+            key
+            for key, entry in caps.entries.items()
+            if key in merged.entries and merged.entries[key].get("_flags") != entry.get("_flags")
+        ]
+        notes.extend(
+            f"caps: algoId {key[0]} {key[1]} has numerical impl flags "
+            f"{merged.entries[key].get('numericalImplFlags')} in {merged.source} and "
+            f"{caps.entries[key].get('numericalImplFlags')} in {path} (other GPUs or library versions?); "
+            f"using {merged.source}'s"
+            for key in conflicts[:3]
+        )
         if len(conflicts) > 3:
             notes.append(f"caps: {len(conflicts) - 3} more conflicts between {merged.source} and {path}")
         for key, entry in caps.entries.items():
@@ -744,11 +903,12 @@ def run_settings(manifest: dict[str, Any]) -> dict[str, str]:
 
     top = {k: v for k, v in (manifest.get("environment") or {}).items() if not _NOT_SETTINGS.match(k)}
     ranks = manifest.get("ranks") or {}
-    for text, info in (ranks.items() if ranks else [("0", {})]):
+    for text, info in ranks.items() if ranks else [("0", {})]:
         rank = int(text) if str(text).isdigit() else 0
         environment = info.get("environment")
-        environment = top if environment is None else {k: v for k, v in environment.items()
-                                                       if not _NOT_SETTINGS.match(k)}
+        environment = (
+            top if environment is None else {k: v for k, v in environment.items() if not _NOT_SETTINGS.match(k)}
+        )
         for key in sorted({*top, *environment}):
             put(f"env {key}", environment.get(key, "unset"), rank)
         put("GPU", info.get("gpu"), rank)
@@ -763,8 +923,9 @@ def run_settings(manifest: dict[str, Any]) -> dict[str, str]:
         if len(by_value) == 1:
             out[key] = next(iter(by_value))
         else:
-            out[key] = "by rank: " + "; ".join(f"{compact_ranks(r)} {v}" for v, r in
-                                              sorted(by_value.items(), key=lambda item: min(item[1])))
+            out[key] = "by rank: " + "; ".join(
+                f"{compact_ranks(r)} {v}" for v, r in sorted(by_value.items(), key=lambda item: min(item[1]))
+            )
     return out
 
 
@@ -802,9 +963,13 @@ def add_settings(report: Report, sharded: Sequence[str], unsharded: Sequence[str
         return
     report.sections.insert(0, (SETTINGS_SECTION, rows))
     telling = [r for r in rows if r["setting"] != "world size"] or rows
-    report.notes.insert(0, f"settings that differ between {a[0]} and {b[0]} (often the answer): " + "; ".join(
-        f"{r['setting']} {r['sharded']} vs {r['unsharded']}" for r in telling[:6])
-        + (f"; {len(telling) - 6} more" if len(telling) > 6 else "") + f" (see '{SETTINGS_SECTION}')")
+    report.notes.insert(
+        0,
+        f"settings that differ between {a[0]} and {b[0]} (often the answer): "
+        + "; ".join(f"{r['setting']} {r['sharded']} vs {r['unsharded']}" for r in telling[:6])
+        + (f"; {len(telling) - 6} more" if len(telling) > 6 else "")
+        + f" (see '{SETTINGS_SECTION}')",
+    )
 
 
 # ---- TunableOp ------------------------------------------------------------------------------------------------
@@ -830,8 +995,15 @@ def _tunableop_validators(report: Report, runs: Sequence[Run], ref: Run) -> None
     report.notes[:0] = notes
 
 
-def check_tunableop(names: Sequence[str], tunableop: Sequence[str], *, caps: Caps | str | None = None,
-                    batch: bool = False, options: Options | None = None, fail_on: str = "precision") -> Report:
+def check_tunableop(
+    names: Sequence[str],
+    tunableop: Sequence[str],
+    *,
+    caps: Caps | str | None = None,
+    batch: bool = False,
+    options: Options | None = None,
+    fail_on: str = "precision",
+) -> Report:
     """What `blaslog check LOG... --tunableop FILE...` prints: `check` of the logs, plus the logs against the run's
     TunableOp (or hipBLASLt tuning) files: GEMMs that did not run the tuned solution, GEMMs that ran but were
     never tuned, tuned rows that never ran, and rows whose solution differs between the run's GPUs."""
@@ -844,32 +1016,54 @@ def check_tunableop(names: Sequence[str], tunableop: Sequence[str], *, caps: Cap
     tuned_options = Options(log_format=("tunableop", "hipblaslt-tuning"), strict=options.strict)
     tables = read_run_files(tunableop, tuned_options)
     if not tables.runs or not any(len(run.calls) for run in tables.runs):
-        raise InputError("; ".join(tables.failed) or f"no TunableOp rows in {', '.join(tunableop)} (a "
-                         "tunableop_results<N>.csv written with PYTORCH_TUNABLEOP_ENABLED=1)")
-    log_sources = [Source(run.summary.path, run.input.rank,
-                          [occ.record() for occ in run.calls if not is_tuned(occ)]) for run in logs.runs]
-    tuned_sources = [Source(run.summary.path, ordinal(run.summary.path), [occ.record() for occ in run.calls])
-                     for run in tables.runs]
+        raise InputError(
+            "; ".join(tables.failed)
+            or f"no TunableOp rows in {', '.join(tunableop)} (a "
+            "tunableop_results<N>.csv written with PYTORCH_TUNABLEOP_ENABLED=1)"
+        )
+    log_sources = [
+        Source(run.summary.path, run.input.rank, [occ.record() for occ in run.calls if not is_tuned(occ)])
+        for run in logs.runs
+    ]
+    tuned_sources = [
+        Source(run.summary.path, ordinal(run.summary.path), [occ.record() for occ in run.calls]) for run in tables.runs
+    ]
     findings, sections, notes = cross_check([s for s in log_sources if s.calls], tuned_sources)
     report.findings = sort_findings(report.findings + findings)
     report.sections[:0] = sections
-    report.document["tunableop"] = {title: rows for title, rows in sections}
+    report.document["tunableop"] = dict(sections)
     report.notes.extend(notes + [n for n in tables.notes if not n.startswith("ranks guessed")])
     report.failed.extend(tables.failed)
     return report
 
 
-def tunableop_pins(sharded: str | Sequence[str], unsharded: str | Sequence[str], *, tp: int | None = None,
-                   rank: int | None = None, caps: Caps | str | None = None, min_coverage: float = MIN_COVERAGE,
-                   options: Options | None = None, fail_on: str = "precision") -> tuple[Report, Any]:
+def tunableop_pins(
+    sharded: str | Sequence[str],
+    unsharded: str | Sequence[str],
+    *,
+    tp: int | None = None,
+    rank: int | None = None,
+    caps: Caps | str | None = None,
+    min_coverage: float = MIN_COVERAGE,
+    options: Options | None = None,
+    fail_on: str = "precision",
+) -> tuple[Report, Any]:
     """What `blaslog diff SHARDED UNSHARDED --emit-tunableop FILE` does: the diff's Report, and the Pinning
     (blaslog.tunableop) of each sharded GEMM whose solution differs to the unsharded run's, where the inputs show
     that solution ran for its exact signature; ``blaslog.tunableop.render(pinning)`` is the file to write."""
     from blaslog.tunableop import is_tuned, pin, validators
 
     options = options or Options()
-    report, results = _diff(sharded, unsharded, tp=tp, rank=rank, caps=_load(caps), min_coverage=min_coverage,
-                            options=options, fail_on=fail_on)
+    report, results = _diff(
+        sharded,
+        unsharded,
+        tp=tp,
+        rank=rank,
+        caps=_load(caps),
+        min_coverage=min_coverage,
+        options=options,
+        fail_on=fail_on,
+    )
     side = read_run_files(_names(sharded), options)
     ref_side = read_run_files(_names(unsharded), options)
     evidence = [occ for run in [*side.runs, *ref_side.runs] for occ in run.calls]
@@ -884,16 +1078,24 @@ def tunableop_pins(sharded: str | Sequence[str], unsharded: str | Sequence[str],
     borrowed = not mine and bool(theirs)
     pinning = pin([pair for result in results for pair in result.pairs], evidence, mine or theirs, theirs)
     if borrowed:
-        pinning.notes.append("the Validator lines are the unsharded run's (the sharded inputs hold none): check "
-                             "that both runs used the same PyTorch, ROCm, rocBLAS, hipBLASLt and GPU")
+        pinning.notes.append(
+            "the Validator lines are the unsharded run's (the sharded inputs hold none): check "
+            "that both runs used the same PyTorch, ROCm, rocBLAS, hipBLASLt and GPU"
+        )
     return report, pinning
 
 
 # ---- probe -----------------------------------------------------------------------------------------------------
 
 
-def probe_configs(from_logs: Sequence[str] = (), *, algo_id: int | None = None, compute_type: str = "COMPUTE_32F",
-                  scale_type: str = "R_32F", types: Sequence[str] = ("R_32F",) * 4) -> list[dict[str, Any]]:
+def probe_configs(
+    from_logs: Sequence[str] = (),
+    *,
+    algo_id: int | None = None,
+    compute_type: str = "COMPUTE_32F",
+    scale_type: str = "R_32F",
+    types: Sequence[str] = ("R_32F",) * 4,
+) -> list[dict[str, Any]]:
     """The algorithm configurations to probe: every distinct one in `from_logs`, or the one given."""
     from blaslog import native
 
@@ -907,8 +1109,17 @@ def probe_configs(from_logs: Sequence[str] = (), *, algo_id: int | None = None, 
         raise InputError("give --algo-id (with --compute-type, --scale-type, --types) or --from LOG")
     if len(types) != 4:
         raise InputError("--types takes four data types: A,B,C,D (e.g. R_32F,R_32F,R_32F,R_32F)")
-    return [{"algoId": algo_id, "computeType": compute_type, "scaleType": scale_type, "Atype": types[0],
-             "Btype": types[1], "Ctype": types[2], "Dtype": types[3]}]
+    return [
+        {
+            "algoId": algo_id,
+            "computeType": compute_type,
+            "scaleType": scale_type,
+            "Atype": types[0],
+            "Btype": types[1],
+            "Ctype": types[2],
+            "Dtype": types[3],
+        }
+    ]
 
 
 def caps_from_probe(probed: Any, existing: Caps | None = None) -> Caps:
@@ -916,11 +1127,38 @@ def caps_from_probe(probed: Any, existing: Caps | None = None) -> Caps:
     caps = existing if existing is not None else Caps()
     caps.library_version, caps.gpu = probed.version_text, probed.gpu
     for entry in probed.entries:
-        caps.add((int(entry["algoId"]), entry["computeType"], entry["scaleType"], entry["Atype"], entry["Btype"],
-                  entry["Ctype"], entry["Dtype"]), entry)
+        caps.add(
+            (
+                int(entry["algoId"]),
+                entry["computeType"],
+                entry["scaleType"],
+                entry["Atype"],
+                entry["Btype"],
+                entry["Ctype"],
+                entry["Dtype"],
+            ),
+            entry,
+        )
     return caps
 
 
-__all__ = ["Coverage", "Inputs", "Options", "Run", "add_settings", "caps_from_probe", "check", "diff", "folder_caps",
-           "parse", "parse_report", "probe_configs", "read_run_files", "records", "run_manifest", "run_settings",
-           "settings_diff", "summary"]
+__all__ = [
+    "Coverage",
+    "Inputs",
+    "Options",
+    "Run",
+    "add_settings",
+    "caps_from_probe",
+    "check",
+    "diff",
+    "folder_caps",
+    "parse",
+    "parse_report",
+    "probe_configs",
+    "read_run_files",
+    "records",
+    "run_manifest",
+    "run_settings",
+    "settings_diff",
+    "summary",
+]

@@ -41,8 +41,15 @@ def caps_key(record: GemmCall) -> CapsKey | None:
     """The configuration a record's algorithm was initialised with, or None without an algoId."""
     if record.algo_id is None:
         return None
-    return (record.algo_id, record.compute_type, record.scale_type, record.a_type, record.b_type,
-            record.c_type, record.d_type)
+    return (
+        record.algo_id,
+        record.compute_type,
+        record.scale_type,
+        record.a_type,
+        record.b_type,
+        record.c_type,
+        record.d_type,
+    )
 
 
 @dataclass(slots=True)
@@ -82,12 +89,24 @@ class Caps:
         """The caps file document."""
         entries = []
         for key, entry in sorted(self.entries.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
-            out = {"algoId": key[0], "computeType": key[1], "scaleType": key[2], "Atype": key[3],
-                   "Btype": key[4], "Ctype": key[5], "Dtype": key[6]}
+            out = {
+                "algoId": key[0],
+                "computeType": key[1],
+                "scaleType": key[2],
+                "Atype": key[3],
+                "Btype": key[4],
+                "Ctype": key[5],
+                "Dtype": key[6],
+            }
             out.update({k: v for k, v in entry.items() if not k.startswith("_") and k not in out})
             entries.append(out)
-        return {"schema_version": 1, "kind": "blaslog-caps", "library_version": self.library_version,
-                "gpu": self.gpu, "entries": entries}
+        return {
+            "schema_version": 1,
+            "kind": "blaslog-caps",
+            "library_version": self.library_version,
+            "gpu": self.gpu,
+            "entries": entries,
+        }
 
 
 MAX_CAPS_BYTES = 16 << 20
@@ -107,8 +126,10 @@ def load_caps(path: str | Path) -> Caps:
         if not stat.S_ISREG(info.st_mode):
             raise CapsError(f"{name}: not a regular file; a caps file is a JSON file written by blaslog probe -o")
         if info.st_size > MAX_CAPS_BYTES:
-            raise CapsError(f"{name}: {info.st_size:,} bytes is more than a caps file holds (at most "
-                            f"{MAX_CAPS_BYTES >> 20} MB); is it the right file?")
+            raise CapsError(
+                f"{name}: {info.st_size:,} bytes is more than a caps file holds (at most "
+                f"{MAX_CAPS_BYTES >> 20} MB); is it the right file?"
+            )
         with open(path, "rb") as handle:
             raw = handle.read(MAX_CAPS_BYTES + 1)
         document = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
@@ -140,12 +161,21 @@ def load_caps(path: str | Path) -> Caps:
                 raise CapsError(f"{name}: entry {index}: {key} {entry.get(key)!r} is not a type name")
         flags = entry.get("numericalImplFlags")
         if flags is not None and (isinstance(flags, bool) or not isinstance(flags, (int, str))):
-            raise CapsError(f"{name}: entry {index}: numericalImplFlags {flags!r} is not a flags value "
-                            "(an unsigned integer, or its hex text such as \"0x40202\")")
-        key = (algo, entry.get("computeType"), entry.get("scaleType"), entry.get("Atype"), entry.get("Btype"),
-               entry.get("Ctype"), entry.get("Dtype"))
+            raise CapsError(
+                f"{name}: entry {index}: numericalImplFlags {flags!r} is not a flags value "
+                '(an unsigned integer, or its hex text such as "0x40202")'
+            )
+        config = (
+            algo,
+            entry.get("computeType"),
+            entry.get("scaleType"),
+            entry.get("Atype"),
+            entry.get("Btype"),
+            entry.get("Ctype"),
+            entry.get("Dtype"),
+        )
         try:
-            caps.add(key, entry)
+            caps.add(config, entry)
         except FlagsError as exc:
             raise CapsError(f"{name}: entry {index}: numericalImplFlags: {exc}") from None
     return caps

@@ -36,16 +36,25 @@ class Variant:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         threads = sorted({c.thread for c in self.calls if c.thread is not None})
-        return {"algo": self.record.algorithm_text(), "count": self.count, "threads": threads,
-                "first_line": self.calls[0].line, "last_line": self.calls[-1].line,
-                "lines": [c.line for c in self.calls[:50]], "alignment": _min_alignments(self.calls)}
+        return {
+            "algo": self.record.algorithm_text(),
+            "count": self.count,
+            "threads": threads,
+            "first_line": self.calls[0].line,
+            "last_line": self.calls[-1].line,
+            "lines": [c.line for c in self.calls[:50]],
+            "alignment": _min_alignments(self.calls),
+        }
 
 
 def variant_key(record: GemmCall) -> tuple[Any, ...]:
     """What tells two algorithms of one signature apart: the algorithm fields (as compared between calls), the
     rocBLAS flags and cuBLAS's math mode (TF32 tensor-op math on or off)."""
-    return (*(compared(record, name) for name in ALGORITHM_FIELDS), dict(record.extra).get("flags"),
-            *numeric_extra(record))
+    return (
+        *(compared(record, name) for name in ALGORITHM_FIELDS),
+        dict(record.extra).get("flags"),
+        *numeric_extra(record),
+    )
 
 
 def group_variants(records: Sequence[GemmCall]) -> dict[tuple[Any, ...], list[Variant]]:
@@ -93,37 +102,60 @@ def _finding(variants: list[Variant], caps: Caps | None) -> Finding:
     reverse = {v: k for k, v in LOG_KEYS.items()}
     values = {name: tuple(_field(v.record, reverse.get(name, name)) for v in variants) for name in fields}
     math_only = set(fields) <= {key.split(".")[-1] for key in NUMERIC_EXTRA}
-    kind = ("same_signature_different_flags" if "flags" in fields else
-            "same_signature_different_math_mode" if math_only else "same_signature_different_algo")
+    kind = (
+        "same_signature_different_flags"
+        if "flags" in fields
+        else "same_signature_different_math_mode"
+        if math_only
+        else "same_signature_different_algo"
+    )
     shown_extra = [key for key in NUMERIC_EXTRA if key.split(".")[-1] in fields]
     described = "; ".join(
         f"{_variant_text(v.record, shown_extra)} x{v.count} (lines {v.calls[0].line}-{v.calls[-1].line}{_threads(v)})"
         for v in variants
     )
-    title = (f"{first.function} {first.shape_text()} {first.a_type}/{first.compute_type}: {len(variants)} "
-             f"{'math modes' if math_only else 'algorithms'}")
+    title = (
+        f"{first.function} {first.shape_text()} {first.a_type}/{first.compute_type}: {len(variants)} "
+        f"{'math modes' if math_only else 'algorithms'}"
+    )
     text = explain(worst, first, variants[differences.index(worst) + 1].record, ("first", "other"))
     what = "flags" if "flags" in fields else "math modes" if math_only else "algorithms"
     functions = sorted({c.function for v in variants for c in v.calls})
     called = f" (called as {', '.join(functions)})" if len(functions) > 1 else ""
-    text = f"The same GEMM ({first.shape_text()}, {first.a_type} inputs, compute {first.compute_type}){called} ran " \
-           f"with {len(variants)} different {what}: {described}. " + text
+    text = (
+        f"The same GEMM ({first.shape_text()}, {first.a_type} inputs, compute {first.compute_type}){called} ran "
+        f"with {len(variants)} different {what}: {described}. " + text
+    )
     text += _alignment_note(variants)
     if not any(c.thread for v in variants for c in v.calls):
         text += " (This log names no threads.)"
     return Finding(
-        kind=kind, cls=worst.cls, title=title, explanation=text,
+        kind=kind,
+        cls=worst.cls,
+        title=title,
+        explanation=text,
         location=Location(first.file, first.line, "variant 1"),
         related=tuple(Location(v.record.file, v.record.line, f"variant {i}") for i, v in enumerate(variants[1:], 2)),
         fields=tuple((name, vals) for name, vals in values.items()),
         count=sum(v.count for v in variants),
         key=f"{first.file}|{first.signature()}",
-        data={"file": first.file,
-              "signature": {"function": first.function, "trans": first.trans, "m": first.m, "n": first.n,
-                            "k": first.k, "batch_count": first.batch_count, "a_type": first.a_type,
-                            "compute_type": first.compute_type, "lda": first.lda, "ldb": first.ldb,
-                            "ldc": first.ldc},
-              "variants": [v.to_dict() for v in variants]},
+        data={
+            "file": first.file,
+            "signature": {
+                "function": first.function,
+                "trans": first.trans,
+                "m": first.m,
+                "n": first.n,
+                "k": first.k,
+                "batch_count": first.batch_count,
+                "a_type": first.a_type,
+                "compute_type": first.compute_type,
+                "lda": first.lda,
+                "ldb": first.ldb,
+                "ldc": first.ldc,
+            },
+            "variants": [v.to_dict() for v in variants],
+        },
     )
 
 
@@ -192,10 +224,12 @@ def _alignment_note(variants: list[Variant]) -> str:
             notes.append(f"{letter} ({listed})")
     if not notes:
         return ""
-    return (f" The operand pointers are aligned differently between the variants: {', '.join(notes)}; "
-            "cuBLASLt chooses among algorithms by pointer alignment (see minBytesAlignment in the heuristic line), "
-            "so an offset view or a sliced tensor can switch the kernel. Keeping operands 16-byte aligned "
-            "(contiguous copies) makes the choice stable.")
+    return (
+        f" The operand pointers are aligned differently between the variants: {', '.join(notes)}; "
+        "cuBLASLt chooses among algorithms by pointer alignment (see minBytesAlignment in the heuristic line), "
+        "so an offset view or a sliced tensor can switch the kernel. Keeping operands 16-byte aligned "
+        "(contiguous copies) makes the choice stable."
+    )
 
 
 # -- batch invariance -----------------------------------------------------------------------------
@@ -236,16 +270,26 @@ def _batch_finding(free: str, calls: list[GemmCall]) -> Finding:
         else:
             ranges.append({"from": value, "to": value, "algo": algo, "line": call.line})
     first = calls[0]
-    listed = "; ".join(f"{free}={r['from']}" + (f"..{r['to']}" if r["to"] != r["from"] else "") + f": {r['algo']}"
-                       for r in ranges)
+    listed = "; ".join(
+        f"{free}={r['from']}" + (f"..{r['to']}" if r["to"] != r["from"] else "") + f": {r['algo']}" for r in ranges
+    )
     title = f"{first.function} {first.trans} {first.a_type}/{first.compute_type}: algorithm depends on {free}"
-    text = (f"GEMMs that differ only in {free} (the token dimension when it is the batch of rows) ran different "
-            f"algorithms: {listed}. A row's result then depends on how many rows were in the batch "
-            "(batch invariance is broken): padding to a fixed size, pinning the algorithm, or a batch-invariant "
-            "mode (cuBLASLt 13 CUBLASLT_MATMUL_DESC_BATCH_INVARIANCE_FLAGS) keeps results independent of batch size.")
+    text = (
+        f"GEMMs that differ only in {free} (the token dimension when it is the batch of rows) ran different "
+        f"algorithms: {listed}. A row's result then depends on how many rows were in the batch "
+        "(batch invariance is broken): padding to a fixed size, pinning the algorithm, or a batch-invariant "
+        "mode (cuBLASLt 13 CUBLASLT_MATMUL_DESC_BATCH_INVARIANCE_FLAGS) keeps results independent of batch size."
+    )
     same_algo_id = len({r["algo"].split()[0] for r in ranges}) == 1
-    return Finding(kind="batch_dependent_algo", cls="schedule" if same_algo_id else "unknown",
-                   title=title, explanation=text, location=Location(first.file, first.line, "first"),
-                   related=tuple(Location(first.file, r["line"], f"{free}={r['from']}") for r in ranges[1:]),
-                   fields=((free, tuple(r["from"] for r in ranges)), ("algo", tuple(r["algo"] for r in ranges))),
-                   count=len(calls), key=title, data={"dimension": free, "ranges": ranges})
+    return Finding(
+        kind="batch_dependent_algo",
+        cls="schedule" if same_algo_id else "unknown",
+        title=title,
+        explanation=text,
+        location=Location(first.file, first.line, "first"),
+        related=tuple(Location(first.file, r["line"], f"{free}={r['from']}") for r in ranges[1:]),
+        fields=((free, tuple(r["from"] for r in ranges)), ("algo", tuple(r["algo"] for r in ranges))),
+        count=len(calls),
+        key=title,
+        data={"dimension": free, "ranges": ranges},
+    )

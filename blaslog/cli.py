@@ -84,19 +84,42 @@ def translate_errors() -> Iterator[None]:
 
 def output_options(command: str) -> Callable[[Any], Any]:
     """--format / --output / --quiet of a reporting command."""
+
     def decorate(func: Any) -> Any:
-        func = click.option("--quiet", "-q", is_flag=True,
-                            help="No accounting or notes on stderr (errors and what was compared are still shown).")(func)
-        func = click.option("--output", "-o", type=click.Path(), help="Write the report to FILE (replaced only when "
-                            "the run succeeds) instead of stdout" + (" (a folder for --format parquet)."
-                                                                    if "parquet" in FORMATS[command] else "."))(func)
-        func = click.option("--format", "-f", "fmt", type=click.Choice(FORMATS[command]), default="table",
-                            show_default=True, help="Output format.")(func)
-        func = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
-                            show_default=True, expose_value=False, callback=_keep_color,
-                            help="Colour the table on a terminal (auto honours NO_COLOR and FORCE_COLOR); piped "
-                                 "output is plain text.")(func)
+        func = click.option(
+            "--quiet",
+            "-q",
+            is_flag=True,
+            help="No accounting or notes on stderr (errors and what was compared are still shown).",
+        )(func)
+        func = click.option(
+            "--output",
+            "-o",
+            type=click.Path(),
+            help="Write the report to FILE (replaced only when "
+            "the run succeeds) instead of stdout"
+            + (" (a folder for --format parquet)." if "parquet" in FORMATS[command] else "."),
+        )(func)
+        func = click.option(
+            "--format",
+            "-f",
+            "fmt",
+            type=click.Choice(FORMATS[command]),
+            default="table",
+            show_default=True,
+            help="Output format.",
+        )(func)
+        func = click.option(
+            "--color",
+            type=click.Choice(["auto", "always", "never"]),
+            default="auto",
+            show_default=True,
+            expose_value=False,
+            callback=_keep_color,
+            help="Colour the table on a terminal (auto honours NO_COLOR and FORCE_COLOR); piped output is plain text.",
+        )(func)
         return func
+
     return decorate
 
 
@@ -124,35 +147,63 @@ class _LazyHelpOption(click.Option):
 
 def input_options(func: Any) -> Any:
     """--log-format / --strict / --jobs / --scheduler, shared by the commands that read logs."""
-    func = click.option("--scheduler", metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS", expose_value=False,
-                        callback=_keep_scheduler,
-                        help="Read the inputs on a Dask cluster: its scheduler's address (default: "
-                             "$DASK_SCHEDULER_ADDRESS), or `local` for a LocalCluster of --jobs processes. Inputs may "
-                             "be fsspec URLs (s3://...) then (pip install 'blaslog[dask]').")(func)
-    func = click.option("--jobs", "-j", type=click.IntRange(0, 256), default=0,
-                        help="Processes to parse with (0, the default: one per CPU for inputs over 64 MB, else 1). "
-                             "Several inputs are parsed side by side; one large input is cut into pieces.")(func)
-    func = click.option("--strict", is_flag=True,
-                        help="Stop at the first unparsable line (exit 2) instead of reporting it and going on.")(func)
-    func = click.option("--log-format", "log_format", multiple=True, metavar="NAME", cls=_LazyHelpOption,
-                        help_text=_log_format_help)(func)
+    func = click.option(
+        "--scheduler",
+        metavar="ADDRESS",
+        envvar="DASK_SCHEDULER_ADDRESS",
+        expose_value=False,
+        callback=_keep_scheduler,
+        help="Read the inputs on a Dask cluster: its scheduler's address (default: "
+        "$DASK_SCHEDULER_ADDRESS), or `local` for a LocalCluster of --jobs processes. Inputs may "
+        "be fsspec URLs (s3://...) then (pip install 'blaslog[dask]').",
+    )(func)
+    func = click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(0, 256),
+        default=0,
+        help="Processes to parse with (0, the default: one per CPU for inputs over 64 MB, else 1). "
+        "Several inputs are parsed side by side; one large input is cut into pieces.",
+    )(func)
+    func = click.option(
+        "--strict",
+        is_flag=True,
+        help="Stop at the first unparsable line (exit 2) instead of reporting it and going on.",
+    )(func)
+    func = click.option(
+        "--log-format", "log_format", multiple=True, metavar="NAME", cls=_LazyHelpOption, help_text=_log_format_help
+    )(func)
     return func
 
 
 def caps_option(func: Any) -> Any:
     """--caps FILE."""
-    return click.option("--caps", "caps_path", type=click.Path(dir_okay=False),
-                        help="Caps file (blaslog probe -o) giving each algorithm's numerical impl flags.")(func)
+    return click.option(
+        "--caps",
+        "caps_path",
+        type=click.Path(dir_okay=False),
+        help="Caps file (blaslog probe -o) giving each algorithm's numerical impl flags.",
+    )(func)
 
 
 def fail_options(func: Any) -> Any:
     """--fail-on / --exit-zero / --summary of the commands that report findings."""
-    func = click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (report-only CI steps).")(func)
-    func = click.option("--fail-on", type=click.Choice(list(FAIL_ON)), default="precision", show_default=True,
-                        help="Exit 1 when a finding of this class or a more severe one is found "
-                             "(precision includes unknown).")(func)
-    func = click.option("--summary", "summary_file", type=click.Path(dir_okay=False),
-                        help="Append a Markdown summary to FILE (default with --format github: $GITHUB_STEP_SUMMARY).")(func)
+    func = click.option(
+        "--exit-zero", is_flag=True, help="Exit 0 even when there are findings (report-only CI steps)."
+    )(func)
+    func = click.option(
+        "--fail-on",
+        type=click.Choice(list(FAIL_ON)),
+        default="precision",
+        show_default=True,
+        help="Exit 1 when a finding of this class or a more severe one is found (precision includes unknown).",
+    )(func)
+    func = click.option(
+        "--summary",
+        "summary_file",
+        type=click.Path(dir_okay=False),
+        help="Append a Markdown summary to FILE (default with --format github: $GITHUB_STEP_SUMMARY).",
+    )(func)
     return func
 
 
@@ -160,7 +211,9 @@ def _keep_scheduler(ctx: click.Context, param: click.Parameter, value: str | Non
     ctx.meta["blaslog.scheduler"] = value or None
 
 
-def _options(log_format: Sequence[str], strict: bool, jobs: int, quiet: bool, rank_from: str | None = None) -> api.Options:
+def _options(
+    log_format: Sequence[str], strict: bool, jobs: int, quiet: bool, rank_from: str | None = None
+) -> api.Options:
     ctx = click.get_current_context(silent=True)
     scheduler = ctx.meta.get("blaslog.scheduler") if ctx is not None else None
     return api.Options(tuple(log_format), strict, jobs, rank_from, None if quiet else _progress, scheduler)
@@ -179,8 +232,11 @@ class _Progress:
         self.last = now
         rate = done / max(now - self.start, 1e-9) / 1e6
         share = f" {100 * done / self.total:3.0f}%" if self.total else ""
-        click.echo(f"\r{_defuse(self.name)}:{share} {done / 1e6:,.0f} MB, {gemms:,} GEMMs, {rate:,.0f} MB/s ",
-                   err=True, nl=False)
+        click.echo(
+            f"\r{_defuse(self.name)}:{share} {done / 1e6:,.0f} MB, {gemms:,} GEMMs, {rate:,.0f} MB/s ",
+            err=True,
+            nl=False,
+        )
 
     def close(self) -> None:
         click.echo("\r\033[K", err=True, nl=False)
@@ -202,8 +258,10 @@ def _account(files: Sequence[FileSummary], quiet: bool, max_problems: int = 5) -
     """Each input's accounting on stderr (with --quiet: only its errors)."""
     for s in files:
         if not quiet:
-            warn(f"{s.path}: {s.lines} lines: {s.gemm_records} GEMM records, {s.other_records} other records "
-                 f"({s.record_lines} lines), {s.foreign_lines} foreign lines, {s.unparsable_lines} unparsable")
+            warn(
+                f"{s.path}: {s.lines} lines: {s.gemm_records} GEMM records, {s.other_records} other records "
+                f"({s.record_lines} lines), {s.foreign_lines} foreign lines, {s.unparsable_lines} unparsable"
+            )
         wanted = [p for p in s.problems if not quiet or p.severity == "error"]
         for problem in wanted[:max_problems]:
             warn(problem.render())
@@ -212,8 +270,15 @@ def _account(files: Sequence[FileSummary], quiet: bool, max_problems: int = 5) -
             warn(f"{s.path}: {rest} more problems (see --format json)")
 
 
-def _report(report: Report, fmt: str, output: str | None, quiet: bool, inputs: Sequence[str],
-            summary_file: str | None = None, exit_zero: bool = False) -> NoReturn:
+def _report(
+    report: Report,
+    fmt: str,
+    output: str | None,
+    quiet: bool,
+    inputs: Sequence[str],
+    summary_file: str | None = None,
+    exit_zero: bool = False,
+) -> NoReturn:
     """Print the accounting, notes and errors, write the report, and exit with the report's status."""
     from blaslog.reporters import get_reporter
     from blaslog.reporters.markdown import render_markdown
@@ -230,8 +295,11 @@ def _report(report: Report, fmt: str, output: str | None, quiet: bool, inputs: S
         from blaslog.reporters.table import TableReporter, terminal_for
 
         ctx = click.get_current_context(silent=True)
-        reporter = TableReporter(terminal_for(sys.stdout if output is None else None,
-                                              ctx.meta.get("blaslog.color", "auto") if ctx else "auto"))
+        reporter = TableReporter(
+            terminal_for(
+                sys.stdout if output is None else None, ctx.meta.get("blaslog.color", "auto") if ctx else "auto"
+            )
+        )
     text = reporter.render(report)
     _write(text, output, inputs, keep=status in (0, 1))
     target = summary_file or (os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None)
@@ -299,13 +367,19 @@ class _Group(click.Group):
         except Exception as exc:
             if ctx.params.get("debug") or os.environ.get("BLASLOG_DEBUG"):
                 raise
-            click.echo(f"blaslog: internal error: {type(exc).__name__}: {_defuse(str(exc))[:500]} (a bug in "
-                       "blaslog: please report it with the command line; --debug shows the traceback)", err=True)
+            click.echo(
+                f"blaslog: internal error: {type(exc).__name__}: {_defuse(str(exc))[:500]} (a bug in "
+                "blaslog: please report it with the command line; --debug shows the traceback)",
+                err=True,
+            )
             sys.exit(2)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
-             epilog=EXIT_STATUS_FINDINGS)
+@click.group(
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+    epilog=EXIT_STATUS_FINDINGS,
+)
 @click.version_option(__version__, prog_name="blaslog")
 @click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
 def cli(debug: bool) -> None:
@@ -319,18 +393,37 @@ def cli(debug: bool) -> None:
 
 @cli.command("parse", epilog=EXIT_STATUS)
 @click.argument("logs", nargs=-1, required=True)
-@click.option("--kind", type=click.Choice(["gemm", "all"]), default="gemm", show_default=True,
-              help="gemm: executed GEMMs only; all: every record (API calls, errors, info too).")
-@click.option("--parquet", "parquet_dir", type=click.Path(file_okay=False),
-              help="Also write the GEMM records as Parquet under DIR, partitioned by run (the input's folder, or "
-                   "--run) and rank (needs pyarrow: pip install 'blaslog[parquet]').")
+@click.option(
+    "--kind",
+    type=click.Choice(["gemm", "all"]),
+    default="gemm",
+    show_default=True,
+    help="gemm: executed GEMMs only; all: every record (API calls, errors, info too).",
+)
+@click.option(
+    "--parquet",
+    "parquet_dir",
+    type=click.Path(file_okay=False),
+    help="Also write the GEMM records as Parquet under DIR, partitioned by run (the input's folder, or "
+    "--run) and rank (needs pyarrow: pip install 'blaslog[parquet]').",
+)
 @click.option("--run", "run_name", help="Run name for --parquet partitions.")
 @caps_option
 @input_options
 @output_options("parse")
-def parse_cmd(logs: tuple[str, ...], kind: str, parquet_dir: str | None, run_name: str | None,
-              caps_path: str | None, log_format: tuple[str, ...], strict: bool, jobs: int, fmt: str,
-              output: str | None, quiet: bool) -> None:
+def parse_cmd(
+    logs: tuple[str, ...],
+    kind: str,
+    parquet_dir: str | None,
+    run_name: str | None,
+    caps_path: str | None,
+    log_format: tuple[str, ...],
+    strict: bool,
+    jobs: int,
+    fmt: str,
+    output: str | None,
+    quiet: bool,
+) -> None:
     """Print the records of LOG... (every executed GEMM; with --kind all, every record).
 
     With --format json, jsonl or csv the records are written as they are read, in bounded memory.
@@ -348,8 +441,15 @@ def parse_cmd(logs: tuple[str, ...], kind: str, parquet_dir: str | None, run_nam
         _stream_parse(logs, reporter, kind, caps_path, options, output, quiet)
 
 
-def _stream_parse(logs: Sequence[str], reporter: Any, kind: str, caps_path: str | None, options: api.Options,
-                  output: str | None, quiet: bool) -> NoReturn:
+def _stream_parse(
+    logs: Sequence[str],
+    reporter: Any,
+    kind: str,
+    caps_path: str | None,
+    options: api.Options,
+    output: str | None,
+    quiet: bool,
+) -> NoReturn:
     """`blaslog parse` in a streaming format: rows written as they are read."""
     from blaslog.stream import Output, parse_chunks, write_behind
 
@@ -362,11 +462,16 @@ def _stream_parse(logs: Sequence[str], reporter: Any, kind: str, caps_path: str 
         from blaslog.reporters._base import defuse_commands
         from blaslog.views import record_rows
 
-        chunks = (defuse_commands(chunk, reporter.defuse_style) for chunk in cluster_chunks(
-            names, reporter, record_rows, kind=kind, caps=_caps(caps_path), options=options, summaries=summaries))
+        chunks: Iterator[str] = (
+            defuse_commands(chunk, reporter.defuse_style)
+            for chunk in cluster_chunks(
+                names, reporter, record_rows, kind=kind, caps=_caps(caps_path), options=options, summaries=summaries
+            )
+        )
     else:
-        chunks = parse_chunks(names, reporter, kind=kind, caps_path=caps_path, caps=_caps(caps_path),
-                              options=options, summaries=summaries)
+        chunks = parse_chunks(
+            names, reporter, kind=kind, caps_path=caps_path, caps=_caps(caps_path), options=options, summaries=summaries
+        )
     if output is None:
         write_behind(_echo, chunks)
         ok = True
@@ -389,8 +494,9 @@ def _nothing_found(summaries: Sequence[FileSummary]) -> bool:
     return bool(summaries) and all(s.gemm_records + s.other_records == 0 for s in summaries)
 
 
-def _parquet(logs: Sequence[str], folder: str | None, run_name: str | None, options: api.Options,
-             quiet: bool) -> NoReturn:
+def _parquet(
+    logs: Sequence[str], folder: str | None, run_name: str | None, options: api.Options, quiet: bool
+) -> NoReturn:
     from blaslog.parquet import write_parquet
 
     if not folder:
@@ -399,13 +505,20 @@ def _parquet(logs: Sequence[str], folder: str | None, run_name: str | None, opti
     if options.scheduler:  # each input written by the worker that reads it
         from blaslog.cluster import write_parquet as write_on_cluster
 
-        files, notes, more = write_on_cluster(names, folder, scheduler=options.scheduler, run=run_name,
-                                              log_format=options.formats, on_error=options.on_error,
-                                              workers=options.jobs)
+        files, notes, more = write_on_cluster(
+            names,
+            folder,
+            scheduler=options.scheduler,
+            run=run_name,
+            log_format=options.formats,
+            on_error=options.on_error,
+            workers=options.jobs,
+        )
         failed += more
     else:
-        files, notes = write_parquet(names, folder, lambda name, out: api.records([name], options=options,
-                                                                                  summaries=out), run=run_name)
+        files, notes = write_parquet(
+            names, folder, lambda name, out: api.records([name], options=options, summaries=out), run=run_name
+        )
     _account(files, quiet)
     for note in notes:
         warn(f"note: {note}")
@@ -415,30 +528,69 @@ def _parquet(logs: Sequence[str], folder: str | None, run_name: str | None, opti
     sys.exit(2 if failed or all(f.gemm_records == 0 for f in files) else 0)
 
 
-_CLASSES_HELP = "\n\n\b\nFinding classes (most severe first):\n" + "\n".join(f"  {k:10} {v}" for k, v in CLASSES.items())
+_CLASSES_HELP = "\n\n\b\nFinding classes (most severe first):\n" + "\n".join(
+    f"  {k:10} {v}" for k, v in CLASSES.items()
+)
 
 
 @cli.command("diff", epilog=EXIT_STATUS_FINDINGS + _CLASSES_HELP)
 @click.argument("runs", nargs=-1, required=True)
-@click.option("--ref", "reference", metavar="RUN",
-              help="The reference run; every RUN is compared with it (several runs at once: --ref tp1/ tp2/ tp4/).")
-@click.option("--tp", type=click.IntRange(1, 4096), help="Tensor-parallel degree (inferred from the logs when not given; "
-              "--tp 1 compares two runs of the same shapes, e.g. before and after a library upgrade).")
+@click.option(
+    "--ref",
+    "reference",
+    metavar="RUN",
+    help="The reference run; every RUN is compared with it (several runs at once: --ref tp1/ tp2/ tp4/).",
+)
+@click.option(
+    "--tp",
+    type=click.IntRange(1, 4096),
+    help="Tensor-parallel degree (inferred from the logs when not given; "
+    "--tp 1 compares two runs of the same shapes, e.g. before and after a library upgrade).",
+)
 @click.option("--rank", type=click.IntRange(0), help="Compare only this rank of the sharded run.")
-@click.option("--rank-from", metavar="REGEX",
-              help="Take each file's rank from REGEX's first group in its path (e.g. 'node\\d+_gpu(\\d+)').")
-@click.option("--min-coverage", type=click.FloatRange(0, 1), default=api.MIN_COVERAGE, show_default=True,
-              help="Report an input finding when less than this share of a sharded file's GEMM calls is paired.")
-@click.option("--emit-tunableop", "emit_tunableop", metavar="FILE", type=click.Path(dir_okay=False),
-              help="Write a TunableOp results file pinning the sharded GEMMs to the unsharded run's solutions, where "
-                   "the logs show that solution ran for the exact GEMM (the rest are listed on stderr).")
+@click.option(
+    "--rank-from",
+    metavar="REGEX",
+    help="Take each file's rank from REGEX's first group in its path (e.g. 'node\\d+_gpu(\\d+)').",
+)
+@click.option(
+    "--min-coverage",
+    type=click.FloatRange(0, 1),
+    default=api.MIN_COVERAGE,
+    show_default=True,
+    help="Report an input finding when less than this share of a sharded file's GEMM calls is paired.",
+)
+@click.option(
+    "--emit-tunableop",
+    "emit_tunableop",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Write a TunableOp results file pinning the sharded GEMMs to the unsharded run's solutions, where "
+    "the logs show that solution ran for the exact GEMM (the rest are listed on stderr).",
+)
 @caps_option
 @fail_options
 @input_options
 @output_options("diff")
-def diff_cmd(runs: tuple[str, ...], reference: str | None, tp: int | None, rank: int | None, rank_from: str | None,
-             min_coverage: float, emit_tunableop: str | None, caps_path: str | None, fail_on: str, exit_zero: bool, summary_file: str | None,
-             log_format: tuple[str, ...], strict: bool, jobs: int, fmt: str, output: str | None, quiet: bool) -> None:
+def diff_cmd(
+    runs: tuple[str, ...],
+    reference: str | None,
+    tp: int | None,
+    rank: int | None,
+    rank_from: str | None,
+    min_coverage: float,
+    emit_tunableop: str | None,
+    caps_path: str | None,
+    fail_on: str,
+    exit_zero: bool,
+    summary_file: str | None,
+    log_format: tuple[str, ...],
+    strict: bool,
+    jobs: int,
+    fmt: str,
+    output: str | None,
+    quiet: bool,
+) -> None:
     """Compare a sharded (tensor-parallel) run with an unsharded run, GEMM by GEMM.
 
     \b
@@ -454,23 +606,51 @@ def diff_cmd(runs: tuple[str, ...], reference: str | None, tp: int | None, rank:
         options = _options(log_format, strict, jobs, quiet, rank_from)
         caps = _caps(caps_path)
         if reference is not None:
-            report = api.diff_many(list(runs), reference, tp=tp, rank=rank, caps=caps, min_coverage=min_coverage,
-                                   options=options, fail_on=fail_on)
+            report = api.diff_many(
+                list(runs),
+                reference,
+                tp=tp,
+                rank=rank,
+                caps=caps,
+                min_coverage=min_coverage,
+                options=options,
+                fail_on=fail_on,
+            )
         else:
             sharded, unsharded, note = api.split_diff_arguments(runs)
             if note:
                 warn(f"note: {note}")
             if emit_tunableop:
-                report = _emit_tunableop(emit_tunableop, sharded, unsharded, list(runs), quiet, tp=tp, rank=rank,
-                                         caps=caps, min_coverage=min_coverage, options=options, fail_on=fail_on)
+                report = _emit_tunableop(
+                    emit_tunableop,
+                    sharded,
+                    unsharded,
+                    list(runs),
+                    quiet,
+                    tp=tp,
+                    rank=rank,
+                    caps=caps,
+                    min_coverage=min_coverage,
+                    options=options,
+                    fail_on=fail_on,
+                )
             else:
-                report = api.diff(sharded, unsharded, tp=tp, rank=rank, caps=caps, min_coverage=min_coverage,
-                                  options=options, fail_on=fail_on)
+                report = api.diff(
+                    sharded,
+                    unsharded,
+                    tp=tp,
+                    rank=rank,
+                    caps=caps,
+                    min_coverage=min_coverage,
+                    options=options,
+                    fail_on=fail_on,
+                )
         _report(report, fmt, output, quiet, list(runs) + ([reference] if reference else []), summary_file, exit_zero)
 
 
-def _emit_tunableop(path: str, sharded: list[str], unsharded: list[str], inputs: list[str], quiet: bool,
-                    **kwargs: Any) -> Report:
+def _emit_tunableop(
+    path: str, sharded: list[str], unsharded: list[str], inputs: list[str], quiet: bool, **kwargs: Any
+) -> Report:
     """Run the diff, write the TunableOp file of its pins to `path`, and list what could not be pinned."""
     from blaslog.tunableop import render
 
@@ -489,20 +669,41 @@ def _emit_tunableop(path: str, sharded: list[str], unsharded: list[str], inputs:
 
 @cli.command("check", epilog=EXIT_STATUS_FINDINGS + _CLASSES_HELP)
 @click.argument("logs", nargs=-1, required=True)
-@click.option("--batch-invariance", "batch", is_flag=True,
-              help="Also group GEMMs that differ only in one dimension (the token count) and show which ranges ran "
-                   "which algorithm.")
-@click.option("--tunableop", "tunableop", multiple=True, metavar="FILE",
-              help="The run's TunableOp results file(s) (tunableop_results<N>.csv, one per GPU; or hipBLASLt tuning "
-                   "files): report GEMMs that did not run the tuned solution, ran untuned, or were tuned differently "
-                   "on another GPU.")
+@click.option(
+    "--batch-invariance",
+    "batch",
+    is_flag=True,
+    help="Also group GEMMs that differ only in one dimension (the token count) and show which ranges ran "
+    "which algorithm.",
+)
+@click.option(
+    "--tunableop",
+    "tunableop",
+    multiple=True,
+    metavar="FILE",
+    help="The run's TunableOp results file(s) (tunableop_results<N>.csv, one per GPU; or hipBLASLt tuning "
+    "files): report GEMMs that did not run the tuned solution, ran untuned, or were tuned differently "
+    "on another GPU.",
+)
 @caps_option
 @fail_options
 @input_options
 @output_options("check")
-def check_cmd(logs: tuple[str, ...], batch: bool, tunableop: tuple[str, ...], caps_path: str | None, fail_on: str,
-              exit_zero: bool, summary_file: str | None, log_format: tuple[str, ...], strict: bool, jobs: int, fmt: str,
-              output: str | None, quiet: bool) -> None:
+def check_cmd(
+    logs: tuple[str, ...],
+    batch: bool,
+    tunableop: tuple[str, ...],
+    caps_path: str | None,
+    fail_on: str,
+    exit_zero: bool,
+    summary_file: str | None,
+    log_format: tuple[str, ...],
+    strict: bool,
+    jobs: int,
+    fmt: str,
+    output: str | None,
+    quiet: bool,
+) -> None:
     """Find GEMMs inside one run that ran with different algorithms, flags or solutions (each file on its own).
 
     \b
@@ -512,8 +713,9 @@ def check_cmd(logs: tuple[str, ...], batch: bool, tunableop: tuple[str, ...], ca
     with translate_errors():
         options = _options(log_format, strict, jobs, quiet)
         if tunableop:
-            report = api.check_tunableop(logs, tunableop, caps=_caps(caps_path), batch=batch, options=options,
-                                         fail_on=fail_on)
+            report = api.check_tunableop(
+                logs, tunableop, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on
+            )
         else:
             report = api.check(logs, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on)
         _report(report, fmt, output, quiet, [*logs, *tunableop], summary_file, exit_zero)
@@ -524,8 +726,16 @@ def check_cmd(logs: tuple[str, ...], batch: bool, tunableop: tuple[str, ...], ca
 @caps_option
 @input_options
 @output_options("summary")
-def summary_cmd(logs: tuple[str, ...], caps_path: str | None, log_format: tuple[str, ...], strict: bool, jobs: int,
-                fmt: str, output: str | None, quiet: bool) -> None:
+def summary_cmd(
+    logs: tuple[str, ...],
+    caps_path: str | None,
+    log_format: tuple[str, ...],
+    strict: bool,
+    jobs: int,
+    fmt: str,
+    output: str | None,
+    quiet: bool,
+) -> None:
     """What a run did: distinct GEMM signatures with call counts, threads and the algorithms each used."""
     with translate_errors():
         report = api.summary(logs, caps=_caps(caps_path), options=_options(log_format, strict, jobs, quiet))
@@ -534,10 +744,22 @@ def summary_cmd(logs: tuple[str, ...], caps_path: str | None, log_format: tuple[
 
 @cli.command("decode-flags", epilog=EXIT_STATUS, context_settings={"ignore_unknown_options": True})
 @click.argument("values", nargs=-1, required=True)
-@click.option("--lib", type=click.Choice(["cublaslt", "rocblas"]), default="cublaslt", show_default=True,
-              help="Whose flags: cuBLASLt numerical impl flags, or rocblas_gemm_flags.")
-@click.option("--format", "-f", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format.")
+@click.option(
+    "--lib",
+    type=click.Choice(["cublaslt", "rocblas"]),
+    default="cublaslt",
+    show_default=True,
+    help="Whose flags: cuBLASLt numerical impl flags, or rocblas_gemm_flags.",
+)
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
 @click.option("--json", "as_json", is_flag=True, hidden=True, help="Same as --format json.")
 @click.option("--output", "-o", type=click.Path(), help="Write the output to FILE instead of stdout.")
 def decode_flags_cmd(values: tuple[str, ...], lib: str, fmt: str, as_json: bool, output: str | None) -> None:
@@ -572,16 +794,42 @@ def decode_flags_cmd(values: tuple[str, ...], lib: str, fmt: str, as_json: bool,
 @click.option("--compute-type", default="COMPUTE_32F", show_default=True, help="cublasComputeType_t name.")
 @click.option("--scale-type", default="R_32F", show_default=True, help="cudaDataType_t of alpha/beta.")
 @click.option("--types", default="R_32F,R_32F,R_32F,R_32F", show_default=True, help="A,B,C,D data types.")
-@click.option("--from", "from_logs", multiple=True, metavar="LOG",
-              help="Probe every distinct algorithm configuration found in LOG (repeatable).")
-@click.option("--output", "-o", "out", type=click.Path(dir_okay=False),
-              help="Write (or update) a caps file, for --caps of the other commands.")
+@click.option(
+    "--from",
+    "from_logs",
+    multiple=True,
+    metavar="LOG",
+    help="Probe every distinct algorithm configuration found in LOG (repeatable).",
+)
+@click.option(
+    "--output",
+    "-o",
+    "out",
+    type=click.Path(dir_okay=False),
+    help="Write (or update) a caps file, for --caps of the other commands.",
+)
 @click.option("--out", "out_alias", type=click.Path(dir_okay=False), hidden=True, help="Same as --output.")
-@click.option("--format", "-f", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format of what was learnt (on stdout).")
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format of what was learnt (on stdout).",
+)
 @click.option("--json", "as_json", is_flag=True, hidden=True, help="Same as --format json.")
-def probe_cmd(algo_id: int | None, compute_type: str, scale_type: str, types: str, from_logs: tuple[str, ...],
-              out: str | None, out_alias: str | None, fmt: str, as_json: bool) -> None:
+def probe_cmd(
+    algo_id: int | None,
+    compute_type: str,
+    scale_type: str,
+    types: str,
+    from_logs: tuple[str, ...],
+    out: str | None,
+    out_alias: str | None,
+    fmt: str,
+    as_json: bool,
+) -> None:
     """Ask libcublasLt what algorithms do: numerical impl flags, tiles, stages, split-K, alignments.
 
     Needs an NVIDIA GPU and libcublasLt (found through BLASLOG_CUBLASLT, the nvidia-cublas wheels, or the
@@ -593,8 +841,13 @@ def probe_cmd(algo_id: int | None, compute_type: str, scale_type: str, types: st
 
     out = out or out_alias
     with translate_errors():
-        configs = api.probe_configs(from_logs, algo_id=algo_id, compute_type=compute_type, scale_type=scale_type,
-                                    types=[t.strip() for t in types.split(",")])
+        configs = api.probe_configs(
+            from_logs,
+            algo_id=algo_id,
+            compute_type=compute_type,
+            scale_type=scale_type,
+            types=[t.strip() for t in types.split(",")],
+        )
         try:
             probed = native.probe(configs)
         except BlaslogError as exc:
@@ -604,9 +857,19 @@ def probe_cmd(algo_id: int | None, compute_type: str, scale_type: str, types: st
             warn(f"blaslog: error: {exc}")
             probed = partial
         if fmt == "json" or as_json:
-            _echo(dumps({"library": probed.library, "version": probed.version_text, "gpu": probed.gpu,
-                         "entries": probed.entries,
-                         "errors": [{"config": c, "error": e} for c, e in probed.errors]}, indent=2) + "\n")
+            _echo(
+                dumps(
+                    {
+                        "library": probed.library,
+                        "version": probed.version_text,
+                        "gpu": probed.gpu,
+                        "entries": probed.entries,
+                        "errors": [{"config": c, "error": e} for c, e in probed.errors],
+                    },
+                    indent=2,
+                )
+                + "\n"
+            )
         else:
             _echo(_probe_text(probed))
         for config, error in probed.errors:
@@ -627,23 +890,48 @@ Exit status:
   130  interrupted"""
 
 
-@cli.command("record", epilog=RECORD_EXIT_STATUS,
-             context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@cli.command(
+    "record",
+    epilog=RECORD_EXIT_STATUS,
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-@click.option("--out", "-o", "out", type=click.Path(file_okay=False),
-              help="The run folder to write (default: runs/YYYYmmdd-HHMMSS); an existing one only with --force.")
-@click.option("--level", type=click.IntRange(1, 5), default=2, show_default=True,
-              help="cuBLASLt log level: 2 logs one line per GEMM with its algorithm, 5 every API call (some 20 lines "
-                   "per GEMM); rocBLAS and hipBLASLt get their bench lines, plus trace/API lines above 2.")
-@click.option("--libs", default=",".join(("cublaslt", "rocblas", "hipblaslt")), show_default=True,
-              metavar="LIB,...", help="Libraries to log: cublaslt, cublas, rocblas, hipblaslt.")
-@click.option("--no-compress", "no_compress", is_flag=True, help="Leave the logs plain (default: gzip them at the end).")
+@click.option(
+    "--out",
+    "-o",
+    "out",
+    type=click.Path(file_okay=False),
+    help="The run folder to write (default: runs/YYYYmmdd-HHMMSS); an existing one only with --force.",
+)
+@click.option(
+    "--level",
+    type=click.IntRange(1, 5),
+    default=2,
+    show_default=True,
+    help="cuBLASLt log level: 2 logs one line per GEMM with its algorithm, 5 every API call (some 20 lines "
+    "per GEMM); rocBLAS and hipBLASLt get their bench lines, plus trace/API lines above 2.",
+)
+@click.option(
+    "--libs",
+    default=",".join(("cublaslt", "rocblas", "hipblaslt")),
+    show_default=True,
+    metavar="LIB,...",
+    help="Libraries to log: cublaslt, cublas, rocblas, hipblaslt.",
+)
+@click.option(
+    "--no-compress", "no_compress", is_flag=True, help="Leave the logs plain (default: gzip them at the end)."
+)
 @click.option("--force", is_flag=True, help="Replace the run folder --out names if one is there.")
-@click.option("--probe", "probe", is_flag=True,
-              help="After the command: probe every cuBLASLt algorithm it ran into caps.json in the folder (needs the "
-                   "GPU and libcublasLt; a failure is a note in run.json, never a lost run).")
-def record_cmd(command: tuple[str, ...], out: str | None, level: int, libs: str, no_compress: bool, force: bool,
-               probe: bool) -> None:
+@click.option(
+    "--probe",
+    "probe",
+    is_flag=True,
+    help="After the command: probe every cuBLASLt algorithm it ran into caps.json in the folder (needs the "
+    "GPU and libcublasLt; a failure is a note in run.json, never a lost run).",
+)
+def record_cmd(
+    command: tuple[str, ...], out: str | None, level: int, libs: str, no_compress: bool, force: bool, probe: bool
+) -> None:
     """Run COMMAND with BLAS logging on and leave a run folder: one log per rank and library, and run.json.
 
     \b
@@ -659,13 +947,37 @@ def record_cmd(command: tuple[str, ...], out: str | None, level: int, libs: str,
     from blaslog.record import record
 
     with translate_errors():
-        result = record(command, out=out, level=level, libs=libs, compress=not no_compress, force=force,
-                        probe=probe, on_note=lambda note: warn(f"note: {note}"))
+        result = record(
+            command,
+            out=out,
+            level=level,
+            libs=libs,
+            compress=not no_compress,
+            force=force,
+            probe=probe,
+            on_note=lambda note: warn(f"note: {note}"),
+        )
         files = result.manifest.get("files") or []
         ranks = result.manifest.get("ranks") or {}
-        warn(f"blaslog: recorded {result.folder}: {len(files)} log files of {len(ranks)} ranks, exit status "
-             f"{result.exit_status}")
+        warn(
+            f"blaslog: recorded {result.folder}: {len(files)} log files of {len(ranks)} ranks, exit status "
+            f"{result.exit_status}"
+        )
     sys.exit(result.exit_status)
+
+
+#: The scalar capabilities `probe` prints for each algorithm.
+_PROBE_KEYS = (
+    "splitKSupport",
+    "reductionSchemeMask",
+    "ctaSwizzlingSupport",
+    "customOptionMax",
+    "epilogueMask",
+    "minAlignmentA",
+    "minAlignmentB",
+    "minAlignmentC",
+    "minAlignmentD",
+)
 
 
 def _probe_text(probed: Any) -> str:
@@ -673,13 +985,13 @@ def _probe_text(probed: Any) -> str:
     cc = probed.gpu.get("compute_capability")
     lines = [f"libcublasLt {probed.version_text} ({probed.library}); GPU: {gpu}" + (f" (sm {cc})" if cc else "")]
     for entry in probed.entries:
-        lines.append(f"algoId {entry['algoId']} {entry['computeType']} scale {entry['scaleType']} "
-                     f"{entry['Atype']},{entry['Btype']},{entry['Ctype']},{entry['Dtype']}")
+        lines.append(
+            f"algoId {entry['algoId']} {entry['computeType']} scale {entry['scaleType']} "
+            f"{entry['Atype']},{entry['Btype']},{entry['Ctype']},{entry['Dtype']}"
+        )
         lines.append(f"  numerical impl flags {entry['numericalImplFlags']}: {entry['summary']}")
         lines.append(f"    {' | '.join(entry['decoded'])}")
-        for key in ("splitKSupport", "reductionSchemeMask", "ctaSwizzlingSupport", "customOptionMax",
-                    "epilogueMask", "minAlignmentA", "minAlignmentB", "minAlignmentC", "minAlignmentD"):
-            lines.append(f"  {key}: {entry.get(key)}")
+        lines.extend(f"  {key}: {entry.get(key)}" for key in _PROBE_KEYS)
         for key in ("tiles", "stages"):
             value = entry.get(key)
             lines.append(f"  {key}: {', '.join(value) if isinstance(value, list) else value}")

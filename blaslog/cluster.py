@@ -81,16 +81,23 @@ def connect(scheduler: str, workers: int = 0) -> Any:
     if scheduler == "local":
         # a task whose worker died fails at once (KilledWorker) and is retried here, once, input by input
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-            local = distributed.LocalCluster(n_workers=workers or min(os.cpu_count() or 1, 8), threads_per_worker=1,
-                                             processes=True, dashboard_address=":0", silence_logs=logging.ERROR)
+            local = distributed.LocalCluster(
+                n_workers=workers or min(os.cpu_count() or 1, 8),
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=logging.ERROR,
+            )
         client = distributed.Client(local, set_as_default=False)
     else:
         try:
             client = distributed.Client(scheduler, timeout=30, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
-            raise BlaslogError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc}); start one "
-                               "(`dask scheduler`, then `dask worker ADDRESS` on each machine) or give "
-                               "--scheduler local") from None
+            raise BlaslogError(
+                f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc}); start one "
+                "(`dask scheduler`, then `dask worker ADDRESS` on each machine) or give "
+                "--scheduler local"
+            ) from None
     _CLIENTS[key] = client
     return client
 
@@ -129,8 +136,9 @@ def _list_url(name: str) -> list[str]:
         found = fs.glob(path) if glob.has_magic(name) else fs.find(path)
         files = [p for p in found if fs.isfile(p)]
     except ImportError:
-        raise InputError(f"{name}: listing URLs needs fsspec: pip install fsspec (and the file system's "
-                         "package, e.g. s3fs)") from None
+        raise InputError(
+            f"{name}: listing URLs needs fsspec: pip install fsspec (and the file system's package, e.g. s3fs)"
+        ) from None
     except (OSError, ValueError) as exc:
         raise InputError(f"{name}: cannot be listed ({exc})") from None
     if not files:
@@ -166,6 +174,7 @@ class _Tee:
             if len(self.reader.head) < HEAD:
                 self.reader.head += data[: HEAD - len(self.reader.head)]
             return data
+
         return tee
 
 
@@ -176,8 +185,10 @@ def _open_url(name: str) -> tuple[Any, list[Any]]:
 
         handle = fsspec.open(name, "rb").open()
     except ImportError:
-        raise InputError(f"{name}: reading URLs needs fsspec on the workers: pip install fsspec (and the file "
-                         "system's package, e.g. s3fs)") from None
+        raise InputError(
+            f"{name}: reading URLs needs fsspec on the workers: pip install fsspec (and the file "
+            "system's package, e.g. s3fs)"
+        ) from None
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except PermissionError:
@@ -220,12 +231,21 @@ def _run_of(name: str, log_format: list[str] | None, on_error: str) -> tuple[Com
     return run, parser.summary, _tags(parser.reader.head)  # type: ignore[attr-defined]
 
 
-def _rows_of(name: str, log_format: list[str] | None, on_error: str, kind: str, render: Callable[..., Iterable[str]],
-             start: int = 0, end: int = -1, first_line: int = 1) -> tuple[bytes, FileSummary, bytes]:
+def _rows_of(
+    name: str,
+    log_format: list[str] | None,
+    on_error: str,
+    kind: str,
+    render: Callable[..., Iterable[str]],
+    start: int = 0,
+    end: int = -1,
+    first_line: int = 1,
+) -> tuple[bytes, FileSummary, bytes]:
     """The rows of an input (or of bytes [start, end) of it) as `render(records)` writes them, compressed."""
     if end >= 0:
-        parser = _parallel.range_parser(name, start, end, log_format, on_error, first_line=first_line,
-                                        events=kind == "all")
+        parser = _parallel.range_parser(
+            name, start, end, log_format, on_error, first_line=first_line, events=kind == "all"
+        )
     else:
         parser = _parser(name, log_format, on_error, events=kind == "all")
     parser.lazy = True
@@ -250,8 +270,9 @@ def _parquet_of(name: str, log_format: list[str] | None, on_error: str, folder: 
     return None, parser.summary, b""
 
 
-def _batch(job: Callable[..., Any], names: Sequence[str], args: tuple[Any, ...],
-           extra: Sequence[Any] = ()) -> list[Any]:
+def _batch(
+    job: Callable[..., Any], names: Sequence[str], args: tuple[Any, ...], extra: Sequence[Any] = ()
+) -> list[Any]:
     """Run `job(name, *args[, extra])` for each input of a task; an input that cannot be opened is named."""
     out: list[Any] = []
     for i, name in enumerate(names):
@@ -332,8 +353,9 @@ class _Unit:
 class _Work:
     """The tasks of one command: submitted, retried once when their worker dies, cancelled together."""
 
-    def __init__(self, client: Any, job: Callable[..., Any], args: tuple[Any, ...],
-                 extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, client: Any, job: Callable[..., Any], args: tuple[Any, ...], extra: dict[str, Any] | None = None
+    ) -> None:
         self.client, self.job, self.args, self.extra = client, job, args, extra
         self.pending: dict[Any, _Unit] = {}
 
@@ -346,8 +368,10 @@ class _Work:
             name = unit.names[0]
             level = [client.submit(_piece, name, a, b, *self.args, pure=False) for a, b in pairwise(unit.points)]
             while len(level) > 1:  # a tree of merges on the workers, MERGE_FAN_IN pieces a task
-                level = [client.submit(_merge, level[i:i + MERGE_FAN_IN], name, pure=False)
-                         for i in range(0, len(level), MERGE_FAN_IN)]
+                level = [
+                    client.submit(_merge, level[i : i + MERGE_FAN_IN], name, pure=False)
+                    for i in range(0, len(level), MERGE_FAN_IN)
+                ]
             future = client.submit(_one_of_pieces, level[0], pure=False)
         else:  # rendered rows of pieces: count the lines of each piece first, for its line numbers
             name = unit.names[0]
@@ -356,8 +380,10 @@ class _Work:
             firsts = [1]
             for count in counts[:-1]:
                 firsts.append(firsts[-1] + count)
-            parts = [client.submit(_rows_of, name, *self.args, a, b, first, pure=False)
-                     for (a, b), first in zip(spans, firsts, strict=True)]
+            parts = [
+                client.submit(_rows_of, name, *self.args, a, b, first, pure=False)
+                for (a, b), first in zip(spans, firsts, strict=True)
+            ]
             future = client.submit(_joined_rows, parts, name, pure=False)
         self.pending[future] = unit
         return future
@@ -432,8 +458,15 @@ def _joined_rows(parts: list[tuple[bytes, FileSummary, bytes]], name: str) -> li
     """The rows of consecutive pieces as one text, and the whole input's accounting."""
     summary = FileSummary(name)
     for _, part, _ in parts:
-        for key in ("lines", "gemm_records", "other_records", "record_lines", "foreign_lines", "unparsable_lines",
-                    "more_problems"):
+        for key in (
+            "lines",
+            "gemm_records",
+            "other_records",
+            "record_lines",
+            "foreign_lines",
+            "unparsable_lines",
+            "more_problems",
+        ):
             setattr(summary, key, getattr(summary, key) + getattr(part, key))
         for dialect, count in part.formats.items():
             summary.formats[dialect] = summary.formats.get(dialect, 0) + count
@@ -452,13 +485,14 @@ class _Died:
     def summary(self) -> FileSummary:
         """The input read as empty, with a problem that reports make an `input` finding of."""
         why = f"{type(self.error).__name__}: {self.error}" if self.error is not None else "lost"
-        message = (f"{ENDS_EARLY} (the Dask worker reading it died, twice: {why}); nothing of it was read; read "
-                   "it alone (without --scheduler) to see whether the input or the worker's memory is at fault")
+        message = (
+            f"{ENDS_EARLY} (the Dask worker reading it died, twice: {why}); nothing of it was read; read "
+            "it alone (without --scheduler) to see whether the input or the worker's memory is at fault"
+        )
         return FileSummary(self.name, problems=[Problem(self.name, 0, message)])
 
 
-def plan(names: Sequence[str], threads: int, files_per_task: int | None = None,
-         pieces: bool = True) -> list[_Unit]:
+def plan(names: Sequence[str], threads: int, files_per_task: int | None = None, pieces: bool = True) -> list[_Unit]:
     """The tasks for reading `names` with `threads` worker threads: a large local input in pieces (when there
     are fewer inputs than threads), the others whole, in batches of neighbours (`files_per_task` each, or as
     many as keep every thread busy with about TASKS_PER_THREAD tasks, at most TASK_FILES inputs and about
@@ -501,9 +535,15 @@ def _threads(client: Any) -> int:
     return sum(client.nthreads().values()) or 1
 
 
-def _outcomes(client: Any, names: Sequence[str], job: Callable[..., Any], args: tuple[Any, ...],
-              files_per_task: int | None, pieces: bool = True,
-              extra: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
+def _outcomes(
+    client: Any,
+    names: Sequence[str],
+    job: Callable[..., Any],
+    args: tuple[Any, ...],
+    files_per_task: int | None,
+    pieces: bool = True,
+    extra: dict[str, Any] | None = None,
+) -> Iterator[tuple[str, Any]]:
     """(input, outcome) in the order of `names`, each as soon as it and the ones before it are read."""
     units = plan(names, _threads(client), files_per_task, pieces)
     order = {name: i for i, name in enumerate(names)}
@@ -534,8 +574,15 @@ class Read:
     """`input: why` for each input a worker could not open."""
 
 
-def read_runs(names: Sequence[str], *, scheduler: str, log_format: list[str] | None = None, on_error: str = "warn",
-              workers: int = 0, files_per_task: int | None = None) -> Read:
+def read_runs(
+    names: Sequence[str],
+    *,
+    scheduler: str,
+    log_format: list[str] | None = None,
+    on_error: str = "warn",
+    workers: int = 0,
+    files_per_task: int | None = None,
+) -> Read:
     """The CompactRun and FileSummary of each input, read by the workers of `scheduler`."""
     client = connect(scheduler, workers)
     read = Read()
@@ -554,9 +601,17 @@ def read_runs(names: Sequence[str], *, scheduler: str, log_format: list[str] | N
     return read
 
 
-def render_rows(names: Sequence[str], *, scheduler: str, render: Callable[..., Iterable[str]], kind: str,
-                log_format: list[str] | None = None, on_error: str = "warn", workers: int = 0,
-                summaries: list[FileSummary]) -> Iterator[str]:
+def render_rows(
+    names: Sequence[str],
+    *,
+    scheduler: str,
+    render: Callable[..., Iterable[str]],
+    kind: str,
+    log_format: list[str] | None = None,
+    on_error: str = "warn",
+    workers: int = 0,
+    summaries: list[FileSummary],
+) -> Iterator[str]:
     """The rows of each input as ``render(records)`` writes them (rows that are not the output's first), input
     after input; each input's FileSummary is appended to `summaries`. `render` runs on the workers."""
     client = connect(scheduler, workers)
@@ -571,28 +626,51 @@ def render_rows(names: Sequence[str], *, scheduler: str, render: Callable[..., I
         yield from pickle.loads(zlib.decompress(data))
 
 
-def parse_chunks(names: Sequence[str], reporter: Any, rows_of: Callable[..., Iterable[Any]], *, kind: str,
-                 caps: Any, options: Any, summaries: list[FileSummary]) -> Iterator[str]:
+def parse_chunks(
+    names: Sequence[str],
+    reporter: Any,
+    rows_of: Callable[..., Iterable[Any]],
+    *,
+    kind: str,
+    caps: Any,
+    options: Any,
+    summaries: list[FileSummary],
+) -> Iterator[str]:
     """The text of `blaslog parse` in `reporter`'s streaming format (as :func:`blaslog.stream.parse_chunks`
     writes it, byte for byte), the rows rendered by the workers of ``options.scheduler`` with `rows_of`
     (blaslog.views.record_rows) and the reporter's stream_rows."""
     render = Renderer(rows_of, reporter.stream_rows, caps, reporter.shaped_rows)
     yield reporter.stream_begin()
     any_rows = False
-    for chunk in render_rows(names, scheduler=options.scheduler, render=render, kind=kind,
-                             log_format=options.formats, on_error=options.on_error, workers=options.jobs,
-                             summaries=summaries):
+    for chunk in render_rows(
+        names,
+        scheduler=options.scheduler,
+        render=render,
+        kind=kind,
+        log_format=options.formats,
+        on_error=options.on_error,
+        workers=options.jobs,
+        summaries=summaries,
+    ):
         if not chunk:
             continue
         if not any_rows and reporter.first_separator and chunk.startswith(reporter.first_separator):
-            chunk = chunk[len(reporter.first_separator):]
+            chunk = chunk[len(reporter.first_separator) :]
         any_rows = True
         yield chunk
     yield reporter.stream_end(summaries, any_rows)
 
 
-def records(names: Sequence[str], *, scheduler: str, kind: str = "gemm", log_format: list[str] | None = None,
-            on_error: str = "warn", workers: int = 0, summaries: list[FileSummary]) -> Iterator[Any]:
+def records(
+    names: Sequence[str],
+    *,
+    scheduler: str,
+    kind: str = "gemm",
+    log_format: list[str] | None = None,
+    on_error: str = "warn",
+    workers: int = 0,
+    summaries: list[FileSummary],
+) -> Iterator[Any]:
     """The records of each input (GEMMs, or every record with `kind="all"`), read by the workers."""
     client = connect(scheduler, workers)
     for _name, outcome in _outcomes(client, names, _records_of, (log_format, on_error, kind), None, pieces=False):
@@ -606,9 +684,16 @@ def records(names: Sequence[str], *, scheduler: str, kind: str = "gemm", log_for
         summaries.append(summary)
 
 
-def write_parquet(names: Sequence[str], out_dir: str, *, scheduler: str, run: str | None = None,
-                  log_format: list[str] | None = None, on_error: str = "warn",
-                  workers: int = 0) -> tuple[list[FileSummary], list[str], list[str]]:
+def write_parquet(
+    names: Sequence[str],
+    out_dir: str,
+    *,
+    scheduler: str,
+    run: str | None = None,
+    log_format: list[str] | None = None,
+    on_error: str = "warn",
+    workers: int = 0,
+) -> tuple[list[FileSummary], list[str], list[str]]:
     """Write the GEMM records of each input as Parquet under `out_dir` (a folder the workers can write to, or a
     URL), each input's files written by the worker that reads it (see :mod:`blaslog.parquet`); the inputs'
     accounting, notes, and `input: why` for those that could not be read."""
@@ -617,8 +702,9 @@ def write_parquet(names: Sequence[str], out_dir: str, *, scheduler: str, run: st
     client = connect(scheduler, workers)
     folders, notes = prepare(names, out_dir, run)
     summaries, failed = [], []
-    for _name, outcome in _outcomes(client, names, _parquet_of, (log_format, on_error), None, pieces=False,
-                                    extra=folders):
+    for _name, outcome in _outcomes(
+        client, names, _parquet_of, (log_format, on_error), None, pieces=False, extra=folders
+    ):
         if isinstance(outcome, _Failed):
             failed.append(outcome.message)
         elif isinstance(outcome, _Died):
@@ -628,5 +714,18 @@ def write_parquet(names: Sequence[str], out_dir: str, *, scheduler: str, run: st
     return summaries, notes, failed
 
 
-__all__ = ["SCHEDULER_ENV", "Read", "Renderer", "close", "connect", "find_names", "is_url", "parse_chunks", "plan",
-           "read_runs", "records", "render_rows", "write_parquet"]
+__all__ = [
+    "SCHEDULER_ENV",
+    "Read",
+    "Renderer",
+    "close",
+    "connect",
+    "find_names",
+    "is_url",
+    "parse_chunks",
+    "plan",
+    "read_runs",
+    "records",
+    "render_rows",
+    "write_parquet",
+]

@@ -58,13 +58,22 @@ class TpInference:
             return f"TP {self.tp} (given with --tp)"
         if self.how == "none":
             return f"TP 1: no GEMM pair has a sharded dimension ({self.equal_pairs} pairs with equal shapes)"
-        return (f"TP {self.tp} inferred from {self.agreeing} of {self.sharded_pairs} GEMM pairs with a sharded "
-                f"dimension ({self.confidence:.0%}); {self.equal_pairs} pairs have equal shapes")
+        return (
+            f"TP {self.tp} inferred from {self.agreeing} of {self.sharded_pairs} GEMM pairs with a sharded "
+            f"dimension ({self.confidence:.0%}); {self.equal_pairs} pairs have equal shapes"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"tp": self.tp, "how": self.how, "confidence": round(self.confidence, 4), "agreeing": self.agreeing,
-                "sharded_pairs": self.sharded_pairs, "equal_pairs": self.equal_pairs, "text": self.describe()}
+        return {
+            "tp": self.tp,
+            "how": self.how,
+            "confidence": round(self.confidence, 4),
+            "agreeing": self.agreeing,
+            "sharded_pairs": self.sharded_pairs,
+            "equal_pairs": self.equal_pairs,
+            "text": self.describe(),
+        }
 
 
 @dataclass(slots=True)
@@ -94,8 +103,20 @@ def _call(record: Any) -> GemmCall:
 def coarse_key(record: GemmCall) -> tuple[Any, ...]:
     """What must agree between a sharded GEMM and its counterpart, dimensions left out."""
     record = _call(record)
-    return (record.library, record.family, record.trans, record.a_type, record.b_type, record.c_type, record.d_type,
-            record.compute_type, record.scale_type, record.epilogue, record.order, record.batch_count > 1)
+    return (
+        record.library,
+        record.family,
+        record.trans,
+        record.a_type,
+        record.b_type,
+        record.c_type,
+        record.d_type,
+        record.compute_type,
+        record.scale_type,
+        record.epilogue,
+        record.order,
+        record.batch_count > 1,
+    )
 
 
 def _loose_key(record: GemmCall) -> tuple[Any, ...]:
@@ -245,8 +266,15 @@ def _windowed_opcodes(ks: list[Any], ku: list[Any]) -> list[tuple[str, int, int,
     return ops
 
 
-def diff_runs(sharded: Sequence[GemmCall], unsharded: Sequence[GemmCall], *, tp: int | None = None,
-              caps: Caps | None = None, sharded_file: str = "", unsharded_file: str = "") -> DiffResult:
+def diff_runs(
+    sharded: Sequence[GemmCall],
+    unsharded: Sequence[GemmCall],
+    *,
+    tp: int | None = None,
+    caps: Caps | None = None,
+    sharded_file: str = "",
+    unsharded_file: str = "",
+) -> DiffResult:
     """Compare the GEMMs of a sharded run with those of an unsharded run."""
     candidates: list[tuple[GemmCall, GemmCall]] = []
     unmatched_s: list[GemmCall] = []
@@ -269,7 +297,8 @@ def diff_runs(sharded: Sequence[GemmCall], unsharded: Sequence[GemmCall], *, tp:
     result.unmatched_sharded = sorted(unmatched_s, key=lambda r: r.line)
     result.unmatched_unsharded = sorted(unmatched_u, key=lambda r: r.line)
     result.algorithm_info = any(r.has_algorithm_info() for r in sharded) or any(
-        r.has_algorithm_info() for r in unsharded)
+        r.has_algorithm_info() for r in unsharded
+    )
     result.findings, result.identical_pairs = _findings(result.pairs, caps)
     return result
 
@@ -283,8 +312,9 @@ def _findings(pairs: list[tuple[GemmCall, GemmCall]], caps: Caps | None) -> tupl
         known = compared.get(ids)
         if known is None:
             difference = compare(_call(s), _call(u), caps)
-            key = ((difference.fields, difference.cls, _call(s).signature(), _call(u).signature())
-                   if difference else None)
+            key = (
+                (difference.fields, difference.cls, _call(s).signature(), _call(u).signature()) if difference else None
+            )
             known = compared[ids] = (difference, key)
         difference, key = known
         if difference is None:
@@ -307,10 +337,16 @@ def _kind(difference: Difference) -> str:
     return "tp_algo_diff"
 
 
-def _finding(s: GemmCall, u: GemmCall, difference: Difference,
-             occurrences: list[tuple[GemmCall, GemmCall, Difference]], caps: Caps | None) -> Finding:
-    changed = ", ".join(f"{name} {a if a is not None else '-'} vs {b if b is not None else '-'}"
-                        for name, (a, b) in difference.fields)
+def _finding(
+    s: GemmCall,
+    u: GemmCall,
+    difference: Difference,
+    occurrences: list[tuple[GemmCall, GemmCall, Difference]],
+    caps: Caps | None,
+) -> Finding:
+    changed = ", ".join(
+        f"{name} {a if a is not None else '-'} vs {b if b is not None else '-'}" for name, (a, b) in difference.fields
+    )
     title = f"{s.shape_text()} vs {u.shape_text()}: {changed}"
     flags = difference.flags
     data: dict[str, Any] = {
@@ -320,17 +356,22 @@ def _finding(s: GemmCall, u: GemmCall, difference: Difference,
         "unsharded_algo": u.algorithm_text(),
     }
     if flags[0] is not None or flags[1] is not None:
-        data["numerical_impl_flags"] = {"sharded": hex(flags[0]) if flags[0] is not None else None,
-                                        "unsharded": hex(flags[1]) if flags[1] is not None else None}
+        data["numerical_impl_flags"] = {
+            "sharded": hex(flags[0]) if flags[0] is not None else None,
+            "unsharded": hex(flags[1]) if flags[1] is not None else None,
+        }
     # the whole signature of both sides is in the key (two GEMMs of one shape with other types or epilogues are
     # two causes), but no file, line or thread: the same cause on another rank or run keeps its fingerprint
     signatures = json.dumps([[_plain(v) for v in _call(s).signature()], [_plain(v) for v in _call(u).signature()]])
     return Finding(
-        kind=_kind(difference), cls=difference.cls, title=title,
+        kind=_kind(difference),
+        cls=difference.cls,
+        title=title,
         explanation=explain(difference, s, u, ("sharded", "unsharded")),
         location=Location(s.file, s.line, "sharded"),
         related=(Location(u.file, u.line, "unsharded"),),
-        fields=difference.fields, count=len(occurrences),
+        fields=difference.fields,
+        count=len(occurrences),
         key=f"{s.family}|{s.shape_text()}|{u.shape_text()}|{changed}|{signatures}",
         occurrences=tuple(Occurrence(a.line, b.line, a.thread, b.thread) for a, b, _ in occurrences),
         data=data,
@@ -343,6 +384,17 @@ def _plain(value: Any) -> Any:
 
 
 def _brief(record: GemmCall) -> dict[str, Any]:
-    return {"file": record.file, "line": record.line, "thread": record.thread, "function": record.function,
-            "m": record.m, "n": record.n, "k": record.k, "batch_count": record.batch_count, "trans": record.trans,
-            "compute_type": record.compute_type, "a_type": record.a_type, "algo": record.algorithm_text()}
+    return {
+        "file": record.file,
+        "line": record.line,
+        "thread": record.thread,
+        "function": record.function,
+        "m": record.m,
+        "n": record.n,
+        "k": record.k,
+        "batch_count": record.batch_count,
+        "trans": record.trans,
+        "compute_type": record.compute_type,
+        "a_type": record.a_type,
+        "algo": record.algorithm_text(),
+    }

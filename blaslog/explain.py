@@ -129,8 +129,10 @@ def explain(diff: Difference, a: GemmCall, b: GemmCall, roles: tuple[str, str]) 
                 "pinning the solution (--algo_method index / hipblasLtMatmulAlgo from the index) makes the runs agree."
             )
         elif "requested_algo" in diff.names:
-            parts.append(f"{where} asked cuBLAS for different algorithms ({a.requested_algo} vs {b.requested_algo}); "
-                         "the classic log does not show the kernel: set CUBLASLT_LOG_LEVEL=2 as well to see it.")
+            parts.append(
+                f"{where} asked cuBLAS for different algorithms ({a.requested_algo} vs {b.requested_algo}); "
+                "the classic log does not show the kernel: set CUBLASLT_LOG_LEVEL=2 as well to see it."
+            )
         else:
             parts.append(
                 f"{where} ran different algorithms (algoId {a.algo_id} vs {b.algo_id}); algorithm differs, "
@@ -191,9 +193,11 @@ def _precision(diff: Difference, a: GemmCall, b: GemmCall, roles: tuple[str, str
         out.append(f"The {ra} and {rb} GEMMs were asked for different arithmetic: {listed}.")
     if "MathMode" in diff.names:
         modes = dict(diff.fields)["MathMode"]
-        out.append(f"The cuBLAS handles ran in different math modes ({modes[0]} vs {modes[1]}): "
-                   "CUBLAS_TF32_TENSOR_OP_MATH lets FP32 GEMMs use TF32 tensor cores; set the same mode (or "
-                   "torch.backends.cuda.matmul.allow_tf32) in both runs.")
+        out.append(
+            f"The cuBLAS handles ran in different math modes ({modes[0]} vs {modes[1]}): "
+            "CUBLAS_TF32_TENSOR_OP_MATH lets FP32 GEMMs use TF32 tensor cores; set the same mode (or "
+            "torch.backends.cuda.matmul.allow_tf32) in both runs."
+        )
     if "flags" in diff.names:
         out.append(rocblas_flags_text(a, b, roles))
     return " ".join(out)

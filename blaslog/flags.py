@@ -62,23 +62,44 @@ CUBLASLT_MASKS: dict[str, int] = {
 ROCBLAS_BITS: tuple[Bit, ...] = (
     Bit("pack_int8x4", 0x1, "gemm flags", "int8 inputs packed 4 at a time (removed in rocBLAS 4.0; bit reserved)"),
     Bit("use_cu_efficiency", 0x2, "gemm flags", "pick the solution by CU efficiency (no effect on numerics)"),
-    Bit("fp16_alt_impl", 0x4, "gemm flags",
+    Bit(
+        "fp16_alt_impl",
+        0x4,
+        "gemm flags",
         "alternate FP16 implementation (gfx90a/MI200): FP16 inputs are converted to BF16 and multiplied with "
         "BF16 MFMA instructions, trading mantissa bits for the range that avoids FP16 denormal flushing; "
-        "PyTorch sets it in the backward pass"),
+        "PyTorch sets it in the backward pass",
+    ),
     Bit("check_solution_index", 0x8, "gemm flags", "validate the solution index only (no effect on numerics)"),
-    Bit("fp16_alt_impl_round", 0x10, "gemm flags",
-        "alternate FP16 implementation with round-to-nearest conversion to BF16 (rocblas_gemm_flags_fp16_alt_impl_rnz)"),
+    Bit(
+        "fp16_alt_impl_round",
+        0x10,
+        "gemm flags",
+        "alternate FP16 implementation with round-to-nearest conversion to BF16 (rocblas_gemm_flags_fp16_alt_impl_rnz)",
+    ),
     Bit("stochastic_rounding", 0x20, "gemm flags", "stochastic rounding of FP8 outputs (gemm_ex3)"),
 )
 
 #: rocBLAS flags whose presence changes the arithmetic.
 ROCBLAS_NUMERIC_FLAGS = 0x4 | 0x10 | 0x20
 
-_OP_NAMES = {"FMA": "CUDA-core FMA", "HMMA": "tensor-core MMA (HMMA)", "IMMA": "integer tensor-core MMA (IMMA)",
-             "DMMA": "double-precision tensor-core MMA (DMMA)"}
-_TYPE_WORDS = {"16F": "FP16", "16BF": "BF16", "TF32": "TF32", "32F": "FP32", "64F": "FP64", "8I": "INT8",
-               "32I": "INT32", "8F_E4M3": "FP8 E4M3", "8F_E5M2": "FP8 E5M2"}
+_OP_NAMES = {
+    "FMA": "CUDA-core FMA",
+    "HMMA": "tensor-core MMA (HMMA)",
+    "IMMA": "integer tensor-core MMA (IMMA)",
+    "DMMA": "double-precision tensor-core MMA (DMMA)",
+}
+_TYPE_WORDS = {
+    "16F": "FP16",
+    "16BF": "BF16",
+    "TF32": "TF32",
+    "32F": "FP32",
+    "64F": "FP64",
+    "8I": "INT8",
+    "32I": "INT32",
+    "8F_E4M3": "FP8 E4M3",
+    "8F_E5M2": "FP8 E5M2",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +130,9 @@ class Decoded:
             "library": self.library,
             "value": self.value,
             "hex": self.hex,
-            "bits": [{"name": b.name, "value": hex(b.value), "group": b.group, "meaning": b.meaning} for b in self.bits],
+            "bits": [
+                {"name": b.name, "value": hex(b.value), "group": b.group, "meaning": b.meaning} for b in self.bits
+            ],
             "unknown_bits": hex(self.unknown) if self.unknown else None,
             "summary": self.summary,
         }
@@ -196,7 +219,7 @@ def parse_number(value: int | str) -> int:
 
 
 def _words(bits: tuple[Bit, ...], group: str, prefix: str) -> list[str]:
-    return [_TYPE_WORDS.get(b.name[len(prefix):], b.name[len(prefix):]) for b in bits if b.group == group]
+    return [_TYPE_WORDS.get(b.name[len(prefix) :], b.name[len(prefix) :]) for b in bits if b.group == group]
 
 
 def _cublaslt_summary(bits: tuple[Bit, ...], unknown: int) -> str:
@@ -255,8 +278,12 @@ def rocblas_flags_value(name: str) -> int | None:
 def numeric_difference(a: int, b: int) -> list[str]:
     """The cuBLASLt flag groups in which two values differ (`operation type`, `input type`, ...)."""
     groups = []
-    for group, mask in (("operation type", 0xFF), ("accumulator", 0xFF00), ("input type", 0xFF0000),
-                        ("Gaussian", 0x100000000)):
+    for group, mask in (
+        ("operation type", 0xFF),
+        ("accumulator", 0xFF00),
+        ("input type", 0xFF0000),
+        ("Gaussian", 0x100000000),
+    ):
         if a & mask != b & mask:
             groups.append(group)
     if (a & ~0x1FFFFFFFF) != (b & ~0x1FFFFFFFF):

@@ -7,21 +7,86 @@ from typing import Any
 
 from blaslog.records import GEMM_FIELD_NAMES, Event, GemmCall, ParseResult, Record
 
-_INT_COLUMNS = ("m", "n", "k", "batch_count", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c",
-                "stride_d", "algo_id", "num_splits_k", "cta_swizzling", "custom_option", "scheduling_mode",
-                "workspace_size", "sm_count_target", "flags", "solution_index", "algo", "call_count", "line",
-                "end_line")
-_CATEGORY_COLUMNS = ("library", "function", "transa", "transb", "a_type", "b_type", "c_type", "d_type",
-                     "compute_type", "scale_type", "epilogue", "tile", "stages", "reduction_scheme", "inner_shape",
-                     "cluster_shape", "level", "log_format", "file", "thread")
+_INT_COLUMNS = (
+    "m",
+    "n",
+    "k",
+    "batch_count",
+    "lda",
+    "ldb",
+    "ldc",
+    "ldd",
+    "stride_a",
+    "stride_b",
+    "stride_c",
+    "stride_d",
+    "algo_id",
+    "num_splits_k",
+    "cta_swizzling",
+    "custom_option",
+    "scheduling_mode",
+    "workspace_size",
+    "sm_count_target",
+    "flags",
+    "solution_index",
+    "algo",
+    "call_count",
+    "line",
+    "end_line",
+)
+_CATEGORY_COLUMNS = (
+    "library",
+    "function",
+    "transa",
+    "transb",
+    "a_type",
+    "b_type",
+    "c_type",
+    "d_type",
+    "compute_type",
+    "scale_type",
+    "epilogue",
+    "tile",
+    "stages",
+    "reduction_scheme",
+    "inner_shape",
+    "cluster_shape",
+    "level",
+    "log_format",
+    "file",
+    "thread",
+)
 _BOOL_COLUMNS = ("bias_pointer", "scale_pointers", "out_of_place")
-EVENT_COLUMNS = ("library", "function", "event", "text", "fields", "file", "line", "end_line", "thread",
-                 "timestamp", "level", "log_format")
+EVENT_COLUMNS = (
+    "library",
+    "function",
+    "event",
+    "text",
+    "fields",
+    "file",
+    "line",
+    "end_line",
+    "thread",
+    "timestamp",
+    "level",
+    "log_format",
+)
 
 
 #: Columns of Report.findings_frame(), in order.
-FINDING_COLUMNS = ("class", "level", "kind", "title", "signature", "fields", "count", "ranks", "file", "line",
-                   "fingerprint")
+FINDING_COLUMNS = (
+    "class",
+    "level",
+    "kind",
+    "title",
+    "signature",
+    "fields",
+    "count",
+    "ranks",
+    "file",
+    "line",
+    "fingerprint",
+)
 
 
 def findings_frame(rows: Iterable[Mapping[str, Any]]) -> Any:
@@ -37,9 +102,13 @@ def findings_frame(rows: Iterable[Mapping[str, Any]]) -> Any:
     return frame
 
 
-def to_frame(records: Iterable[Record] | ParseResult, kind: str = "gemm", *,
-             rank: int | str | Mapping[str, int | str | None] | None = None,
-             run: str | Mapping[str, str | None] | None = None) -> Any:
+def to_frame(
+    records: Iterable[Record] | ParseResult,
+    kind: str = "gemm",
+    *,
+    rank: int | str | Mapping[str, int | str | None] | None = None,
+    run: str | Mapping[str, str | None] | None = None,
+) -> Any:
     """A DataFrame of GEMM records (`kind="gemm"`) or events (`kind="event"`), with fixed columns and dtypes.
 
     `records` is any iterable of records, a ParseResult among them.

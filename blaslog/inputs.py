@@ -117,7 +117,7 @@ class Reader:
                     yield self._overlong(number, skipping)
                     number += 1
                     skipping = 0
-                    data = data[cut + 1:]
+                    data = data[cut + 1 :]
                 cut = data.rfind(b"\n")
                 if cut < 0:
                     data = leftover + data
@@ -129,7 +129,7 @@ class Reader:
                     continue
                 # one copy: the line begun in the last block, and this block up to its last line end
                 chunk = b"".join((leftover, memoryview(data)[: cut + 1])) if leftover else data[: cut + 1]
-                leftover = data[cut + 1:]
+                leftover = data[cut + 1 :]
                 batch = self._batch(number, chunk)
                 number += len(batch.lines)
                 yield batch
@@ -150,7 +150,9 @@ class Reader:
 
     def _overlong(self, number: int, size: int) -> Batch:
         text = self._overlong_head.decode("utf-8", "replace")
-        return Batch(number, [text], None, {0: (f"line of {size} bytes is too long for a BLAS log line; skipped", True)})
+        return Batch(
+            number, [text], None, {0: (f"line of {size} bytes is too long for a BLAS log line; skipped", True)}
+        )
 
     def _batch(self, number: int, data: bytes) -> Batch:
         """Lines of `data` (which ends with a newline)."""
@@ -208,7 +210,7 @@ class Reader:
                 raise InputError(
                     f"{self.name}: is a directory; name the log files in it, or a glob such as '{self.name}/*.log'"
                 )
-            handle = open(path, "rb")
+            handle = open(path, "rb")  # noqa: SIM115 (closed by batches() once read)
         except FileNotFoundError:
             raise InputError(f"{self.name}: no such file") from None
         except PermissionError:
@@ -247,7 +249,7 @@ def _decoded(raw: BinaryIO, head: bytes, name: str) -> tuple[BinaryIO, list[Bina
     elif kind == "bzip2":
         stream = bz2.BZ2File(raw)  # type: ignore[assignment]
     elif kind == "xz":
-        stream = lzma.LZMAFile(raw)  # type: ignore[assignment]
+        stream = lzma.LZMAFile(raw)  # type: ignore[assignment]  # noqa: SIM115
     elif kind == "zstd":
         stream = _zstd_reader(raw, name)
     else:
@@ -296,8 +298,10 @@ def _zstd_reader(raw: BinaryIO, name: str) -> BinaryIO:
     try:
         import zstandard
     except ImportError:
-        raise InputError(f"{name}: zstd-compressed, and no zstd decoder is installed: pip install zstandard, or "
-                         f"decompress it first (zstd -d {name})") from None
+        raise InputError(
+            f"{name}: zstd-compressed, and no zstd decoder is installed: pip install zstandard, or "
+            f"decompress it first (zstd -d {name})"
+        ) from None
     return _ZstdReader(raw, zstandard.ZstdDecompressor())  # type: ignore[return-value]
 
 
@@ -354,8 +358,10 @@ def _over_limit(raw: bytes) -> str | None:
     if _DEEP.search(raw) is not None:
         return f"brackets nested too deeply (more than {MAX_DEPTH} levels; a BLAS log record nests a few); skipped"
     if raw.count(b"=") > MAX_PAIRS:
-        return (f"line with {raw.count(b'='):,} key=value pairs (a BLAS log record has a few dozen; at most "
-                f"{MAX_PAIRS} are read); skipped")
+        return (
+            f"line with {raw.count(b'='):,} key=value pairs (a BLAS log record has a few dozen; at most "
+            f"{MAX_PAIRS} are read); skipped"
+        )
     return None
 
 

@@ -25,10 +25,35 @@ SCHEMA_VERSION = 1
 """Version of the columns below; raised when a column is renamed, removed or changes type (adding one is
 compatible and does not raise it)."""
 
-_INTEGERS = frozenset(("m", "n", "k", "batch_count", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c",
-                       "stride_d", "algo_id", "num_splits_k", "cta_swizzling", "custom_option", "scheduling_mode",
-                       "workspace_size", "sm_count_target", "flags", "solution_index", "algo", "call_count", "line",
-                       "end_line"))
+_INTEGERS = frozenset(
+    (
+        "m",
+        "n",
+        "k",
+        "batch_count",
+        "lda",
+        "ldb",
+        "ldc",
+        "ldd",
+        "stride_a",
+        "stride_b",
+        "stride_c",
+        "stride_d",
+        "algo_id",
+        "num_splits_k",
+        "cta_swizzling",
+        "custom_option",
+        "scheduling_mode",
+        "workspace_size",
+        "sm_count_target",
+        "flags",
+        "solution_index",
+        "algo",
+        "call_count",
+        "line",
+        "end_line",
+    )
+)
 _BOOLEANS = frozenset(("bias_pointer", "scale_pointers", "out_of_place"))
 _JSON = frozenset(("extra", "pointers"))
 
@@ -53,7 +78,9 @@ def partitions(names: Sequence[str], run: str | None = None) -> tuple[list[tuple
     by_run: dict[str, list[str]] = {}
     for name in names:
         by_run.setdefault(run or str(Path(name).resolve().parent), []).append(name)
-    out, notes, used = [], [], {}
+    out: list[tuple[str, str, int]] = []
+    notes: list[str] = []
+    used: dict[str, str] = {}
     for folder, files in by_run.items():
         base = _safe(run or Path(folder).name or "run")
         value, number = base, 1
@@ -63,8 +90,9 @@ def partitions(names: Sequence[str], run: str | None = None) -> tuple[list[tuple
         used[value] = folder
         if value != base:
             notes.append(f"run partition {base!r} is taken by {used[base]}: {folder} is written as run={value}")
-        for ranked in assign_ranks(files, [b""] * len(files)):
-            out.append((ranked.path, value, ranked.rank if ranked.rank is not None else 0))
+        out.extend(
+            (r.path, value, r.rank if r.rank is not None else 0) for r in assign_ranks(files, [b""] * len(files))
+        )
     return out, notes
 
 
@@ -73,20 +101,26 @@ def arrow_schema() -> Any:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     types = {"int64": pa.int64(), "bool": pa.bool_(), "string": pa.string()}
-    return pa.schema([(name, types[kind]) for name, kind in COLUMNS],
-                     metadata={"blaslog_schema_version": str(SCHEMA_VERSION), "blaslog_columns": "see _schema.json"})
+    return pa.schema(
+        [(name, types[kind]) for name, kind in COLUMNS],
+        metadata={"blaslog_schema_version": str(SCHEMA_VERSION), "blaslog_columns": "see _schema.json"},
+    )
 
 
 def schema_document() -> dict[str, Any]:
     """What ``_schema.json`` holds."""
-    return {"blaslog_schema_version": SCHEMA_VERSION, "partitioning": ["run", "rank"],
-            "files": "run=<run>/rank=<rank>/part-<n>.parquet",
-            "columns": [{"name": name, "type": kind} for name, kind in COLUMNS],
-            "partition_columns": [{"name": "run", "type": "string"}, {"name": "rank", "type": "int64"}]}
+    return {
+        "blaslog_schema_version": SCHEMA_VERSION,
+        "partitioning": ["run", "rank"],
+        "files": "run=<run>/rank=<rank>/part-<n>.parquet",
+        "columns": [{"name": name, "type": kind} for name, kind in COLUMNS],
+        "partition_columns": [{"name": "run", "type": "string"}, {"name": "rank", "type": "int64"}],
+    }
 
 
-def write_parquet(names: Sequence[str], out_dir: str, records_of: Any, *,
-                  run: str | None = None) -> tuple[list[FileSummary], list[str]]:
+def write_parquet(
+    names: Sequence[str], out_dir: str, records_of: Any, *, run: str | None = None
+) -> tuple[list[FileSummary], list[str]]:
     """Write the GEMM records of each input (``records_of(name, summaries)`` yields them) under `out_dir`; the
     inputs' accounting, and notes (partition names that collided)."""
     folders, notes = prepare(names, out_dir, run)
@@ -197,8 +231,9 @@ def _columns(batch: list[GemmCall]) -> list[Any]:
                     values[i] = None
         elif kind == "string":
             values = [v if v is None or isinstance(v, str) else str(v) for v in values]
-        arrays.append(pa.array(values, type=pa.int64() if kind == "int64" else pa.bool_() if kind == "bool"
-                               else pa.string()))
+        arrays.append(
+            pa.array(values, type=pa.int64() if kind == "int64" else pa.bool_() if kind == "bool" else pa.string())
+        )
     arrays.append(pa.array([None if o is None else json.dumps(o) for o in overflow], type=pa.string()))
     return arrays
 

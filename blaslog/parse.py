@@ -99,7 +99,7 @@ class _FileParser:
             return
         self.summary.problems.append(Problem(self.reader.name, line, message, text[:2000], severity, column))
 
-    def records(self) -> Iterator[Record]:
+    def records(self) -> Iterator[Record | ShapedCall]:
         summary = self.summary
         for batch in self.reader.batches():
             summary.lines += len(batch.lines)
@@ -131,7 +131,7 @@ class _FileParser:
         """
         shortcuts, known, shapes, lines = self.cache.shortcuts, self.cache.known, batch.shapes, batch.lines
         assert shapes is not None
-        marks = dict(zip(shapes, map(shortcuts.get, shapes.values())))
+        marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=False))
         visited = {line: mark is None or type(mark) is tuple for line, mark in marks.items()}
         per_line = list(map(marks.__getitem__, lines))
         visit = list(compress(range(len(lines)), map(visited.__getitem__, lines)))
@@ -158,10 +158,12 @@ class _FileParser:
                 summary.other_records += count
             else:
                 summary.gemm_records += count  # handed on by _lines
-            summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count
+            summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count  # type: ignore[union-attr]
         return visit, per_line
 
-    def _lines(self, batch: Batch, indices: Iterable[int], marks: list[Any] | None = None) -> Iterator[Record]:
+    def _lines(
+        self, batch: Batch, indices: Iterable[int], marks: list[Any] | None = None
+    ) -> Iterator[Record | ShapedCall]:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
         GEMMs of a uniform shape, handed on without being assembled."""
@@ -196,7 +198,7 @@ class _FileParser:
                 elif lazy:
                     yield ShapedCall(template, split(text)[1], name, number, number)
                 else:
-                    yield template.make(template._fields(split(text)[1], name, number, number))
+                    yield template.make(template.build_fields(split(text)[1], name, number, number))
                 continue
             if problem is not None:
                 message, fatal = problem
@@ -208,15 +210,19 @@ class _FileParser:
             shape = shapes[text] if shapes is not None else None
             fmt = known.get(shape) if shape is not None else None
             if pending is not None:
-                body = text[len(pending.prefix):] if pending.prefix and text.startswith(pending.prefix) else text
+                body = text[len(pending.prefix) :] if pending.prefix and text.startswith(pending.prefix) else text
                 if fmt is None and len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, body):
                     pending.lines.append(body)
                     pending.shape = pending.outer = None
                     pending.skipped += pending.held
                     pending.held = 0
                     continue
-                if (fmt is None and pending.held < MAX_HELD_LINES and pending.fmt.interleaved(pending.lines)
-                        and self.sniffer.sniff(text) is None):
+                if (
+                    fmt is None
+                    and pending.held < MAX_HELD_LINES
+                    and pending.fmt.interleaved(pending.lines)
+                    and self.sniffer.sniff(text) is None
+                ):
                     # other text inside a record that is not over (a program's print between cuBLAS `i!` lines,
                     # a person's `[...]`): counted on its own; the record's next line may still come
                     pending.held += 1
@@ -239,17 +245,28 @@ class _FileParser:
                 if prefix and re.sub(r"\d+", "0", prefix) not in self.prefixes:
                     # a launcher's tag (`[rank0]:`) comes on every line: say it once per kind of prefix
                     self.prefixes.add(re.sub(r"\d+", "0", prefix))
-                    self.problem(number, f"other text before the {fmt.library} record was kept apart: "
-                                 f"{prefix[:80]!r} (later lines with such a prefix are not reported)", text,
-                                 severity="warning", column=column + 1)
+                    self.problem(
+                        number,
+                        f"other text before the {fmt.library} record was kept apart: "
+                        f"{prefix[:80]!r} (later lines with such a prefix are not reported)",
+                        text,
+                        severity="warning",
+                        column=column + 1,
+                    )
             inner = text[column:]
             at, shared = column, False
             while cut := fmt.glued(inner):
                 # two records glued on one line (a person pasted them): each is read on its own
-                self.problem(number, f"two {fmt.name} records on one line (glued together); read apart", text,
-                             severity="warning", column=at + cut + 1)
-                record = self._finish(_Pending(fmt, [inner[:cut].rstrip()], number, None, shared=shared), number,
-                                      at_end=False)
+                self.problem(
+                    number,
+                    f"two {fmt.name} records on one line (glued together); read apart",
+                    text,
+                    severity="warning",
+                    column=at + cut + 1,
+                )
+                record = self._finish(
+                    _Pending(fmt, [inner[:cut].rstrip()], number, None, shared=shared), number, at_end=False
+                )
                 if record is not None:
                     yield record
                 inner, at, shared = inner[cut:], at + cut, True
@@ -257,8 +274,9 @@ class _FileParser:
                 pending = _Pending(fmt, [inner], number, None, prefix=text[:column], shared=True)
             elif column:
                 # the record's own shape, and the whole line's (a line of it is then known without a visit)
-                pending = _Pending(fmt, [inner], number, split(inner)[0] if shapes is not None else None, shape,
-                                   prefix=text[:column])
+                pending = _Pending(
+                    fmt, [inner], number, split(inner)[0] if shapes is not None else None, shape, prefix=text[:column]
+                )
             else:
                 pending = _Pending(fmt, [text], number, shape)
         self.pending = pending
@@ -280,14 +298,16 @@ class _FileParser:
     def _other(self, number: int, text: str) -> None:
         if self.sniffer.near_miss(text):
             self.summary.unparsable_lines += 1
-            reason = ("a cuBLAS `i!` line outside a record (its `I! cuBLAS (...) function ... called:` header is missing)"
-                      if text.lstrip().startswith("i!") else
-                      "looks like BLAS library output, but no known log format starts like this")
+            reason = (
+                "a cuBLAS `i!` line outside a record (its `I! cuBLAS (...) function ... called:` header is missing)"
+                if text.lstrip().startswith("i!")
+                else "looks like BLAS library output, but no known log format starts like this"
+            )
             self.problem(number, reason, text)
         else:
             self.summary.foreign_lines += 1
 
-    def _finish(self, pending: _Pending, last: int, at_end: bool) -> Record | None:
+    def _finish(self, pending: _Pending, last: int, at_end: bool) -> Record | ShapedCall | None:
         fmt, lines, first, shape = pending.fmt, pending.lines, pending.first, pending.shape
         summary = self.summary
         cache = self.cache
@@ -314,8 +334,11 @@ class _FileParser:
                     return None
                 fields = template.fields(values, self.reader.name, first, last)
                 if fields is not None:
-                    record = (ShapedCall(template, values, self.reader.name, first, last)
-                              if self.lazy and template.verbatim else template.make(fields))
+                    record = (
+                        ShapedCall(template, values, self.reader.name, first, last)
+                        if self.lazy and template.verbatim
+                        else template.make(fields)
+                    )
                     return self._accept(fmt, record, template.warnings, first, count, lines[0])
                 cache.stats.hits -= 1  # the line's values do not fit the key: the plain path reads it
         text = fmt.clean(lines)
@@ -331,12 +354,22 @@ class _FileParser:
                 summary.other_records += 1
                 summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
                 if unended:
-                    self.problem(last, f"the last record is cut short (no line end at the end of the input: "
-                                 f"the writer was probably killed); kept as a truncated record ({reason})",
-                                 text, severity="warning", column=column)
+                    self.problem(
+                        last,
+                        f"the last record is cut short (no line end at the end of the input: "
+                        f"the writer was probably killed); kept as a truncated record ({reason})",
+                        text,
+                        severity="warning",
+                        column=column,
+                    )
                 else:
-                    self.problem(first, f"this {fmt.name} record is cut short; kept as a truncated record ({reason})",
-                                 text, severity="warning", column=column)
+                    self.problem(
+                        first,
+                        f"this {fmt.name} record is cut short; kept as a truncated record ({reason})",
+                        text,
+                        severity="warning",
+                        column=column,
+                    )
                 return fmt.truncated(text, self.reader.name, first, last)
             summary.unparsable_lines += count
             self.problem(first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
@@ -345,17 +378,25 @@ class _FileParser:
             cache.learn(fmt, shape, text, how, warnings, pending.outer)
         return self._accept(fmt, record, warnings, first, count, text)
 
-    def _accept(self, fmt: Any, record: Record | ShapedCall, warnings: tuple[str, ...], first: int, count: int,
-                text: str) -> Record | ShapedCall | None:
+    def _accept(
+        self, fmt: Any, record: Record | ShapedCall, warnings: tuple[str, ...], first: int, count: int, text: str
+    ) -> Record | ShapedCall | None:
         gemm = isinstance(record, GemmCall) or (type(record) is ShapedCall and record.template.cls is GemmCall)
         self._count(fmt, gemm, warnings, first, count, text)
         return record if gemm or self.events else None
 
 
-def iter_file(name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn",
-              summary_out: list[FileSummary] | None = None, events: bool = True,
-              progress: Callable[[int, int], None] | None = None, sink: Any = None,
-              lazy: bool = False) -> Iterator[Record]:
+def iter_file(
+    name: str,
+    *,
+    log_format: Iterable[str] | str | None = None,
+    on_error: OnError = "warn",
+    summary_out: list[FileSummary] | None = None,
+    events: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    sink: Any = None,
+    lazy: bool = False,
+) -> Iterator[Record | ShapedCall]:
     """Stream the records of one input (a path, or `-` for standard input).
 
     With `events` False only GEMM records are built (the others are counted). The input's FileSummary is
@@ -374,19 +415,22 @@ def iter_file(name: str, *, log_format: Iterable[str] | str | None = None, on_er
         summary_out.append(parser.summary)
 
 
-def parse_file(name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn",
-               events: bool = True) -> ParseResult:
+def parse_file(
+    name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn", events: bool = True
+) -> ParseResult:
     """Parse one input into a ParseResult (with `events` False, only its GEMM records are kept)."""
     summaries: list[FileSummary] = []
-    records = tuple(iter_file(name, log_format=log_format, on_error=on_error, summary_out=summaries, events=events))
+    found = iter_file(name, log_format=log_format, on_error=on_error, summary_out=summaries, events=events)
+    records = tuple(r.record() if isinstance(r, ShapedCall) else r for r in found)  # not lazy: never a ShapedCall
     return ParseResult(records, tuple(summaries))
 
 
-def parse_text(text: str, *, name: str = "<text>", log_format: Iterable[str] | str | None = None,
-               on_error: OnError = "warn") -> ParseResult:
+def parse_text(
+    text: str, *, name: str = "<text>", log_format: Iterable[str] | str | None = None, on_error: OnError = "warn"
+) -> ParseResult:
     """Parse log text held in memory."""
     parser = _FileParser(text_reader(text, name), Sniffer(_names(log_format)), on_error)
-    records = tuple(parser.records())
+    records = tuple(r.record() if isinstance(r, ShapedCall) else r for r in parser.records())  # never lazy here
     return ParseResult(records, (parser.summary,))
 
 

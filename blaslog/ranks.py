@@ -77,8 +77,10 @@ def find_inputs(names: Sequence[str], *, looks_like_log: object = None) -> list[
         elif os.path.isdir(name):
             found = [p for p in _walk(name) if looks_like_log is None or looks_like_log(p)]  # type: ignore[operator]
             if not found:
-                raise InputError(f"{name}: a folder, but no BLAS log was found under it (searched every file "
-                                 "below it for cuBLASLt, cuBLAS, rocBLAS or hipBLASLt lines)")
+                raise InputError(
+                    f"{name}: a folder, but no BLAS log was found under it (searched every file "
+                    "below it for cuBLASLt, cuBLAS, rocBLAS or hipBLASLt lines)"
+                )
             out.extend(sorted(found, key=natural_key))
         elif glob.has_magic(name):
             files = [p for p in glob.glob(name, recursive=True) if os.path.isfile(p)]
@@ -138,8 +140,10 @@ def manifest_files(folder: str) -> list[str]:
                 out.append(os.path.join(folder, candidate))
                 break
     if not out:
-        raise InputError(f"{folder}: a run folder ({MANIFEST}), but none of the logs it lists is there"
-                         + ("" if manifest.get("files") else " (it lists none: the recorded command logged no GEMM)"))
+        raise InputError(
+            f"{folder}: a run folder ({MANIFEST}), but none of the logs it lists is there"
+            + ("" if manifest.get("files") else " (it lists none: the recorded command logged no GEMM)")
+        )
     return sorted(out, key=natural_key)
 
 
@@ -196,8 +200,9 @@ def assign_ranks(paths: Sequence[str], heads: Sequence[bytes], rank_from: str | 
         # a run folder's logs: ranks as recorded (two libraries' logs of one rank share it); the others as below
         rest = [(p, h) for p, h, r in zip(paths, heads, recorded, strict=True) if r is None]
         others = {r.path: r for r in assign_ranks([p for p, _ in rest], [h for _, h in rest])} if rest else {}
-        return [RankedInput(p, r, "manifest") if r is not None else others[p]
-                for p, r in zip(paths, recorded, strict=True)]
+        return [
+            RankedInput(p, r, "manifest") if r is not None else others[p] for p, r in zip(paths, recorded, strict=True)
+        ]
     if len(paths) == 1 and not rank_from:
         tags = rank_from_tags(heads[0])
         named = rank_from_path(paths[0])
@@ -223,8 +228,10 @@ def assign_ranks(paths: Sequence[str], heads: Sequence[bytes], rank_from: str | 
         return [r for r in out if r is not None]
     if pattern is not None and len(known) < len(out):
         missing = [p for p, r in zip(paths, out, strict=True) if r is None]
-        raise InputError(f"--rank-from {rank_from!r} matches no rank number in {missing[0]}"
-                         + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        raise InputError(
+            f"--rank-from {rank_from!r} matches no rank number in {missing[0]}"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+        )
     # some names carry no rank, or two carry the same: fall back to natural name order, said to be a guess
     ordered = sorted(paths, key=natural_key)
     return [RankedInput(path, ordered.index(path), "name order (guessed)") for path in paths]

@@ -92,9 +92,15 @@ class Library:
 LIBRARIES: dict[str, Library] = {
     "cublaslt": Library("cublaslt", (("CUBLASLT_LOG_FILE", "cublaslt"),), True, ("CUBLASLT_LOG_MASK",)),
     "cublas": Library("cublas", (("CUBLAS_LOGDEST_DBG", "cublas"),), False),
-    "rocblas": Library("rocblas", (("ROCBLAS_LOG_TRACE_PATH", "rocblas-trace"),
-                                   ("ROCBLAS_LOG_BENCH_PATH", "rocblas-bench"),
-                                   ("ROCBLAS_LOG_PROFILE_PATH", "rocblas-profile")), False),
+    "rocblas": Library(
+        "rocblas",
+        (
+            ("ROCBLAS_LOG_TRACE_PATH", "rocblas-trace"),
+            ("ROCBLAS_LOG_BENCH_PATH", "rocblas-bench"),
+            ("ROCBLAS_LOG_PROFILE_PATH", "rocblas-profile"),
+        ),
+        False,
+    ),
     "hipblaslt": Library("hipblaslt", (("HIPBLASLT_LOG_FILE", "hipblaslt"),), True, ("HIPBLASLT_LOG_LEVEL",)),
 }
 """The libraries `--libs` can name."""
@@ -106,11 +112,15 @@ algorithm asked for, not the kernel, and costs some 25 lines a call: --libs cubl
 KEYS = {key: library.name for library in LIBRARIES.values() for _, key in library.files}
 """File-name key -> library."""
 
-_LOG_NAME = re.compile(r"^(?:rank(?P<rank>\d+)\.)?(?:pid(?P<pid>\d+)\.)?(?:(?P<shared>process)\.)?"
-                       r"(?P<key>[a-z-]+)\.log(?P<gz>\.gz)?$")
+_LOG_NAME = re.compile(
+    r"^(?:rank(?P<rank>\d+)\.)?(?:pid(?P<pid>\d+)\.)?(?:(?P<shared>process)\.)?"
+    r"(?P<key>[a-z-]+)\.log(?P<gz>\.gz)?$"
+)
 
-_VERSIONS = (("cuBLAS (log)", re.compile(rb"cuBLAS \(v(\d+(?:\.\d+)+)\)")),
-             ("cuBLASLt (log)", re.compile(rb"cuBLASLt v(\d+(?:\.\d+)+)")))
+_VERSIONS = (
+    ("cuBLAS (log)", re.compile(rb"cuBLAS \(v(\d+(?:\.\d+)+)\)")),
+    ("cuBLASLt (log)", re.compile(rb"cuBLASLt v(\d+(?:\.\d+)+)")),
+)
 
 
 @dataclass(slots=True)
@@ -138,8 +148,9 @@ def parse_libs(text: str | Sequence[str] | None) -> tuple[str, ...]:
     names = [n for n in names if n]
     unknown = [n for n in names if n not in LIBRARIES]
     if unknown or not names:
-        raise InputError(f"--libs {','.join(unknown) or '(empty)'}: not a library blaslog records; "
-                         f"choose from {','.join(LIBRARIES)}")
+        raise InputError(
+            f"--libs {','.join(unknown) or '(empty)'}: not a library blaslog records; choose from {','.join(LIBRARIES)}"
+        )
     return tuple(dict.fromkeys(names))
 
 
@@ -180,11 +191,15 @@ def prepare_folder(out: str | Path, force: bool) -> Path:
         raise InputError(f"{out}: exists and is not a folder; choose another --out")
     if folder.is_dir() and any(folder.iterdir()):
         if not force:
-            raise InputError(f"{out}: the folder exists and is not empty; choose another --out, or give --force to "
-                             "replace the run recorded there")
+            raise InputError(
+                f"{out}: the folder exists and is not empty; choose another --out, or give --force to "
+                "replace the run recorded there"
+            )
         if not (folder / MANIFEST).is_file():
-            raise InputError(f"{out}: not a run folder (no {MANIFEST}); --force replaces only a run blaslog "
-                             "recorded: choose another --out")
+            raise InputError(
+                f"{out}: not a run folder (no {MANIFEST}); --force replaces only a run blaslog "
+                "recorded: choose another --out"
+            )
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
@@ -298,6 +313,7 @@ def _hand_terminal(fd: int, group: int) -> None:
 
 def _start(command: Sequence[str], env: dict[str, str], tty: int | None) -> subprocess.Popen[bytes]:
     """Start `command` in a process group of its own (the terminal's foreground group when blaslog had it)."""
+
     def in_child() -> None:
         os.setpgid(0, 0)
         if tty is not None:
@@ -316,9 +332,18 @@ def _now() -> str:
     return datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
 
 
-def record(command: Sequence[str], *, out: str | Path | None = None, level: int = DEFAULT_LEVEL,
-           libs: Sequence[str] | str | None = None, compress: bool = True, force: bool = False, probe: bool = False,
-           environ: Mapping[str, str] | None = None, on_note: Callable[[str], Any] | None = None) -> Recording:
+def record(
+    command: Sequence[str],
+    *,
+    out: str | Path | None = None,
+    level: int = DEFAULT_LEVEL,
+    libs: Sequence[str] | str | None = None,
+    compress: bool = True,
+    force: bool = False,
+    probe: bool = False,
+    environ: Mapping[str, str] | None = None,
+    on_note: Callable[[str], Any] | None = None,
+) -> Recording:
     """Run `command` with logging on for `libs` at `level` and leave a run folder at `out`.
 
     The command's output goes through unchanged; its exit status is the Recording's. Signals sent to blaslog
@@ -328,8 +353,9 @@ def record(command: Sequence[str], *, out: str | Path | None = None, level: int 
     if not command:
         raise InputError("give the command to record after --: blaslog record -- python train.py")
     if not 1 <= level <= 5:
-        raise InputError(f"--level {level}: the levels are 1 to 5 (2: one line per GEMM with its algorithm; 5: "
-                         "every API call)")
+        raise InputError(
+            f"--level {level}: the levels are 1 to 5 (2: one line per GEMM with its algorithm; 5: every API call)"
+        )
     if os.name != "posix":
         raise InputError("blaslog record needs a POSIX system (process groups and signals)")
     names = parse_libs(libs)
@@ -342,11 +368,22 @@ def record(command: Sequence[str], *, out: str | Path | None = None, level: int 
     if overridden:
         notes.append(f"{', '.join(overridden)} set in the environment were replaced by the run folder's logging")
     manifest: dict[str, Any] = {
-        "schema_version": 1, "kind": "blaslog-run", "command": list(command), "cwd": os.getcwd(),
-        "host": socket.gethostname(), "start": _now(), "end": None, "duration_s": None, "exit_status": None,
+        "schema_version": 1,
+        "kind": "blaslog-run",
+        "command": list(command),
+        "cwd": os.getcwd(),
+        "host": socket.gethostname(),
+        "start": _now(),
+        "end": None,
+        "duration_s": None,
+        "exit_status": None,
         "blaslog_version": _version(),
-        "logging": {"level": level, "libraries": list(names), "compressed": compress,
-                    "variables": {k: v for n in names for k, v in LIBRARIES[n].variables(level).items()}},
+        "logging": {
+            "level": level,
+            "libraries": list(names),
+            "compressed": compress,
+            "variables": {k: v for n in names for k, v in LIBRARIES[n].variables(level).items()},
+        },
         "environment": hook.relevant_environment({k: v for k, v in base.items() if not k.startswith("BLASLOG_")}),
         "notes": notes,
     }
@@ -387,8 +424,9 @@ def record(command: Sequence[str], *, out: str | Path | None = None, level: int 
     manifest.update(end=_now(), duration_s=round(time.monotonic() - started, 3), exit_status=status)
     if forwarded:
         manifest["forwarded_signals"] = forwarded
-        notes.append(f"{', '.join(dict.fromkeys(forwarded))} passed on to the command; it ended with exit status "
-                     f"{status}")
+        notes.append(
+            f"{', '.join(dict.fromkeys(forwarded))} passed on to the command; it ended with exit status {status}"
+        )
     _finish(folder, manifest, watcher.ranks, compress, probe, on_note)
     return Recording(folder, status, manifest)
 
@@ -422,8 +460,14 @@ def _processes(folder: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _finish(folder: Path, manifest: dict[str, Any], watched: dict[int, tuple[int | None, str | None]],
-            compress: bool, probe: bool, on_note: Callable[[str], Any] | None) -> None:
+def _finish(
+    folder: Path,
+    manifest: dict[str, Any],
+    watched: dict[int, tuple[int | None, str | None]],
+    compress: bool,
+    probe: bool,
+    on_note: Callable[[str], Any] | None,
+) -> None:
     """Name, describe and compress the logs; write run.json (then probe and write it again)."""
     notes: list[str] = manifest["notes"]
     processes = _processes(folder)
@@ -449,15 +493,18 @@ def _finish(folder: Path, manifest: dict[str, Any], watched: dict[int, tuple[int
     versions = _log_versions(folder, files)
     manifest["files"] = files
     manifest["ranks"] = _ranks(files, processes, pid_rank, versions)
-    manifest["processes"] = [{k: d.get(k) for k in ("pid", "ppid", "rank", "rank_from", "argv", "files")}
-                             for d in processes]
+    manifest["processes"] = [
+        {k: d.get(k) for k in ("pid", "ppid", "rank", "rank_from", "argv", "files")} for d in processes
+    ]
     manifest["world_size"] = _world_size(manifest["ranks"], processes)
     gpus = _host_gpus()
     if gpus:
         manifest["gpus"] = gpus
     if not files:
-        notes.append("no log file was written: did the command run a GEMM through "
-                     f"{', '.join(manifest['logging']['libraries'])}?")
+        notes.append(
+            "no log file was written: did the command run a GEMM through "
+            f"{', '.join(manifest['logging']['libraries'])}?"
+        )
     _write_manifest(folder, manifest)
     if compress and files:
         _compress(folder, files)
@@ -544,24 +591,39 @@ def _name_logs(folder: Path, pid_rank: dict[int, tuple[int, str]], notes: list[s
             if log.pid is not None:
                 log.name = f"rank{rank}.pid{log.pid}.{key}.log"
         if len(logs) > 1:
-            notes.append(f"rank {rank} has {len(logs)} {key} logs (processes "
-                         f"{', '.join(str(log.pid) for log in logs)}: workers or restarts); the largest is "
-                         f"rank{rank}.{key}.log")
+            notes.append(
+                f"rank {rank} has {len(logs)} {key} logs (processes "
+                f"{', '.join(str(log.pid) for log in logs)}: workers or restarts); the largest is "
+                f"rank{rank}.{key}.log"
+            )
     shared = [log for log in found if log.shared and log.rank is None]
     if shared:
-        notes.append(f"{', '.join(log.path.name for log in shared)}: written by processes blaslog's hook did not run "
-                     "in (not Python); this library cannot put the process id in a file name, so all of them wrote "
-                     "to one file")
+        notes.append(
+            f"{', '.join(log.path.name for log in shared)}: written by processes blaslog's hook did not run "
+            "in (not Python); this library cannot put the process id in a file name, so all of them wrote "
+            "to one file"
+        )
     unknown = [log for log in found if log.rank is None and not log.shared]
     if unknown:
-        notes.append(f"{len(unknown)} logs of processes whose rank was not learnt keep their pid in the name "
-                     f"({unknown[0].path.name}{', ...' if len(unknown) > 1 else ''})")
+        notes.append(
+            f"{len(unknown)} logs of processes whose rank was not learnt keep their pid in the name "
+            f"({unknown[0].path.name}{', ...' if len(unknown) > 1 else ''})"
+        )
     out = []
     for log in sorted(found, key=lambda log: natural_key(log.name)):
         if log.name != log.path.name:
             log.path.rename(folder / log.name)
-        out.append({"file": log.name, "library": KEYS[log.key], "log": log.key, "rank": log.rank, "pid": log.pid,
-                    "rank_from": log.how, "bytes": log.size})
+        out.append(
+            {
+                "file": log.name,
+                "library": KEYS[log.key],
+                "log": log.key,
+                "rank": log.rank,
+                "pid": log.pid,
+                "rank_from": log.how,
+                "bytes": log.size,
+            }
+        )
     return out
 
 
@@ -581,8 +643,12 @@ def _log_versions(folder: Path, files: list[dict[str, Any]]) -> dict[str, dict[s
     return out
 
 
-def _ranks(files: list[dict[str, Any]], processes: list[dict[str, Any]], pid_rank: dict[int, tuple[int, str]],
-           log_versions: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
+def _ranks(
+    files: list[dict[str, Any]],
+    processes: list[dict[str, Any]],
+    pid_rank: dict[int, tuple[int, str]],
+    log_versions: dict[str, dict[str, str]],
+) -> dict[str, dict[str, Any]]:
     """Per rank: its processes, files, GPU, library versions, torch settings and relevant environment."""
     ranks: dict[int, dict[str, Any]] = {}
     for entry in files:
@@ -601,8 +667,9 @@ def _ranks(files: list[dict[str, Any]], processes: list[dict[str, Any]], pid_ran
     for rank, documents in by_rank.items():
         info = ranks.setdefault(rank, {"pids": [], "files": [], "versions": {}})
         # the process that wrote the rank's main log speaks for it (spawned workers inherit its RANK)
-        owner = next((e["pid"] for e in files if e["rank"] == rank and e["file"].startswith(f"rank{rank}.{e['log']}.")),
-                     None)
+        owner = next(
+            (e["pid"] for e in files if e["rank"] == rank and e["file"].startswith(f"rank{rank}.{e['log']}.")), None
+        )
         main = next((d for d in documents if d["pid"] == owner), min(documents, key=lambda d: d["pid"]))
         info["pids"] = sorted({*info["pids"], *(d["pid"] for d in documents)})
         info["rank_from"] = pid_rank[main["pid"]][1]
@@ -630,8 +697,13 @@ def _host_gpus() -> list[dict[str, str]]:
     if smi is None:
         return []
     try:
-        completed = subprocess.run([smi, "--query-gpu=index,name,driver_version", "--format=csv,noheader"],
-                                   capture_output=True, text=True, timeout=20, check=False)
+        completed = subprocess.run(
+            [smi, "--query-gpu=index,name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     out = []
@@ -645,12 +717,16 @@ def _host_gpus() -> list[dict[str, str]]:
 def _compress(folder: Path, files: list[dict[str, Any]]) -> None:
     """gzip every log (several at once: zlib lets go of the GIL); each through a .part file, so that an
     interrupted compression leaves the plain log."""
+
     def one(entry: dict[str, Any]) -> None:
         source = folder / entry["file"]
         target = folder / (entry["file"] + ".gz")
         part = folder / (entry["file"] + ".gz.part")
-        with open(source, "rb") as raw, open(part, "wb") as sink, \
-                gzip.GzipFile(filename=entry["file"], mode="wb", fileobj=sink, compresslevel=6, mtime=0) as packed:
+        with (
+            open(source, "rb") as raw,
+            open(part, "wb") as sink,
+            gzip.GzipFile(filename=entry["file"], mode="wb", fileobj=sink, compresslevel=6, mtime=0) as packed,
+        ):
             shutil.copyfileobj(raw, packed, 1 << 20)
         os.replace(part, target)
         source.unlink()
@@ -680,17 +756,34 @@ def _probe(folder: Path) -> dict[str, Any]:
     except Exception as exc:  # never lose the run for the probe's sake
         return {**result, "status": "failed", "note": f"not probed: {type(exc).__name__}: {exc}"}
     result.setdefault("status", "ok")
-    result.update(library=probed.library, version=probed.version_text, gpu=probed.gpu, probed=len(probed.entries),
-                  errors=[{"config": c, "error": e} for c, e in probed.errors])
+    result.update(
+        library=probed.library,
+        version=probed.version_text,
+        gpu=probed.gpu,
+        probed=len(probed.entries),
+        errors=[{"config": c, "error": e} for c, e in probed.errors],
+    )
     if probed.entries:
         caps = api.caps_from_probe(probed)
         (folder / CAPS).write_text(json.dumps(caps.to_json(), indent=2) + "\n", encoding="utf-8")
         result["caps"] = CAPS
     if probed.errors and result["status"] == "ok":
-        result.update(status="partial", note=f"{len(probed.errors)} of {len(configs)} configurations could not be "
-                                             "probed (see probe.errors)")
+        result.update(
+            status="partial",
+            note=f"{len(probed.errors)} of {len(configs)} configurations could not be probed (see probe.errors)",
+        )
     return result
 
 
-__all__ = ["DEFAULT_LEVEL", "DEFAULT_LIBS", "LIBRARIES", "Library", "Recording", "child_environment",
-           "logging_environment", "parse_libs", "prepare_folder", "record"]
+__all__ = [
+    "DEFAULT_LEVEL",
+    "DEFAULT_LIBS",
+    "LIBRARIES",
+    "Library",
+    "Recording",
+    "child_environment",
+    "logging_environment",
+    "parse_libs",
+    "prepare_folder",
+    "record",
+]

@@ -259,10 +259,7 @@ class GemmCall:
 
     def has_algorithm_info(self) -> bool:
         """True when the log named the algorithm, solution or flags this GEMM ran with."""
-        return any(
-            getattr(self, name) is not None
-            for name in ("algo_id", "solution_index", "flags", "tile")
-        )
+        return any(getattr(self, name) is not None for name in ("algo_id", "solution_index", "flags", "tile"))
 
     def algorithm_text(self) -> str:
         """The algorithm as a short `key=value` string, in the log's own key names."""
@@ -365,8 +362,8 @@ def record_maker(cls: type) -> tuple[tuple[str, ...], Any]:
     new = object.__new__
 
     def make(values: list[Any]) -> Any:
-        record = new(cls)
-        for setter, value in zip(setters, values):
+        record: Any = new(cls)
+        for setter, value in zip(setters, values, strict=False):
             setter(record, value)
         return record
 
@@ -478,22 +475,30 @@ class ParseResult:
     def __repr__(self) -> str:  # the records themselves would be megabytes
         gemms = sum(1 for r in self.records if isinstance(r, GemmCall))
         problems = sum(len(f.problems) + f.more_problems for f in self.files)
-        return (f"<ParseResult {len(self.records)} records ({gemms} GEMMs) from {len(self.files)} inputs"
-                + (f", {problems} problems" if problems else "") + ">")
+        return (
+            f"<ParseResult {len(self.records)} records ({gemms} GEMMs) from {len(self.files)} inputs"
+            + (f", {problems} problems" if problems else "")
+            + ">"
+        )
 
     def _repr_html_(self) -> str:
         """Each input's accounting as a small HTML table, for notebooks (file names escaped)."""
         import html
 
-        head = "".join(f"<th>{name}</th>" for name in ("file", "lines", "GEMM records", "other records",
-                                                       "foreign lines", "unparsable lines"))
-        rows = "".join(f"<tr><td><code>{html.escape(f.path)}</code></td><td>{f.lines}</td><td>{f.gemm_records}</td>"
-                       f"<td>{f.other_records}</td><td>{f.foreign_lines}</td><td>{f.unparsable_lines}</td></tr>"
-                       for f in self.files[:50])
+        head = "".join(
+            f"<th>{name}</th>"
+            for name in ("file", "lines", "GEMM records", "other records", "foreign lines", "unparsable lines")
+        )
+        rows = "".join(
+            f"<tr><td><code>{html.escape(f.path)}</code></td><td>{f.lines}</td><td>{f.gemm_records}</td>"
+            f"<td>{f.other_records}</td><td>{f.foreign_lines}</td><td>{f.unparsable_lines}</td></tr>"
+            for f in self.files[:50]
+        )
         more = f"<p>{len(self.files) - 50} more inputs</p>" if len(self.files) > 50 else ""
-        return (f"<div><b>{html.escape(repr(self))}</b><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
-                f"</table>{more}</div>")
-
+        return (
+            f"<div><b>{html.escape(repr(self))}</b><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>"
+            f"</table>{more}</div>"
+        )
 
 
 def pairs_to_dict(pairs: Pairs) -> dict[str, str]:

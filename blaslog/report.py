@@ -48,56 +48,91 @@ class FindingClass:
 
 
 #: Every finding class, most severe first: the only place a class is described.
-FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType({row.name: row for row in (
-    FindingClass(
-        "precision", 5,
-        "the arithmetic differs (operation type, input type, accumulator, data or compute types, flags)",
-        "warning",
-        "The two GEMMs ran different arithmetic. Align the math mode (TF32 on or off in both runs, the same compute "
-        "type, the same rocBLAS flags) or pin the algorithm.",
-        "critical", "gemm-precision-difference", "GEMM algorithm difference: precision", color="#d62728",
-        ansi="1;31"),
-    FindingClass(
-        "input", 4,
-        "part of an input could not be read, or too little of it was compared: it may hide any other class",
-        "warning",
-        "Part of an input could not be read (unparsable lines, a cut compressed stream) or too few GEMM calls were paired; GEMMs may be missing from the comparison, so it fails the run like a precision difference would.",
-        "minor", "unreadable-input", "Unreadable input", color="#9467bd", ansi="1;35"),
-    FindingClass(
-        "unknown", 3,
-        "the algorithm differs and nothing says whether its arithmetic does (give --caps or run blaslog probe)",
-        "warning",
-        "The algorithm differs and the log does not say whether the arithmetic does. Run `blaslog probe --from LOG "
-        "--out caps.json` on a machine with the GPU and pass --caps caps.json.",
-        "major", "gemm-unknown-difference", "GEMM algorithm difference: unknown", color="#ff7f0e",
-        ansi="1;33"),
-    FindingClass(
-        "reduction", 2,
-        "the summation order across K differs (split-K count or reduction scheme)",
-        "warning",
-        "Split-K or the reduction scheme differs: the summation order changes. Pin the algorithm or give both runs "
-        "the same workspace limit, or compare with a reordering-aware tolerance.",
-        "minor", "gemm-reduction-difference", "GEMM algorithm difference: reduction", color="#1f77b4",
-        ansi="1;34"),
-    FindingClass(
-        "schedule", 1,
-        "same arithmetic and reduction, other tiling or scheduling (tile, stages, swizzling, cluster ...)",
-        "notice",
-        "Tiling or scheduling differs with the same arithmetic; rarely the cause of a large mismatch.",
-        "info", "gemm-schedule-difference", "GEMM algorithm difference: schedule", color="#2ca02c",
-        ansi="32"),
-)})
+FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType(
+    {
+        row.name: row
+        for row in (
+            FindingClass(
+                "precision",
+                5,
+                "the arithmetic differs (operation type, input type, accumulator, data or compute types, flags)",
+                "warning",
+                "The two GEMMs ran different arithmetic. Align the math mode (TF32 on or off in both runs, the same "
+                "compute type, the same rocBLAS flags) or pin the algorithm.",
+                "critical",
+                "gemm-precision-difference",
+                "GEMM algorithm difference: precision",
+                color="#d62728",
+                ansi="1;31",
+            ),
+            FindingClass(
+                "input",
+                4,
+                "part of an input could not be read, or too little of it was compared: it may hide any other class",
+                "warning",
+                "Part of an input could not be read (unparsable lines, a cut compressed stream) or too few GEMM calls "
+                "were paired; GEMMs may be missing from the comparison, so it fails the run like a precision "
+                "difference would.",
+                "minor",
+                "unreadable-input",
+                "Unreadable input",
+                color="#9467bd",
+                ansi="1;35",
+            ),
+            FindingClass(
+                "unknown",
+                3,
+                "the algorithm differs and nothing says whether its arithmetic does (give --caps or run blaslog probe)",
+                "warning",
+                "The algorithm differs and the log does not say whether the arithmetic does. Run `blaslog probe "
+                "--from LOG -o caps.json` on a machine with the GPU and pass --caps caps.json.",
+                "major",
+                "gemm-unknown-difference",
+                "GEMM algorithm difference: unknown",
+                color="#ff7f0e",
+                ansi="1;33",
+            ),
+            FindingClass(
+                "reduction",
+                2,
+                "the summation order across K differs (split-K count or reduction scheme)",
+                "warning",
+                "Split-K or the reduction scheme differs: the summation order changes. Pin the algorithm or give both "
+                "runs the same workspace limit, or compare with a reordering-aware tolerance.",
+                "minor",
+                "gemm-reduction-difference",
+                "GEMM algorithm difference: reduction",
+                color="#1f77b4",
+                ansi="1;34",
+            ),
+            FindingClass(
+                "schedule",
+                1,
+                "same arithmetic and reduction, other tiling or scheduling (tile, stages, swizzling, cluster ...)",
+                "notice",
+                "Tiling or scheduling differs with the same arithmetic; rarely the cause of a large mismatch.",
+                "info",
+                "gemm-schedule-difference",
+                "GEMM algorithm difference: schedule",
+                color="#2ca02c",
+                ansi="32",
+            ),
+        )
+    }
+)
 
 #: --fail-on values and the lowest rank that fails the run at each (None: nothing does). `precision` starts at
 #: `unknown` because an unknown difference may be a precision one, and includes `input` because what was not read
 #: may hide one: a gate must not pass on what it could not see.
-THRESHOLDS: Mapping[str, int | None] = MappingProxyType({
-    "precision": FINDING_CLASSES["unknown"].rank,
-    "reduction": FINDING_CLASSES["reduction"].rank,
-    "schedule": FINDING_CLASSES["schedule"].rank,
-    "any": min(row.rank for row in FINDING_CLASSES.values()),
-    "never": None,
-})
+THRESHOLDS: Mapping[str, int | None] = MappingProxyType(
+    {
+        "precision": FINDING_CLASSES["unknown"].rank,
+        "reduction": FINDING_CLASSES["reduction"].rank,
+        "schedule": FINDING_CLASSES["schedule"].rank,
+        "any": min(row.rank for row in FINDING_CLASSES.values()),
+        "never": None,
+    }
+)
 
 #: Class name -> meaning, most severe first (derived from FINDING_CLASSES).
 CLASSES: dict[str, str] = {row.name: row.meaning for row in FINDING_CLASSES.values()}
@@ -168,8 +203,12 @@ class Occurrence:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (`rank` only when set)."""
-        out: dict[str, Any] = {"sharded_line": self.sharded_line, "unsharded_line": self.unsharded_line,
-                               "sharded_thread": self.sharded_thread, "unsharded_thread": self.unsharded_thread}
+        out: dict[str, Any] = {
+            "sharded_line": self.sharded_line,
+            "unsharded_line": self.unsharded_line,
+            "sharded_thread": self.sharded_thread,
+            "unsharded_thread": self.unsharded_thread,
+        }
         if self.rank:
             out["rank"] = self.rank
         return out
@@ -373,11 +412,19 @@ class Report:
 
     def finding_row(self, finding: Finding) -> dict[str, Any]:
         """A finding as one flat table row (CSV), with its CI `level` at `fail_on`."""
-        return {"class": finding.cls, "level": self.level(finding), "kind": finding.kind, "count": finding.count,
-                "file": finding.location.file, "line": finding.location.line,
-                "related": "; ".join(f"{r.role} {r.file}:{r.line}" for r in finding.related[:5]),
-                "title": finding.title, "fields": {k: list(v) for k, v in finding.fields},
-                "explanation": finding.explanation, "fingerprint": finding.fingerprint()}
+        return {
+            "class": finding.cls,
+            "level": self.level(finding),
+            "kind": finding.kind,
+            "count": finding.count,
+            "file": finding.location.file,
+            "line": finding.location.line,
+            "related": "; ".join(f"{r.role} {r.file}:{r.line}" for r in finding.related[:5]),
+            "title": finding.title,
+            "fields": {k: list(v) for k, v in finding.fields},
+            "explanation": finding.explanation,
+            "fingerprint": finding.fingerprint(),
+        }
 
     def table_rows(self) -> list[dict[str, Any]]:
         """The main table: `rows`, or for diff and check one row per finding."""
@@ -388,8 +435,10 @@ class Report:
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {cls}" for cls, n in self._class_counts().items()) or "no findings"
         rows = f", {len(self.rows)} rows" if self.rows else ""
-        return (f"<Report {self.command}: {counts}{rows}, {len(self.files)} inputs, fail_on={self.fail_on!r}, "
-                f"exit status {2 if self.failed else self.exit_status()}>")
+        return (
+            f"<Report {self.command}: {counts}{rows}, {len(self.files)} inputs, fail_on={self.fail_on!r}, "
+            f"exit status {2 if self.failed else self.exit_status()}>"
+        )
 
     def _class_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(FINDING_CLASSES, 0)
@@ -400,23 +449,37 @@ class Report:
     def _repr_html_(self, max_findings: int = 20) -> str:
         """A short HTML summary for notebooks (the verdict and the first findings; the whole page is
         ``--format html``). Every log text escaped."""
+
         def esc(value: object) -> str:
             return html.escape(str(value), quote=True)
 
         failing = sum(1 for f in self.findings if self.fails(f))
-        badges = " ".join(f'<span style="background:{FINDING_CLASSES[cls].color};color:#fff;border-radius:8px;'
-                          f'padding:0 6px">{esc(cls)} {n}</span>' for cls, n in self._class_counts().items())
+        badges = " ".join(
+            f'<span style="background:{FINDING_CLASSES[cls].color};color:#fff;border-radius:8px;'
+            f'padding:0 6px">{esc(cls)} {n}</span>'
+            for cls, n in self._class_counts().items()
+        )
         rows = "".join(
             f'<tr><td style="color:{f.finding_class.color};font-weight:600">{esc(f.cls)}</td><td>{f.count}</td>'
             f"<td>{esc(f.title)}</td><td><code>{esc(f.location.file)}:{f.location.line}</code></td></tr>"
-            for f in self.findings[:max_findings])
-        more = (f"<p>{len(self.findings) - max_findings} more findings: <code>report.findings_frame()</code></p>"
-                if len(self.findings) > max_findings else "")
-        table = (f"<table><thead><tr><th>class</th><th>count</th><th>title</th><th>where</th></tr></thead>"
-                 f"<tbody>{rows}</tbody></table>{more}" if rows else "")
+            for f in self.findings[:max_findings]
+        )
+        more = (
+            f"<p>{len(self.findings) - max_findings} more findings: <code>report.findings_frame()</code></p>"
+            if len(self.findings) > max_findings
+            else ""
+        )
+        table = (
+            f"<table><thead><tr><th>class</th><th>count</th><th>title</th><th>where</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>{more}"
+            if rows
+            else ""
+        )
         rows_text = f", {len(self.rows)} rows" if self.rows else ""
-        head = (f"<b>blaslog {esc(self.command)}</b>: {len(self.findings)} findings, {failing} at or above "
-                f"--fail-on {esc(self.fail_on)}; {len(self.files)} inputs{rows_text}")
+        head = (
+            f"<b>blaslog {esc(self.command)}</b>: {len(self.findings)} findings, {failing} at or above "
+            f"--fail-on {esc(self.fail_on)}; {len(self.files)} inputs{rows_text}"
+        )
         return f"<div>{head} {badges}{table}</div>"
 
     def findings_frame(self) -> Any:
@@ -424,13 +487,27 @@ class Report:
         ranks, file, line, fingerprint (needs pandas)."""
         from blaslog.frame import findings_frame
 
-        return findings_frame([{
-            "class": finding.cls, "level": self.level(finding), "kind": finding.kind, "title": finding.title,
-            "signature": _signature_text(finding.data),
-            "fields": "; ".join(f"{name}: {' vs '.join('-' if v is None else str(v) for v in values)}"
-                                for name, values in finding.fields),
-            "count": finding.count, "ranks": ",".join(finding.ranks), "file": finding.location.file,
-            "line": finding.location.line, "fingerprint": finding.fingerprint()} for finding in self.findings])
+        return findings_frame(
+            [
+                {
+                    "class": finding.cls,
+                    "level": self.level(finding),
+                    "kind": finding.kind,
+                    "title": finding.title,
+                    "signature": _signature_text(finding.data),
+                    "fields": "; ".join(
+                        f"{name}: {' vs '.join('-' if v is None else str(v) for v in values)}"
+                        for name, values in finding.fields
+                    ),
+                    "count": finding.count,
+                    "ranks": ",".join(finding.ranks),
+                    "file": finding.location.file,
+                    "line": finding.location.line,
+                    "fingerprint": finding.fingerprint(),
+                }
+                for finding in self.findings
+            ]
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The whole JSON document (the findings go before the inputs' summary)."""
@@ -449,10 +526,19 @@ class Report:
 
 def _signature_text(data: Mapping[str, Any]) -> str:
     """The GEMM a finding is about, from its JSON detail: a check's signature, or a diff's two shapes."""
+
     def one(record: Mapping[str, Any]) -> str:
         types = "/".join(str(record[k]) for k in ("a_type", "compute_type") if record.get(k))
-        return " ".join(str(p) for p in (record.get("function"), record.get("trans"),
-                                         f"{record.get('m')}x{record.get('n')}x{record.get('k')}", types) if p)
+        return " ".join(
+            str(p)
+            for p in (
+                record.get("function"),
+                record.get("trans"),
+                f"{record.get('m')}x{record.get('n')}x{record.get('k')}",
+                types,
+            )
+            if p
+        )
 
     if isinstance(data.get("signature"), Mapping):
         return one(data["signature"])

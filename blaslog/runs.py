@@ -137,13 +137,21 @@ class CompactRun:
 
     def __iter__(self) -> Iterator[Occurrence]:
         calls, threads, spans = self.calls, self.threads, self.spans
-        for position, (index, line, thread) in enumerate(zip(self.which, self.lines, self.thread_of)):
+        for position, (index, line, thread) in enumerate(zip(self.which, self.lines, self.thread_of, strict=False)):
             yield Occurrence(calls[index], line, spans.get(position, line), threads[thread])
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path, "calls": self.calls, "threads": self.threads, "which": self.which,
-                "lines": self.lines, "thread_of": self.thread_of, "spans": self.spans,
-                "max_distinct": self.max_distinct, "overflow": self.overflow}
+        return {
+            "path": self.path,
+            "calls": self.calls,
+            "threads": self.threads,
+            "which": self.which,
+            "lines": self.lines,
+            "thread_of": self.thread_of,
+            "spans": self.spans,
+            "max_distinct": self.max_distinct,
+            "overflow": self.overflow,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -152,15 +160,25 @@ class CompactRun:
         self._shapes = {}
 
 
-def read_run(name: str, *, log_format: list[str] | None = None, on_error: str = "warn",
-             progress: Any = None) -> tuple[CompactRun, Any]:
+def read_run(
+    name: str, *, log_format: list[str] | None = None, on_error: str = "warn", progress: Any = None
+) -> tuple[CompactRun, Any]:
     """Parse one input into a CompactRun of its GEMMs and its FileSummary (other records are counted)."""
     from blaslog.parse import iter_file
 
     summaries: list[Any] = []
     run = CompactRun(name)
-    run.extend(iter_file(name, log_format=log_format, on_error=on_error,  # type: ignore[arg-type]
-                         summary_out=summaries, events=False, progress=progress, sink=run))
+    run.extend(
+        iter_file(
+            name,
+            log_format=log_format,
+            on_error=on_error,  # type: ignore[arg-type]
+            summary_out=summaries,
+            events=False,
+            progress=progress,
+            sink=run,
+        )
+    )
     return run, summaries[0]
 
 
@@ -182,8 +200,11 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactR
             setattr(summary, field, getattr(summary, field) + getattr(piece_summary, field))
         for fmt, count in piece_summary.formats.items():
             summary.formats[fmt] = summary.formats.get(fmt, 0) + count
-        summary.problems.extend(replace(p, path=name, line=p.line + offset if p.line else 0)
-                                for p in piece_summary.problems if not (p.message == "empty input" and lines))
+        summary.problems.extend(
+            replace(p, path=name, line=p.line + offset if p.line else 0)
+            for p in piece_summary.problems
+            if not (p.message == "empty input" and lines)
+        )
         summary.more_problems += piece_summary.more_problems
         run.overflow += piece.overflow
         offset += lines
@@ -218,6 +239,8 @@ def duplicate_dialects(records: Iterable[Any]) -> tuple[dict[str, str], list[str
         for keep, duplicate in pairs:
             if keep in found and duplicate in found:
                 drop[file] = duplicate
-                notes.append(f"{file}: holds both {keep} and {duplicate} lines for the same calls; "
-                             f"{duplicate} lines are left out so that each call counts once")
+                notes.append(
+                    f"{file}: holds both {keep} and {duplicate} lines for the same calls; "
+                    f"{duplicate} lines are left out so that each call counts once"
+                )
     return drop, notes

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import stat
@@ -32,18 +33,35 @@ from blaslog.reporters._base import defuse_commands
 from blaslog.views import record_rows
 
 
-def parse_chunks(names: Sequence[str], reporter: Reporter, *, kind: str, caps_path: str | None, caps: Caps | None,
-                 options: Options, summaries: list[FileSummary]) -> Iterator[str]:
+def parse_chunks(
+    names: Sequence[str],
+    reporter: Reporter,
+    *,
+    kind: str,
+    caps_path: str | None,
+    caps: Caps | None,
+    options: Options,
+    summaries: list[FileSummary],
+) -> Iterator[str]:
     """The text of `blaslog parse` in `reporter`'s streaming format; each input's FileSummary is appended to
     `summaries` once it is read. No chunk can carry a CI workflow command (see defuse_commands)."""
     style = reporter.defuse_style
-    for chunk in _parse_chunks(names, reporter, kind=kind, caps_path=caps_path, caps=caps, options=options,
-                               summaries=summaries):
+    for chunk in _parse_chunks(
+        names, reporter, kind=kind, caps_path=caps_path, caps=caps, options=options, summaries=summaries
+    ):
         yield defuse_commands(chunk, style)
 
 
-def _parse_chunks(names: Sequence[str], reporter: Reporter, *, kind: str, caps_path: str | None, caps: Caps | None,
-                  options: Options, summaries: list[FileSummary]) -> Iterator[str]:
+def _parse_chunks(
+    names: Sequence[str],
+    reporter: Reporter,
+    *,
+    kind: str,
+    caps_path: str | None,
+    caps: Caps | None,
+    options: Options,
+    summaries: list[FileSummary],
+) -> Iterator[str]:
     yield reporter.stream_begin()
     any_rows = False
     for name in names:
@@ -58,23 +76,34 @@ def _parse_chunks(names: Sequence[str], reporter: Reporter, *, kind: str, caps_p
                         if not head:
                             continue
                         if not any_rows and reporter.first_separator and head.startswith(reporter.first_separator):
-                            head = head[len(reporter.first_separator):]
+                            head = head[len(reporter.first_separator) :]
                         any_rows = True
                         yield head
                         while block := handle.read(1 << 20):
                             yield block
                     os.remove(piece)  # free the disk as we go
             continue
-        rows = record_rows(records([name], kind=kind, options=options, summaries=summaries, lazy=True), caps,
-                           reporter.shaped_rows)
+        rows = record_rows(
+            records([name], kind=kind, options=options, summaries=summaries, lazy=True), caps, reporter.shaped_rows
+        )
         for text in reporter.stream_rows(rows, not any_rows):
             any_rows = True
             yield text
     yield reporter.stream_end(summaries, any_rows)
 
 
-def _stream_piece(name: str, start: int, end: int, first_line: int, fmt: str, kind: str, caps_path: str | None,
-                  log_format: list[str] | None, on_error: str, out_path: str) -> FileSummary:
+def _stream_piece(
+    name: str,
+    start: int,
+    end: int,
+    first_line: int,
+    fmt: str,
+    kind: str,
+    caps_path: str | None,
+    log_format: list[str] | None,
+    on_error: str,
+    out_path: str,
+) -> FileSummary:
     """Parse one piece and write its rows (rendered as not first) to `out_path`; return its FileSummary."""
     caps = load_caps(caps_path) if caps_path else None
     parser = range_parser(name, start, end, log_format, on_error, first_line=first_line, events=kind == "all")
@@ -86,16 +115,18 @@ def _stream_piece(name: str, start: int, end: int, first_line: int, fmt: str, ki
     return parser.summary
 
 
-def _stream_pieces(name: str, fmt: str, kind: str, caps_path: str | None, options: Options, jobs: int,
-                   tmp_dir: str) -> tuple[list[str], FileSummary]:
+def _stream_pieces(
+    name: str, fmt: str, kind: str, caps_path: str | None, options: Options, jobs: int, tmp_dir: str
+) -> tuple[list[str], FileSummary]:
     """Parse a large input in `jobs` pieces at once; the pieces' row files in order, and the input's summary."""
     points = split_points(name, jobs)
     starts = line_starts(name, points)
     outs = [os.path.join(tmp_dir, f"piece-{i:04d}") for i in range(len(points) - 1)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_stream_piece, name, a, b, first, fmt, kind, caps_path, options.formats,
-                               options.on_error, out)
-                   for a, b, first, out in zip(points, points[1:], starts, outs, strict=False)]
+        futures = [
+            pool.submit(_stream_piece, name, a, b, first, fmt, kind, caps_path, options.formats, options.on_error, out)
+            for a, b, first, out in zip(points, points[1:], starts, outs, strict=False)
+        ]
         parts = [f.result() for f in futures]
     summary = FileSummary(name)
     for part in parts:
@@ -105,8 +136,15 @@ def _stream_pieces(name: str, fmt: str, kind: str, caps_path: str | None, option
 
 def _absorb(summary: FileSummary, part: FileSummary) -> None:
     """Add the accounting of a piece to the whole input's."""
-    for name in ("lines", "gemm_records", "other_records", "record_lines", "foreign_lines", "unparsable_lines",
-                 "more_problems"):
+    for name in (
+        "lines",
+        "gemm_records",
+        "other_records",
+        "record_lines",
+        "foreign_lines",
+        "unparsable_lines",
+        "more_problems",
+    ):
         setattr(summary, name, getattr(summary, name) + getattr(part, name))
     for dialect, count in part.formats.items():
         summary.formats[dialect] = summary.formats.get(dialect, 0) + count
@@ -144,9 +182,9 @@ def write_behind(write: Callable[[str], Any], chunks: Iterable[str]) -> None:
 class Output:
     """A report file written safely: see the module's docstring. Use as::
 
-        with Output(path, inputs) as out:
-            out.write(text)
-            out.keep()       # without keep() the target is left as it was
+    with Output(path, inputs) as out:
+        out.write(text)
+        out.keep()       # without keep() the target is left as it was
     """
 
     def __init__(self, path: str, inputs: Sequence[str] = ()) -> None:
@@ -186,10 +224,8 @@ class Output:
     def __exit__(self, *exc: object) -> None:
         if not self.kept:
             self.handle.close()
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(self.temporary)
-            except OSError:
-                pass
 
 
 def _check_target(path: str, target: str, inputs: Sequence[str]) -> None:
@@ -206,8 +242,10 @@ def _check_target(path: str, target: str, inputs: Sequence[str]) -> None:
     if stat.S_ISDIR(info.st_mode):
         raise BlaslogError(f"{path}: is a folder; give a file name for the report")
     if not stat.S_ISREG(info.st_mode):
-        raise BlaslogError(f"{path}: not a regular file (a device, pipe or socket); blaslog replaces only regular "
-                           "files: redirect standard output instead (> FILE)")
+        raise BlaslogError(
+            f"{path}: not a regular file (a device, pipe or socket); blaslog replaces only regular "
+            "files: redirect standard output instead (> FILE)"
+        )
     for name in inputs:
         if name == "-":
             continue
@@ -216,5 +254,7 @@ def _check_target(path: str, target: str, inputs: Sequence[str]) -> None:
         except OSError:
             continue
         if same:
-            raise BlaslogError(f"{path}: is the input {name} (or a link to it); writing the report there would "
-                               "destroy the input: give another output file")
+            raise BlaslogError(
+                f"{path}: is the input {name} (or a link to it); writing the report there would "
+                "destroy the input: give another output file"
+            )

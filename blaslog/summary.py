@@ -73,19 +73,23 @@ def _rows(groups: dict[tuple[Any, ...], list[_Tally]], caps: Caps | None) -> lis
             if caps is not None:
                 entry["numerics"] = describe_flags(caps.flags(tally.record))
             algos.append(entry)
-        rows.append({
-            "library": first.library,
-            "function": first.function,
-            "trans": first.trans,
-            "m": first.m, "n": first.n, "k": first.k,
-            "batch": first.batch_count,
-            "types": "/".join(str(t) for t in (first.a_type, first.b_type, first.c_type, first.d_type)),
-            "compute": first.compute_type,
-            "calls": sum(t.count for t in tallies),
-            "threads": ",".join(threads) if threads else "-",
-            "first_line": min(t.first_line for t in tallies if t.first_line is not None),
-            "algorithms": algos,
-            "file": first.file,
-        })
+        rows.append(
+            {
+                "library": first.library,
+                "function": first.function,
+                "trans": first.trans,
+                "m": first.m,
+                "n": first.n,
+                "k": first.k,
+                "batch": first.batch_count,
+                "types": "/".join(str(t) for t in (first.a_type, first.b_type, first.c_type, first.d_type)),
+                "compute": first.compute_type,
+                "calls": sum(t.count for t in tallies),
+                "threads": ",".join(threads) if threads else "-",
+                "first_line": min(t.first_line for t in tallies if t.first_line is not None),
+                "algorithms": algos,
+                "file": first.file,
+            }
+        )
     rows.sort(key=lambda r: (-r["calls"], r["file"], r["first_line"]))
     return rows

@@ -35,8 +35,18 @@ TUNED_FORMATS = ("tunableop", "hipblaslt-tuning")
 NUMERICAL_CHECK = "tune it with numerical checks on (PYTORCH_TUNABLEOP_NUMERICAL_CHECK=1)"
 """What to do for a GEMM that cannot be pinned from the logs."""
 
-_CANONICAL = {"r_16bf": "bf16_r", "r_16f": "f16_r", "r_32f": "f32_r", "r_64f": "f64_r", "r_8f_e4m3": "f8_r",
-              "r_8f_e5m2": "bf8_r", "r_32i": "i32_r", "r_8i": "i8_r", "c_32f": "f32_c", "c_64f": "f64_c"}
+_CANONICAL = {
+    "r_16bf": "bf16_r",
+    "r_16f": "f16_r",
+    "r_32f": "f32_r",
+    "r_64f": "f64_r",
+    "r_8f_e4m3": "f8_r",
+    "r_8f_e5m2": "bf8_r",
+    "r_32i": "i32_r",
+    "r_8i": "i8_r",
+    "c_32f": "f32_c",
+    "c_64f": "f64_c",
+}
 
 
 def _call(record: Any) -> GemmCall:
@@ -143,25 +153,41 @@ def validator_findings(sharded: Sequence[str], reference: str) -> tuple[list[Fin
         mine = validators(path)
         keys = list(dict.fromkeys([*ref, *mine]))
         differing = [(k, mine.get(k), ref.get(k)) for k in keys if mine.get(k) != ref.get(k)]
-        rows.extend({"file": path, "validator": key, "value": mine.get(key), "reference": ref.get(key),
-                     "same": mine.get(key) == ref.get(key)} for key in keys)
+        rows.extend(
+            {
+                "file": path,
+                "validator": key,
+                "value": mine.get(key),
+                "reference": ref.get(key),
+                "same": mine.get(key) == ref.get(key),
+            }
+            for key in keys
+        )
         if not differing:
             continue
-        listed = ", ".join(f"{k} {a if a is not None else '-'} vs {b if b is not None else '-'}"
-                           for k, a, b in differing)
+        listed = ", ".join(
+            f"{k} {a if a is not None else '-'} vs {b if b is not None else '-'}" for k, a, b in differing
+        )
         notes.append(f"TunableOp validators differ: {path} vs {reference}: {listed}")
-        findings.append(Finding(
-            kind="tunableop_validator_diff", cls="unknown",
-            title=f"TunableOp validators differ: {listed}",
-            explanation=(f"{path} and {reference} were tuned with different software or GPUs ({listed}). TunableOp "
-                         "rejects a results file whose Validator lines differ from the running ones, and solution "
-                         "indices name different kernels in another rocBLAS or hipBLASLt version or on another "
-                         "architecture: a solution difference below may be a version difference. Compare runs of "
-                         "one software stack, or retune."),
-            location=Location(path, 1, "sharded"), related=(Location(reference, 1, "unsharded"),),
-            fields=tuple((k, (a, b)) for k, a, b in differing), key="tunableop-validators|" + listed,
-            data={"validators": {"sharded": mine, "unsharded": ref}},
-        ))
+        findings.append(
+            Finding(
+                kind="tunableop_validator_diff",
+                cls="unknown",
+                title=f"TunableOp validators differ: {listed}",
+                explanation=(
+                    f"{path} and {reference} were tuned with different software or GPUs ({listed}). TunableOp "
+                    "rejects a results file whose Validator lines differ from the running ones, and solution "
+                    "indices name different kernels in another rocBLAS or hipBLASLt version or on another "
+                    "architecture: a solution difference below may be a version difference. Compare runs of "
+                    "one software stack, or retune."
+                ),
+                location=Location(path, 1, "sharded"),
+                related=(Location(reference, 1, "unsharded"),),
+                fields=tuple((k, (a, b)) for k, a, b in differing),
+                key="tunableop-validators|" + listed,
+                data={"validators": {"sharded": mine, "unsharded": ref}},
+            )
+        )
     return findings, rows, notes
 
 
@@ -247,8 +273,10 @@ def pair_sources(logs: Sequence[Source], tuned: Sequence[Source]) -> tuple[list[
         rank = log.rank if log.rank is not None else i
         match = by_rank.get(rank)
         if match is None:
-            notes.append(f"{log.path} (rank {rank}): no TunableOp file of that ordinal among "
-                         f"{', '.join(t.path for t in tuned)}; not checked against one")
+            notes.append(
+                f"{log.path} (rank {rank}): no TunableOp file of that ordinal among "
+                f"{', '.join(t.path for t in tuned)}; not checked against one"
+            )
             continue
         pairs.append((log, match))
     return pairs, notes
@@ -309,12 +337,22 @@ def _check_pair(log: Source, table: Source) -> tuple[list[Finding], dict[str, An
         findings.append(_never_ran(never_ran, log, table))
     notes = []
     if unlogged:
-        notes.append(f"{log.path}: {unlogged} GEMM calls with a tuned row name no solution in the log (hipBLASLt "
-                     "[Trace] lines do not): log with HIPBLASLT_LOG_MASK=32 or ROCBLAS_LAYER=1 to check them")
-    summary = {"log": log.path, "tunableop": table.path, "rank": log.rank, "calls": len(log.calls),
-               "as_tuned": applied, "not_as_tuned": sum(len(c) for c in mismatched.values()),
-               "never_tuned": sum(len(c) for c in untuned.values()), "no_solution_logged": unlogged,
-               "tuned_rows": sum(1 for r in table.calls if chosen(r) is not None), "rows_never_ran": len(never_ran)}
+        notes.append(
+            f"{log.path}: {unlogged} GEMM calls with a tuned row name no solution in the log (hipBLASLt "
+            "[Trace] lines do not): log with HIPBLASLT_LOG_MASK=32 or ROCBLAS_LAYER=1 to check them"
+        )
+    summary = {
+        "log": log.path,
+        "tunableop": table.path,
+        "rank": log.rank,
+        "calls": len(log.calls),
+        "as_tuned": applied,
+        "not_as_tuned": sum(len(c) for c in mismatched.values()),
+        "never_tuned": sum(len(c) for c in untuned.values()),
+        "no_solution_logged": unlogged,
+        "tuned_rows": sum(1 for r in table.calls if chosen(r) is not None),
+        "rows_never_ran": len(never_ran),
+    }
     return findings, summary, notes
 
 
@@ -323,51 +361,75 @@ def _signature(call: GemmCall) -> str:
     return f"{call.shape_text()} {_dtype(call.a_type)}{lds}"
 
 
-def _not_applied(row: GemmCall, calls: list[tuple[GemmCall, tuple[str, int | None] | None]], log: Source,
-                 table: Source) -> Finding:
+def _not_applied(
+    row: GemmCall, calls: list[tuple[GemmCall, tuple[str, int | None] | None]], log: Source, table: Source
+) -> Finding:
     choice = chosen(row)
     first, _logged = calls[0]
     ran_text = ", ".join(sorted({_describe(r) for _, r in calls}))
     title = f"{_signature(row)}: TunableOp chose {dict(row.extra).get('solution')}, the log shows {ran_text}"
-    text = (f"{table.path} line {row.line} tunes this GEMM to {_describe(choice)} "
-            f"({dict(row.extra).get('solution')}), but {len(calls)} call(s) in {log.path} ran {ran_text} "
-            f"(first at line {first.line}). The tuned solution was not applied: TunableOp was off for these calls "
-            "(PYTORCH_TUNABLEOP_ENABLED), read another file (PYTORCH_TUNABLEOP_FILENAME, device ordinal), rejected "
-            "the file (its Validator lines differ from the running versions), or the call did not go through "
-            "TunableOp. Another solution may round differently, so results differ from the tuned runs.")
-    return Finding(kind="tunableop_solution_not_applied", cls="unknown", title=title, explanation=text,
-                   location=Location(log.path, first.line, "log"),
-                   related=(Location(table.path, row.line, "tunableop"),),
-                   fields=(("solution", (dict(row.extra).get("solution"), ran_text)),), count=len(calls),
-                   key=f"tunableop-applied|{_signature(row)}|{dict(row.extra).get('solution')}|{ran_text}",
-                   data={"tunableop": row.to_dict(), "log_lines": [c.line for c, _ in calls[:50]]})
+    text = (
+        f"{table.path} line {row.line} tunes this GEMM to {_describe(choice)} "
+        f"({dict(row.extra).get('solution')}), but {len(calls)} call(s) in {log.path} ran {ran_text} "
+        f"(first at line {first.line}). The tuned solution was not applied: TunableOp was off for these calls "
+        "(PYTORCH_TUNABLEOP_ENABLED), read another file (PYTORCH_TUNABLEOP_FILENAME, device ordinal), rejected "
+        "the file (its Validator lines differ from the running versions), or the call did not go through "
+        "TunableOp. Another solution may round differently, so results differ from the tuned runs."
+    )
+    return Finding(
+        kind="tunableop_solution_not_applied",
+        cls="unknown",
+        title=title,
+        explanation=text,
+        location=Location(log.path, first.line, "log"),
+        related=(Location(table.path, row.line, "tunableop"),),
+        fields=(("solution", (dict(row.extra).get("solution"), ran_text)),),
+        count=len(calls),
+        key=f"tunableop-applied|{_signature(row)}|{dict(row.extra).get('solution')}|{ran_text}",
+        data={"tunableop": row.to_dict(), "log_lines": [c.line for c, _ in calls[:50]]},
+    )
 
 
 def _never_tuned(calls: list[GemmCall], log: Source, table: Source) -> Finding:
     first = calls[0]
     what = _describe(ran(first))
     title = f"{_signature(first)}: ran ({what}) but has no row in {os.path.basename(table.path)}"
-    text = (f"{len(calls)} call(s) of this GEMM in {log.path} (first at line {first.line}) have no tuned row in "
-            f"{table.path}, so the library's default choice ran ({what}). Another GPU or run that tuned it runs "
-            "another kernel; tune it (PYTORCH_TUNABLEOP_TUNING=1, or offline with PYTORCH_TUNABLEOP_RECORD_UNTUNED=1 "
-            "and torch.cuda.tunable.tune_gemm_in_file) with numerical checks on (PYTORCH_TUNABLEOP_NUMERICAL_CHECK=1).")
-    return Finding(kind="tunableop_never_tuned", cls="unknown", title=title, explanation=text,
-                   location=Location(log.path, first.line, "log"), count=len(calls),
-                   key=f"tunableop-untuned|{_signature(first)}", data={"log_lines": [c.line for c in calls[:50]]})
+    text = (
+        f"{len(calls)} call(s) of this GEMM in {log.path} (first at line {first.line}) have no tuned row in "
+        f"{table.path}, so the library's default choice ran ({what}). Another GPU or run that tuned it runs "
+        "another kernel; tune it (PYTORCH_TUNABLEOP_TUNING=1, or offline with PYTORCH_TUNABLEOP_RECORD_UNTUNED=1 "
+        "and torch.cuda.tunable.tune_gemm_in_file) with numerical checks on (PYTORCH_TUNABLEOP_NUMERICAL_CHECK=1)."
+    )
+    return Finding(
+        kind="tunableop_never_tuned",
+        cls="unknown",
+        title=title,
+        explanation=text,
+        location=Location(log.path, first.line, "log"),
+        count=len(calls),
+        key=f"tunableop-untuned|{_signature(first)}",
+        data={"log_lines": [c.line for c in calls[:50]]},
+    )
 
 
 def _never_ran(rows: list[GemmCall], log: Source, table: Source) -> Finding:
     listed = "; ".join(f"{_signature(r)} -> {dict(r.extra).get('solution')} (line {r.line})" for r in rows[:5])
     more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
     return Finding(
-        kind="tunableop_never_ran", cls="schedule",
+        kind="tunableop_never_ran",
+        cls="schedule",
         title=f"{len(rows)} tuned rows of {os.path.basename(table.path)} never ran in {os.path.basename(log.path)}",
-        explanation=(f"{len(rows)} rows of {table.path} match no GEMM call in {log.path}: {listed}{more}. They do "
-                     "not change these results; the log may cover only part of the run, or the rows come from "
-                     "another model or batch size."),
-        location=Location(table.path, rows[0].line, "tunableop"), related=(Location(log.path, 1, "log"),),
-        count=len(rows), key=f"tunableop-never-ran|{os.path.basename(table.path)}",
-        data={"rows": [r.line for r in rows[:200]]})
+        explanation=(
+            f"{len(rows)} rows of {table.path} match no GEMM call in {log.path}: {listed}{more}. They do "
+            "not change these results; the log may cover only part of the run, or the rows come from "
+            "another model or batch size."
+        ),
+        location=Location(table.path, rows[0].line, "tunableop"),
+        related=(Location(log.path, 1, "log"),),
+        count=len(rows),
+        key=f"tunableop-never-ran|{os.path.basename(table.path)}",
+        data={"rows": [r.line for r in rows[:200]]},
+    )
 
 
 def _across_ranks(tuned: Sequence[Source]) -> list[Finding]:
@@ -387,20 +449,28 @@ def _across_ranks(tuned: Sequence[Source]) -> list[Finding]:
         if len(names) < 2:
             continue
         first = entries[0][1]
-        per = "; ".join(f"{os.path.basename(s.path)}: {dict(r.extra).get('solution', r.solution_index)}"
-                        for s, r in entries)
-        findings.append(Finding(
-            kind="tunableop_rank_solution_diff", cls="unknown",
-            title=f"{_signature(first)}: the GPUs of one run chose {len(names)} solutions",
-            explanation=(f"The tuning files of one run chose different solutions for this GEMM ({per}). Each GPU "
-                         "runs its own kernel, so ranks that should compute identical results (data-parallel "
-                         "replicas, replicated layers) can differ by rounding. Tune once and copy one file to every "
-                         "ordinal (torch.cuda.tunable.mgpu_tune_gemm_in_file writes tunableop_results_full0.csv and "
-                         "copies it), or pin the row to one solution in every file."),
-            location=Location(entries[0][0].path, first.line, "tunableop"),
-            related=tuple(Location(s.path, r.line, "tunableop") for s, r in entries[1:]),
-            fields=(("solution", tuple(dict(r.extra).get("solution", r.solution_index) for _, r in entries)),),
-            count=len(entries), key=f"tunableop-ranks|{_signature(first)}|{dict(first.extra).get('op')}"))
+        per = "; ".join(
+            f"{os.path.basename(s.path)}: {dict(r.extra).get('solution', r.solution_index)}" for s, r in entries
+        )
+        findings.append(
+            Finding(
+                kind="tunableop_rank_solution_diff",
+                cls="unknown",
+                title=f"{_signature(first)}: the GPUs of one run chose {len(names)} solutions",
+                explanation=(
+                    f"The tuning files of one run chose different solutions for this GEMM ({per}). Each GPU "
+                    "runs its own kernel, so ranks that should compute identical results (data-parallel "
+                    "replicas, replicated layers) can differ by rounding. Tune once and copy one file to every "
+                    "ordinal (torch.cuda.tunable.mgpu_tune_gemm_in_file writes tunableop_results_full0.csv and "
+                    "copies it), or pin the row to one solution in every file."
+                ),
+                location=Location(entries[0][0].path, first.line, "tunableop"),
+                related=tuple(Location(s.path, r.line, "tunableop") for s, r in entries[1:]),
+                fields=(("solution", tuple(dict(r.extra).get("solution", r.solution_index) for _, r in entries)),),
+                count=len(entries),
+                key=f"tunableop-ranks|{_signature(first)}|{dict(first.extra).get('op')}",
+            )
+        )
     return findings
 
 
@@ -422,9 +492,14 @@ class Pinning:
 
 
 #: TunableOp operator type names of the BLAS type names (the reverse of DTYPES, tf32 aside).
-_TYPE_NAMES = {"f32_r": "float", "f64_r": "double", "f16_r": "Half", "bf16_r": "BFloat16",
-               "f32_c": "c10::complex<float>",
-               "f64_c": "c10::complex<double>"}
+_TYPE_NAMES = {
+    "f32_r": "float",
+    "f64_r": "double",
+    "f16_r": "Half",
+    "bf16_r": "BFloat16",
+    "f32_c": "c10::complex<float>",
+    "f64_c": "c10::complex<double>",
+}
 
 
 def op_and_params(call: GemmCall) -> tuple[str, str] | None:
@@ -471,8 +546,12 @@ def _solution_of(call: GemmCall, style: str) -> tuple[str, int | None, str] | No
     return logged[0], logged[1], solution_name(logged[0], logged[1], call, style)
 
 
-def pin(pairs: Iterable[tuple[Any, Any]], evidence: Iterable[Any], sharded_validators: dict[str, str],
-        unsharded_validators: dict[str, str]) -> Pinning:
+def pin(
+    pairs: Iterable[tuple[Any, Any]],
+    evidence: Iterable[Any],
+    sharded_validators: dict[str, str],
+    unsharded_validators: dict[str, str],
+) -> Pinning:
     """Pin each paired sharded GEMM whose solution differs to the unsharded one's, where `evidence` (every GEMM
     record of both runs) shows that solution ran for the sharded GEMM's exact signature."""
     result = Pinning(validators=dict(sharded_validators))
@@ -483,12 +562,17 @@ def pin(pairs: Iterable[tuple[Any, Any]], evidence: Iterable[Any], sharded_valid
         shown = _solution_of(call, style)
         if shown is not None and shown[1] is not None:
             seen.setdefault(_exact(call), set()).add((shown[0], shown[1]))
-    differ = {k for k in set(sharded_validators) | set(unsharded_validators)
-              if sharded_validators.get(k) != unsharded_validators.get(k)}
+    differ = {
+        k
+        for k in set(sharded_validators) | set(unsharded_validators)
+        if sharded_validators.get(k) != unsharded_validators.get(k)
+    }
     if not sharded_validators:
-        result.notes.append("the sharded inputs hold no Validator lines: copy them into the file from the run's "
-                            "own tunableop_results<N>.csv (torch.cuda.tunable.get_validators()), or TunableOp "
-                            "rejects it")
+        result.notes.append(
+            "the sharded inputs hold no Validator lines: copy them into the file from the run's "
+            "own tunableop_results<N>.csv (torch.cuda.tunable.get_validators()), or TunableOp "
+            "rejects it"
+        )
     for s_rec, u_rec in pairs:
         s, u = _call(s_rec), _call(u_rec)
         mine, theirs = _solution_of(s, style), _solution_of(u, style)
@@ -497,23 +581,34 @@ def pin(pairs: Iterable[tuple[Any, Any]], evidence: Iterable[Any], sharded_valid
         where = op_and_params(s)
         label = f"{s.function} {_signature(s)}"
         if where is None:
-            result.cannot[label] = ("its TunableOp row cannot be written from this log (mixed types or no leading "
-                                    f"dimensions); {NUMERICAL_CHECK}")
+            result.cannot[label] = (
+                "its TunableOp row cannot be written from this log (mixed types or no leading "
+                f"dimensions); {NUMERICAL_CHECK}"
+            )
             continue
         if theirs[1] is None:
-            result.cannot[label] = (f"the unsharded run used the library default ({u.file}:{u.line}), which picks "
-                                    f"per shape: no solution to pin; {NUMERICAL_CHECK}")
+            result.cannot[label] = (
+                f"the unsharded run used the library default ({u.file}:{u.line}), which picks "
+                f"per shape: no solution to pin; {NUMERICAL_CHECK}"
+            )
             continue
         if differ:
-            result.cannot[label] = ("the runs' validators differ (" + ", ".join(sorted(differ)) + "), so solution "
-                                    f"{theirs[1]} may name another kernel here; {NUMERICAL_CHECK}")
+            result.cannot[label] = (
+                "the runs' validators differ (" + ", ".join(sorted(differ)) + "), so solution "
+                f"{theirs[1]} may name another kernel here; {NUMERICAL_CHECK}"
+            )
             continue
         if (theirs[0], theirs[1]) not in seen.get(_exact(s), set()):
-            result.cannot[label] = (f"cannot pin from these logs: {theirs[0]} solution {theirs[1]} ran for "
-                                    f"{_signature(u)} ({u.file}:{u.line}), never for this signature; {NUMERICAL_CHECK}")
+            result.cannot[label] = (
+                f"cannot pin from these logs: {theirs[0]} solution {theirs[1]} ran for "
+                f"{_signature(u)} ({u.file}:{u.line}), never for this signature; {NUMERICAL_CHECK}"
+            )
             continue
-        result.rows[where] = (theirs[2], f"{theirs[0]} solution {theirs[1]} ran for this signature in the logs; "
-                                         f"the unsharded run used it ({u.file}:{u.line})")
+        result.rows[where] = (
+            theirs[2],
+            f"{theirs[0]} solution {theirs[1]} ran for this signature in the logs; "
+            f"the unsharded run used it ({u.file}:{u.line})",
+        )
     return result
 
 
@@ -539,6 +634,23 @@ def render(pinning: Pinning) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["NUMERICAL_CHECK", "TUNED_FORMATS", "Pinning", "Source", "chosen", "cross_check", "gemm_key", "is_tuned",
-           "op_and_params", "order_for_diff", "ordinal", "pair_sources", "pin", "ran", "render", "solution_name",
-           "validator_findings", "validators"]
+__all__ = [
+    "NUMERICAL_CHECK",
+    "TUNED_FORMATS",
+    "Pinning",
+    "Source",
+    "chosen",
+    "cross_check",
+    "gemm_key",
+    "is_tuned",
+    "op_and_params",
+    "order_for_diff",
+    "ordinal",
+    "pair_sources",
+    "pin",
+    "ran",
+    "render",
+    "solution_name",
+    "validator_findings",
+    "validators",
+]

@@ -17,8 +17,20 @@ from blaslog.report import FINDING_CLASSES, Case, Finding, Location, Report, fol
 from blaslog.runs import CompactRun
 from blaslog.summary import summarize, summarize_runs
 
-PARSE_COLUMNS = ["file", "line", "thread", "function", "trans", "m", "n", "k", "batch_count", "a_type",
-                 "compute_type", "algo"]
+PARSE_COLUMNS = [
+    "file",
+    "line",
+    "thread",
+    "function",
+    "trans",
+    "m",
+    "n",
+    "k",
+    "batch_count",
+    "a_type",
+    "compute_type",
+    "algo",
+]
 
 
 def record_row(record: Record, caps: Caps | None = None) -> dict[str, Any]:
@@ -58,8 +70,9 @@ class ShapedRow:
         return record_row(self.call.marked(marks, line, end_line), self.caps)
 
 
-def record_rows(items: Iterable[Record | ShapedCall], caps: Caps | None = None,
-                shaped: bool = False) -> Iterator[dict[str, Any] | ShapedRow]:
+def record_rows(
+    items: Iterable[Record | ShapedCall], caps: Caps | None = None, shaped: bool = False
+) -> Iterator[dict[str, Any] | ShapedRow]:
     """Rows of records (and of the ShapedCalls of ``iter_file(lazy=True)``: ShapedRow when `shaped`)."""
     for item in items:
         if type(item) is ShapedCall:
@@ -70,9 +83,18 @@ def record_rows(items: Iterable[Record | ShapedCall], caps: Caps | None = None,
 
 def file_rows(files: Sequence[FileSummary]) -> list[dict[str, Any]]:
     """Per-input accounting rows."""
-    return [{"file": s.path, "lines": s.lines, "gemm_records": s.gemm_records, "other_records": s.other_records,
-             "foreign_lines": s.foreign_lines, "unparsable_lines": s.unparsable_lines,
-             "formats": ", ".join(f"{k}={v}" for k, v in sorted(s.formats.items()))} for s in files]
+    return [
+        {
+            "file": s.path,
+            "lines": s.lines,
+            "gemm_records": s.gemm_records,
+            "other_records": s.other_records,
+            "foreign_lines": s.foreign_lines,
+            "unparsable_lines": s.unparsable_lines,
+            "formats": ", ".join(f"{k}={v}" for k, v in sorted(s.formats.items())),
+        }
+        for s in files
+    ]
 
 
 def input_findings(files: Sequence[FileSummary], role: str = "") -> list[Finding]:
@@ -83,36 +105,49 @@ def input_findings(files: Sequence[FileSummary], role: str = "") -> list[Finding
         cut = next((p for p in summary.problems if p.message.startswith(ENDS_EARLY)), None)
         if cut is not None:
             where = f"{role} input " if role else "input "
-            out.append(Finding(
-                kind="input_cut_short", cls="input",
-                title=f"{where}{summary.path} ends early: only {summary.lines} lines could be read",
-                explanation=(f"{summary.path} could be read up to line {summary.lines} only ({cut.message}). "
-                             "GEMMs after that point are missing from this analysis; copy the log again or "
-                             "decompress what is left by hand (zcat, xzcat, zstdcat) to see how much is lost."),
-                location=Location(summary.path, max(cut.line, 1), role),
-                key=f"input-cut|{summary.path}",
-            ))
+            out.append(
+                Finding(
+                    kind="input_cut_short",
+                    cls="input",
+                    title=f"{where}{summary.path} ends early: only {summary.lines} lines could be read",
+                    explanation=(
+                        f"{summary.path} could be read up to line {summary.lines} only ({cut.message}). "
+                        "GEMMs after that point are missing from this analysis; copy the log again or "
+                        "decompress what is left by hand (zcat, xzcat, zstdcat) to see how much is lost."
+                    ),
+                    location=Location(summary.path, max(cut.line, 1), role),
+                    key=f"input-cut|{summary.path}",
+                )
+            )
         if not summary.unparsable_lines:
             continue
         first = next((p for p in summary.problems if p.severity == "error"), None)
         where = f"{role} input " if role else "input "
-        out.append(Finding(
-            kind="unparsable_input", cls="input",
-            title=f"{summary.unparsable_lines} unparsable lines in {where}{summary.path}",
-            explanation=(f"{summary.unparsable_lines} lines of {summary.path} look like BLAS log output but could not "
-                         f"be parsed; GEMMs on them are missing from this analysis."
-                         + (f" First: line {first.line}: {first.message}" if first else "")),
-            location=Location(summary.path, first.line if first else 1, role),
-            key=f"input|{summary.path}",
-        ))
+        out.append(
+            Finding(
+                kind="unparsable_input",
+                cls="input",
+                title=f"{summary.unparsable_lines} unparsable lines in {where}{summary.path}",
+                explanation=(
+                    f"{summary.unparsable_lines} lines of {summary.path} look like BLAS log output but could not "
+                    f"be parsed; GEMMs on them are missing from this analysis."
+                    + (f" First: line {first.line}: {first.message}" if first else "")
+                ),
+                location=Location(summary.path, first.line if first else 1, role),
+                key=f"input|{summary.path}",
+            )
+        )
     return out
 
 
 def parse_report(result: ParseResult, *, kind: str = "gemm", caps: Caps | None = None) -> Report:
     """Report of `blaslog parse`."""
     # a record cut short at the end of an input may be a GEMM: it is kept in both kinds, as the stream keeps it
-    records = [r for r in result.records
-               if kind == "all" or isinstance(r, GemmCall) or getattr(r, "event", None) == "truncated"]
+    records = [
+        r
+        for r in result.records
+        if kind == "all" or isinstance(r, GemmCall) or getattr(r, "event", None) == "truncated"
+    ]
     rows = [record_row(r, caps) for r in records]
     columns = PARSE_COLUMNS + (["numerics"] if caps is not None else [])
     if kind == "all":
@@ -121,13 +156,23 @@ def parse_report(result: ParseResult, *, kind: str = "gemm", caps: Caps | None =
             if isinstance(record, Event):
                 row["text"] = record.text or " ".join(f"{k}={v}" for k, v in record.fields)[:120]
     cases = [Case(f"parse {s.path}", "parse", s.path, 0, tuple(input_findings([s]))) for s in result.files]
-    return Report("parse", findings=input_findings(result.files), rows=rows, columns=columns,
-                  document={"records": rows, "summary": {"files": [s.to_dict() for s in result.files]}},
-                  files=list(result.files), cases=cases)
+    return Report(
+        "parse",
+        findings=input_findings(result.files),
+        rows=rows,
+        columns=columns,
+        document={"records": rows, "summary": {"files": [s.to_dict() for s in result.files]}},
+        files=list(result.files),
+        cases=cases,
+    )
 
 
-def diff_report(results: Sequence[DiffResult], sharded_files: Sequence[FileSummary],
-                unsharded_files: Sequence[FileSummary], ranks: Sequence[str | int] | None = None) -> Report:
+def diff_report(
+    results: Sequence[DiffResult],
+    sharded_files: Sequence[FileSummary],
+    unsharded_files: Sequence[FileSummary],
+    ranks: Sequence[str | int] | None = None,
+) -> Report:
     """Report of `blaslog diff` over one or more sharded inputs.
 
     With more than one result (or `ranks` given) the findings are folded across ranks (see fold_ranks): one
@@ -138,8 +183,9 @@ def diff_report(results: Sequence[DiffResult], sharded_files: Sequence[FileSumma
     if len(labels) != len(results):
         raise ValueError(f"diff_report: {len(results)} results but {len(labels)} ranks")
     per_rank = [(label, result.findings) for label, result in zip(labels, results, strict=True)]
-    folded = fold_ranks(per_rank) if ranks is not None or len(results) > 1 else list(results[0].findings if results
-                                                                                    else [])
+    folded = (
+        fold_ranks(per_rank) if ranks is not None or len(results) > 1 else list(results[0].findings if results else [])
+    )
     by_fingerprint = {f.fingerprint(): f for f in folded}
     cases: list[Case] = []
     per_file = []
@@ -154,47 +200,84 @@ def diff_report(results: Sequence[DiffResult], sharded_files: Sequence[FileSumma
         classname = f"{result.sharded_file} vs {result.unsharded_file}"
         for s, u in result.pairs:
             failure = by_pair.get(s.line)
-            cases.append(Case(f"line {s.line} {s.shape_text()} vs line {u.line} {u.shape_text()}", classname,
-                              s.file, s.line, (failure,) if failure else ()))
-        per_file.append({
-            "sharded": result.sharded_file, "unsharded": result.unsharded_file, "tp": result.tp.tp,
-            "tp_how": result.tp.how, "tp_confidence": f"{result.tp.confidence:.0%}", "pairs": len(result.pairs),
-            "identical": result.identical_pairs, "findings": len(result.findings),
-            "unmatched_sharded": len(result.unmatched_sharded),
-            "unmatched_unsharded": len(result.unmatched_unsharded),
-        })
+            cases.append(
+                Case(
+                    f"line {s.line} {s.shape_text()} vs line {u.line} {u.shape_text()}",
+                    classname,
+                    s.file,
+                    s.line,
+                    (failure,) if failure else (),
+                )
+            )
+        per_file.append(
+            {
+                "sharded": result.sharded_file,
+                "unsharded": result.unsharded_file,
+                "tp": result.tp.tp,
+                "tp_how": result.tp.how,
+                "tp_confidence": f"{result.tp.confidence:.0%}",
+                "pairs": len(result.pairs),
+                "identical": result.identical_pairs,
+                "findings": len(result.findings),
+                "unmatched_sharded": len(result.unmatched_sharded),
+                "unmatched_unsharded": len(result.unmatched_unsharded),
+            }
+        )
         notes.append(f"{result.sharded_file}: {result.tp.describe()}")
         if result.reversed_hint:
-            notes.append(f"{result.sharded_file}: its GEMMs are the larger ones: were the runs given the other way "
-                         "round? The order is: blaslog diff SHARDED UNSHARDED")
+            notes.append(
+                f"{result.sharded_file}: its GEMMs are the larger ones: were the runs given the other way "
+                "round? The order is: blaslog diff SHARDED UNSHARDED"
+            )
         if not result.algorithm_info:
-            notes.append(f"{result.sharded_file}: these logs name no algorithm (hipBLASLt [Trace] lines and the cuBLAS "
-                         "classic log do not): only shapes were compared. Log with HIPBLASLT_LOG_MASK=32 (bench "
-                         "lines with --solution_index) or CUBLASLT_LOG_LEVEL>=2 to compare algorithms.")
+            notes.append(
+                f"{result.sharded_file}: these logs name no algorithm (hipBLASLt [Trace] lines and the cuBLAS "
+                "classic log do not): only shapes were compared. Log with HIPBLASLT_LOG_MASK=32 (bench "
+                "lines with --solution_index) or CUBLASLT_LOG_LEVEL>=2 to compare algorithms."
+            )
         for side, left in (("sharded", result.unmatched_sharded), ("unsharded", result.unmatched_unsharded)):
             if left:
                 where = ", ".join(f"{r.file}:{r.line}" for r in left[:5])
                 notes.append(f"{len(left)} {side} GEMMs match nothing on the other side (first: {where})")
     findings = [*folded, *input_findings(sharded_files, "sharded"), *input_findings(unsharded_files, "unsharded")]
-    notes.extend(f"warning: {summary.path} has {summary.unparsable_lines} unparsable lines that may hide GEMMs"
-                 for summary in [*sharded_files, *unsharded_files] if summary.unparsable_lines)
+    notes.extend(
+        f"warning: {summary.path} has {summary.unparsable_lines} unparsable lines that may hide GEMMs"
+        for summary in [*sharded_files, *unsharded_files]
+        if summary.unparsable_lines
+    )
     findings = sort_findings(findings)
     differing = [r["sharded"] for r in per_file if r["findings"]]
     document = {
-        "comparisons": [dict(row, tp_inference=res.tp.to_dict(), algorithm_info=res.algorithm_info,
-                             unmatched={"sharded": [_where(r) for r in res.unmatched_sharded],
-                                        "unsharded": [_where(r) for r in res.unmatched_unsharded]})
-                        for row, res in zip(per_file, results, strict=True)],
+        "comparisons": [
+            dict(
+                row,
+                tp_inference=res.tp.to_dict(),
+                algorithm_info=res.algorithm_info,
+                unmatched={
+                    "sharded": [_where(r) for r in res.unmatched_sharded],
+                    "unsharded": [_where(r) for r in res.unmatched_unsharded],
+                },
+            )
+            for row, res in zip(per_file, results, strict=True)
+        ],
         "files_with_findings": differing,
         "summary": {"files": [s.to_dict() for s in [*sharded_files, *unsharded_files]]},
     }
-    return Report("diff", findings=findings, sections=[("Comparisons", per_file)], document=document,
-                  files=[*sharded_files, *unsharded_files], notes=notes, cases=cases,
-                  gemm_map=diff_map(results, labels, finding_of))
+    return Report(
+        "diff",
+        findings=findings,
+        sections=[("Comparisons", per_file)],
+        document=document,
+        files=[*sharded_files, *unsharded_files],
+        notes=notes,
+        cases=cases,
+        gemm_map=diff_map(results, labels, finding_of),
+    )
 
 
-def check_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *, caps: Caps | None = None,
-                 batch: bool = False) -> Report:
+def check_report(
+    records: Sequence[GemmCall], files: Sequence[FileSummary], *, caps: Caps | None = None, batch: bool = False
+) -> Report:
     """Report of `blaslog check`: per input file, signatures that ran with more than one algorithm."""
     findings: list[Finding] = []
     cases: list[Case] = []
@@ -215,14 +298,27 @@ def check_report(records: Sequence[GemmCall], files: Sequence[FileSummary], *, c
                 continue
             seen.add(call.signature())
             finding = failing.get(call.line)
-            cases.append(Case(f"{call.function} {call.shape_text()} {call.a_type}/{call.compute_type}", name,
-                              name, call.line, (finding,) if finding else ()))
+            cases.append(
+                Case(
+                    f"{call.function} {call.shape_text()} {call.a_type}/{call.compute_type}",
+                    name,
+                    name,
+                    call.line,
+                    (finding,) if finding else (),
+                )
+            )
     findings.extend(input_findings(files))
     findings = sort_findings(findings)
     sections = [("Inputs", file_rows(files))]
-    return Report("check", findings=findings, sections=sections,
-                  document={"summary": {"files": [s.to_dict() for s in files]}}, files=list(files), cases=cases,
-                  gemm_map=gemm_map.to_dict())
+    return Report(
+        "check",
+        findings=findings,
+        sections=sections,
+        document={"summary": {"files": [s.to_dict() for s in files]}},
+        files=list(files),
+        cases=cases,
+        gemm_map=gemm_map.to_dict(),
+    )
 
 
 def _check_map(gemm_map: GemmMap, name: str, calls: Sequence[GemmCall], found: Sequence[Finding]) -> None:
@@ -244,8 +340,13 @@ def _check_map(gemm_map: GemmMap, name: str, calls: Sequence[GemmCall], found: S
         gemm_map.add(row, distinct, distinct, line, count, finding)
 
 
-def summary_report(records: Sequence[GemmCall] | None, files: Sequence[FileSummary], *, caps: Caps | None = None,
-                   runs: Sequence[CompactRun] = ()) -> Report:
+def summary_report(
+    records: Sequence[GemmCall] | None,
+    files: Sequence[FileSummary],
+    *,
+    caps: Caps | None = None,
+    runs: Sequence[CompactRun] = (),
+) -> Report:
     """Report of `blaslog summary`, of `records` or (quicker) of the calls of `runs`."""
     if records is None:
         rows = summarize_runs(runs, caps=caps)
@@ -258,14 +359,23 @@ def summary_report(records: Sequence[GemmCall] | None, files: Sequence[FileSumma
     flat = []
     for row in rows:
         out = {k: v for k, v in row.items() if k != "algorithms"}
-        out["algorithms"] = "; ".join(f"{a['algo']} x{a['count']}" + (f" [{a['numerics']}]" if "numerics" in a else "")
-                                      for a in row["algorithms"])
+        out["algorithms"] = "; ".join(
+            f"{a['algo']} x{a['count']}" + (f" [{a['numerics']}]" if "numerics" in a else "") for a in row["algorithms"]
+        )
         flat.append(out)
-    cases = [Case(f"{r['function']} {r['trans']} {r['m']}x{r['n']}x{r['k']}", r["file"], r["file"], r["first_line"])
-             for r in rows]
-    overview = [{"inputs": len(files), "gemm_calls": calls, "signatures": len(rows),
-                 "threads": len(threads),
-                 "signatures_with_several_algorithms": sum(1 for r in rows if len(r["algorithms"]) > 1)}]
+    cases = [
+        Case(f"{r['function']} {r['trans']} {r['m']}x{r['n']}x{r['k']}", r["file"], r["file"], r["first_line"])
+        for r in rows
+    ]
+    overview = [
+        {
+            "inputs": len(files),
+            "gemm_calls": calls,
+            "signatures": len(rows),
+            "threads": len(threads),
+            "signatures_with_several_algorithms": sum(1 for r in rows if len(r["algorithms"]) > 1),
+        }
+    ]
     gemm_map = GemmMap()
     if records is None:
         for run in runs:
@@ -283,18 +393,29 @@ def summary_report(records: Sequence[GemmCall] | None, files: Sequence[FileSumma
             map_row = gemm_map.row(file, file)
             for distinct, (count, line, _) in tally.items():
                 gemm_map.add(map_row, distinct, distinct, line, count)
-    return Report("summary", findings=input_findings(files), rows=flat, gemm_map=gemm_map.to_dict(),
-                  columns=["calls", "function", "trans", "m", "n", "k", "batch", "types", "compute", "threads",
-                           "algorithms"],
-                  sections=[("Overview", overview), ("Inputs", file_rows(files))],
-                  document={"overview": overview[0], "signatures": rows,
-                            "summary": {"files": [s.to_dict() for s in files]}},
-                  files=list(files), cases=cases)
+    return Report(
+        "summary",
+        findings=input_findings(files),
+        rows=flat,
+        gemm_map=gemm_map.to_dict(),
+        columns=["calls", "function", "trans", "m", "n", "k", "batch", "types", "compute", "threads", "algorithms"],
+        sections=[("Overview", overview), ("Inputs", file_rows(files))],
+        document={"overview": overview[0], "signatures": rows, "summary": {"files": [s.to_dict() for s in files]}},
+        files=list(files),
+        cases=cases,
+    )
 
 
 def _where(record: GemmCall) -> dict[str, Any]:
-    return {"file": record.file, "line": record.line, "m": record.m, "n": record.n, "k": record.k,
-            "batch_count": record.batch_count, "trans": record.trans}
+    return {
+        "file": record.file,
+        "line": record.line,
+        "m": record.m,
+        "n": record.n,
+        "k": record.k,
+        "batch_count": record.batch_count,
+        "trans": record.trans,
+    }
 
 
 # ---- the algorithm map (pictures of a report: the HTML report) ----------------------------------------------------
@@ -330,16 +451,29 @@ class GemmMap:
         if info is None:
             info = self._columns[key] = {
                 "label": f"{column.function} {column.shape_text()} {column.a_type}/{column.compute_type}",
-                "function": column.function, "trans": column.trans, "m": column.m, "n": column.n, "k": column.k,
-                "batch": column.batch_count, "types": "/".join(str(t) for t in (column.a_type, column.b_type,
-                                                                                  column.c_type, column.d_type)),
-                "compute": column.compute_type, "first": (row, line), "calls": 0}
+                "function": column.function,
+                "trans": column.trans,
+                "m": column.m,
+                "n": column.n,
+                "k": column.k,
+                "batch": column.batch_count,
+                "types": "/".join(str(t) for t in (column.a_type, column.b_type, column.c_type, column.d_type)),
+                "compute": column.compute_type,
+                "first": (row, line),
+                "calls": 0,
+            }
         info["first"] = min(info["first"], (row, line))
         info["calls"] += calls
         cell = self._cells.get((row, key))
         if cell is None:
-            cell = self._cells[(row, key)] = {"algos": Counter(), "line": line, "shape": call.shape_text(),
-                                               "finding": None, "cls": None, "rank": -1}
+            cell = self._cells[(row, key)] = {
+                "algos": Counter(),
+                "line": line,
+                "shape": call.shape_text(),
+                "finding": None,
+                "cls": None,
+                "rank": -1,
+            }
         cell["algos"][call.algorithm_text()] += calls
         cell["line"] = min(cell["line"], line)
         if finding is not None and FINDING_CLASSES[finding.cls].rank > cell["rank"]:
@@ -358,22 +492,37 @@ class GemmMap:
                 continue
             algos = cell["algos"].most_common()
             used.update(cell["algos"])
-            rows[row]["cells"][index] = {"algo": algos[0][0], "algos": [[a, n] for a, n in algos],
-                                         "calls": sum(n for _, n in algos), "line": cell["line"],
-                                         "shape": cell["shape"], "finding": cell["finding"], "cls": cell["cls"]}
+            rows[row]["cells"][index] = {
+                "algo": algos[0][0],
+                "algos": [[a, n] for a, n in algos],
+                "calls": sum(n for _, n in algos),
+                "line": cell["line"],
+                "shape": cell["shape"],
+                "finding": cell["finding"],
+                "cls": cell["cls"],
+            }
         columns = [{k: v for k, v in self._columns[key].items() if k != "first"} for key in keys[:limit]]
-        return {"columns": columns, "rows": rows, "algorithms": [a for a, _ in used.most_common()],
-                "left_out": max(len(keys) - limit, 0)}
+        return {
+            "columns": columns,
+            "rows": rows,
+            "algorithms": [a for a, _ in used.most_common()],
+            "left_out": max(len(keys) - limit, 0),
+        }
 
 
-def diff_map(results: Sequence[DiffResult], labels: Sequence[str],
-             finding_of: dict[tuple[int, int], Finding]) -> dict[str, Any]:
+def diff_map(
+    results: Sequence[DiffResult], labels: Sequence[str], finding_of: dict[tuple[int, int], Finding]
+) -> dict[str, Any]:
     """The algorithm map of a diff: one row per sharded rank and one for the reference, one column per reference
     signature (the sharded calls under the reference call they were paired with). `finding_of` maps (result
     index, sharded line) to the finding that pair showed."""
     gemm_map = GemmMap()
-    reference = gemm_map.row(f"reference {results[0].unsharded_file}" if results else "reference",
-                             results[0].unsharded_file if results else "", None, "unsharded")
+    reference = gemm_map.row(
+        f"reference {results[0].unsharded_file}" if results else "reference",
+        results[0].unsharded_file if results else "",
+        None,
+        "unsharded",
+    )
     seen: set[int] = set()
     ref_calls = _Tally()
     for index, (result, label) in enumerate(zip(results, labels, strict=True)):
@@ -405,6 +554,7 @@ class _Tally(dict):  # type: ignore[type-arg]
             entry = self[key] = [0, record.line, None]
         entry[0] += getattr(record, "call_count", 1)
         entry[1] = min(entry[1], record.line)
-        if finding is not None and (entry[2] is None or FINDING_CLASSES[finding.cls].rank
-                                    > FINDING_CLASSES[entry[2].cls].rank):
+        if finding is not None and (
+            entry[2] is None or FINDING_CLASSES[finding.cls].rank > FINDING_CLASSES[entry[2].cls].rank
+        ):
             entry[2] = finding

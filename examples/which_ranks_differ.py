@@ -20,16 +20,51 @@ import json
 import sys
 from pathlib import Path
 
-SIGNATURE = ("library", "family", "trans", "m", "n", "k", "batch_count", "a_type", "b_type", "c_type", "d_type",
-             "compute_type", "scale_type", "order", "epilogue", "lda", "ldb", "ldc", "ldd")
-ALGORITHM = ("algo_id", "tile", "stages", "num_splits_k", "reduction_scheme", "cta_swizzling", "custom_option",
-             "inner_shape", "cluster_shape", "scheduling_mode", "workspace_size", "sm_count_target", "solution_index",
-             "flags", "requested_algo", "algo", "rocblas_flags")
+SIGNATURE = (
+    "library",
+    "family",
+    "trans",
+    "m",
+    "n",
+    "k",
+    "batch_count",
+    "a_type",
+    "b_type",
+    "c_type",
+    "d_type",
+    "compute_type",
+    "scale_type",
+    "order",
+    "epilogue",
+    "lda",
+    "ldb",
+    "ldc",
+    "ldd",
+)
+ALGORITHM = (
+    "algo_id",
+    "tile",
+    "stages",
+    "num_splits_k",
+    "reduction_scheme",
+    "cta_swizzling",
+    "custom_option",
+    "inner_shape",
+    "cluster_shape",
+    "scheduling_mode",
+    "workspace_size",
+    "sm_count_target",
+    "solution_index",
+    "flags",
+    "requested_algo",
+    "algo",
+    "rocblas_flags",
+)
 
 
 def _key(columns: tuple[str, ...]) -> str:
     """One text of several columns; NULL is a value of its own (so no two keys collide)."""
-    return "concat_ws('|', " + ", ".join(f'coalesce(CAST("{c}" AS VARCHAR), \'-\')' for c in columns) + ")"
+    return "concat_ws('|', " + ", ".join(f"coalesce(CAST(\"{c}\" AS VARCHAR), '-')" for c in columns) + ")"
 
 
 QUERY = f"""
@@ -67,15 +102,20 @@ def differences(dataset: str) -> list[dict]:
     """Per run and signature that ran more than one algorithm: each rank's algorithms (see the docstring)."""
     import duckdb
 
-    files = [str(p) for p in sorted(Path(dataset).glob("run=*/rank=*/*.parquet"))] if "://" not in dataset else \
-        [dataset.rstrip("/") + "/*/*/*.parquet"]
+    files = (
+        [str(p) for p in sorted(Path(dataset).glob("run=*/rank=*/*.parquet"))]
+        if "://" not in dataset
+        else [dataset.rstrip("/") + "/*/*/*.parquet"]
+    )
     if not files:
         raise SystemExit(f"{dataset}: no Parquet files (write them with blaslog parse ... --format parquet -o DIR)")
     rows = duckdb.connect().execute(QUERY, {"files": files}).fetchall()
     out: dict[tuple[str, str], dict] = {}
     for run, signature, function, trans, m, n, k, a_type, compute_type, rank, file, variants in rows:
-        entry = out.setdefault((run, signature), {
-            "run": run, "gemm": f"{function} {trans} {m}x{n}x{k} {a_type}/{compute_type}", "ranks": []})
+        entry = out.setdefault(
+            (run, signature),
+            {"run": run, "gemm": f"{function} {trans} {m}x{n}x{k} {a_type}/{compute_type}", "ranks": []},
+        )
         entry["ranks"].append({"rank": rank, "file": file, "variants": variants})
     for entry in out.values():
         entry["within_rank"] = [r["rank"] for r in entry["ranks"] if len(r["variants"]) > 1]
@@ -95,8 +135,11 @@ def main() -> None:
     if not found:
         print("every signature ran one algorithm on every rank")
     for entry in found:
-        where = (f"differs within ranks {entry['within_rank']}" if entry["within_rank"]
-                 else "each rank consistent, the ranks differ")
+        where = (
+            f"differs within ranks {entry['within_rank']}"
+            if entry["within_rank"]
+            else "each rank consistent, the ranks differ"
+        )
         print(f"{entry['run']}: {entry['gemm']}: {where}")
         for rank in entry["ranks"]:
             text = "; ".join(f"{v['algorithm']} x{v['calls']} (from line {v['first_line']})" for v in rank["variants"])

@@ -30,8 +30,8 @@ def run_one(tp: int, tf32: bool) -> None:
     torch.manual_seed(0)
     device = torch.device("cuda")
     x = torch.randn(TOKENS, HIDDEN, device=device, requires_grad=True)
-    up = torch.nn.Linear(HIDDEN, FFN // tp, bias=False, device=device)     # column-parallel shard
-    down = torch.nn.Linear(FFN // tp, HIDDEN, bias=False, device=device)   # row-parallel shard
+    up = torch.nn.Linear(HIDDEN, FFN // tp, bias=False, device=device)  # column-parallel shard
+    down = torch.nn.Linear(FFN // tp, HIDDEN, bias=False, device=device)  # row-parallel shard
     for _ in range(2):  # two training steps
         y = down(torch.nn.functional.gelu(up(x)))
         y.sum().backward()
@@ -51,8 +51,12 @@ def main() -> None:
             folder = Path(args.out) / f"{'tf32' if tf32 else 'fp32'}_tp{tp}"
             folder.mkdir(parents=True, exist_ok=True)
             env = dict(os.environ, CUBLASLT_LOG_LEVEL="5", CUBLASLT_LOG_FILE=str(folder / "blaslt_%i.log"))
-            subprocess.run([sys.executable, __file__, "--out", args.out, "--child", str(tp), "1" if tf32 else "0"],
-                           env=env, check=True, timeout=120)
+            subprocess.run(
+                [sys.executable, __file__, "--out", args.out, "--child", str(tp), "1" if tf32 else "0"],
+                env=env,
+                check=True,
+                timeout=120,
+            )
             print(f"logged {folder}", flush=True)
 
 

@@ -18,17 +18,20 @@ NVIDIA = FIXTURES / "nvidia-lib"
 BAD = FIXTURES / "bad"
 
 
-def trace_line(a_rows: int, a_cols: int, n: int, algo: str, *, dtype: str = "R_32F", transa: bool = True,
-               stream: str = "0X0") -> str:
+def trace_line(
+    a_rows: int, a_cols: int, n: int, algo: str, *, dtype: str = "R_32F", transa: bool = True, stream: str = "0X0"
+) -> str:
     """A cuBLASLt [Trace] matmul line (with its newline) for an A layout of a_rows x a_cols and n columns of D."""
     m = a_cols if transa else a_rows
     k = a_rows if transa else a_cols
     trans = " transa=OP_T" if transa else ""
-    return (f"[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type={dtype} rows={a_rows} "
-            f"cols={a_cols} ld={a_rows}] B=0X2 Bdesc=[type={dtype} rows={k} cols={n} ld={k}] C=0X3 Cdesc=[type={dtype} "
-            f"rows={m} cols={n} ld={m}] D=0X3 Ddesc=[type={dtype} rows={m} cols={n} ld={m}] computeDesc=[computeType="
-            f"COMPUTE_32F scaleType=R_32F{trans}] algo=[{algo}] workSpace=0X0 workSpaceSizeInBytes=0 beta=0 "
-            f"outOfPlace=0 stream={stream}\n")
+    return (
+        f"[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type={dtype} rows={a_rows} "
+        f"cols={a_cols} ld={a_rows}] B=0X2 Bdesc=[type={dtype} rows={k} cols={n} ld={k}] C=0X3 Cdesc=[type={dtype} "
+        f"rows={m} cols={n} ld={m}] D=0X3 Ddesc=[type={dtype} rows={m} cols={n} ld={m}] computeDesc=[computeType="
+        f"COMPUTE_32F scaleType=R_32F{trans}] algo=[{algo}] workSpace=0X0 workSpaceSizeInBytes=0 beta=0 "
+        f"outOfPlace=0 stream={stream}\n"
+    )
 
 
 def expected_findings() -> list[dict]:

@@ -24,17 +24,18 @@ rocblas_gemm_ex,111,111,1024,16,27,1,0x7be683213a00,f32_r,1024,0x7be683203000,f3
 ./rocblas-bench -f gemm_ex --transposeA N --transposeB N -m 1024 -n 16 -k 27 --alpha 1 --a_type f32_r --lda 1024 --b_type f32_r --ldb 27 --beta 0 --c_type f32_r --ldc 1024 --d_type f32_r --ldd 1024 --compute_type f32_r --algo 0 --solution_index 0 --flags 0
 rocblas_gemm_ex,111,111,1024,16,27,1,0x7be683213a00,f32_r,1024,0x7be683203000,f32_r,27,0,0x7be683203a00,f32_r,1024,0x7be683203a00,f32_r,1024,f32_r,0,0,0
 ./rocblas-bench -f gemm_ex --transposeA N --transposeB N -m 1024 -n 16 -k 27 --alpha 1 --a_type f32_r --lda 1024 --b_type f32_r --ldb 27 --beta 0 --c_type f32_r --ldc 1024 --d_type f32_r --ldd 1024 --compute_type f32_r --algo 0 --solution_index 0 --flags 0
-"""  # noqa: E501 (log lines as the library writes them)
+"""
 
 # ROCm 3.8 .. 6.x: the trace line ends with the atomics mode, the bench line has no switch when allowed
 _NEW_LAYER3 = """\
 rocblas_gemm_ex,N,N,1024,16,27,1,0x7be683213a00,f32_r,1024,0x7be683203000,f32_r,27,0,0x7be683203a00,f32_r,1024,0x7be683203a00,f32_r,1024,f32_r,0,0,none,atomics_allowed
 ./rocblas-bench -f gemm_ex --transposeA N --transposeB N -m 1024 -n 16 -k 27 --alpha 1 --a_type f32_r --lda 1024 --b_type f32_r --ldb 27 --beta 0 --c_type f32_r --ldc 1024 --d_type f32_r --ldd 1024 --compute_type f32_r --algo 0 --solution_index 0 --flags 0
-"""  # noqa: E501 (log lines as the library writes them)
+"""
 
 
-@pytest.mark.parametrize(("text", "lines"), [(_OLD_LAYER3, [2, 4, 6]), (_NEW_LAYER3, [1])],
-                         ids=["rocm<3.5", "rocm3.8+"])
+@pytest.mark.parametrize(
+    ("text", "lines"), [(_OLD_LAYER3, [2, 4, 6]), (_NEW_LAYER3, [1])], ids=["rocm<3.5", "rocm3.8+"]
+)
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_layer3_trace_and_bench_count_each_call_once(tmp_path: Path, text: str, lines: list[int], jobs: int) -> None:
     calls = len(lines)
@@ -46,8 +47,10 @@ def test_layer3_trace_and_bench_count_each_call_once(tmp_path: Path, text: str, 
     occurrences = inputs.occurrences()
     assert [o.log_format for o in occurrences] == ["rocblas-trace"] * calls
     assert [o.line for o in occurrences] == lines
-    assert inputs.notes == [f"{path}: holds both rocblas-trace and rocblas-bench lines for the same calls; "
-                            "rocblas-bench lines are left out so that each call counts once"]
+    assert inputs.notes == [
+        f"{path}: holds both rocblas-trace and rocblas-bench lines for the same calls; "
+        "rocblas-bench lines are left out so that each call counts once"
+    ]
     report = api.summary([str(path)])
     assert sum(row["calls"] for row in report.rows) == calls
 
@@ -62,29 +65,41 @@ def _only(result: blaslog.ParseResult) -> blaslog.FileSummary:
     return summary
 
 
-_BENCH_EX = ("./rocblas-bench -f gemm_ex --transposeA N --transposeB T -m 1024 -n 16 -k 27 --alpha 1 --a_type f32_r "
-             "--lda 1024 --b_type f32_r --ldb 16 --beta 0 --c_type f32_r --ldc 1024 --d_type f32_r --ldd 1024 "
-             "--compute_type f32_r --algo 0 --solution_index 0 --flags 0")
-_HIP_BENCH = ("hipblaslt-bench --api_method c -m 48 -n 176 -k 1024 --lda 48 --ldb 176 --ldc 48 --ldd 48  --stride_a 0 "
-              "--stride_b 0 --stride_c 0 --stride_d 0  --alpha 1.000000 --beta 0.000000 --transA N --transB T "
-              "--batch_count 1 --scaleA 0 --scaleB 0  --a_type bf16_r --b_type bf16_r --c_type bf16_r --d_type bf16_r "
-              "--scale_type f32_r --bias_type f32_r   --compute_type f32_r --algo_method index --solution_index 218160 "
-              "--activation_type none ")
-_TRACE_EX = ("rocblas_gemm_ex,N,T,1024,16,27,1,0x7be683213a00,f32_r,1024,0x7be683203000,f32_r,16,0,0x7be683203a00,"
-             "f32_r,1024,0x7be683203a00,f32_r,1024,f32_r,0,0,none,atomics_allowed")
-_PROFILE_EX = ('- { rocblas_function: "rocblas_gemm_ex", atomics_mode: atomics_allowed, a_type: "f32_r", '
-               'b_type: "f32_r", '
-               'c_type: "f32_r", d_type: "f32_r", compute_type: "f32_r", transA: \'N\', transB: \'T\', M: 1024, N: 16, '
-               'K: 27, alpha: 1.0, lda: 1024, ldb: 16, beta: 0.0, ldc: 1024, ldd: 1024, algo: 0, solution_index: 0, '
-               'flags: none, call_count: 3 }')
-_HIP_PROFILE = ("- { function: matmul, M: 1024, N: 512, K: 256, lda: 1024, ldb: 256, ldc: 1024, ldd: 1024, "
-                "stride_a: 0, stride_b: 0, stride_c: 0, stride_d: 0, alpha: 1.000000, beta: 0.000000, transA: N, "
-                "transB: T, batch_count: 1, a_type: f16_r, b_type: f16_r, c_type: f16_r, d_type: f16_r, "
-                "scale_type: f32_r, compute_type: c_f32_r, activation_type: none, call_count: 7 }")
-_HIP_TRACE = ("[2026-07-21 10:04:56][HIPBLASLT][51877][Trace][rocblaslt_matmul] A=0x7f01 Adesc=[type=R_16BF rows=64 "
-              "cols=48 ld=64] B=0x7f02 Bdesc=[type=R_16BF rows=48 cols=32 ld=48] C=0x7f03 Cdesc=[type=R_16BF rows=64 "
-              "cols=32 ld=64] D=0x7f03 Ddesc=[type=R_16BF rows=64 cols=32 ld=64] computeDesc=[computeType=COMPUTE_32F "
-              "scaleType=R_32F transA=OP_N transB=OP_N] workSpace=0x0 workSpaceSizeInBytes=0 alpha=1 beta=0 stream=0x0")
+_BENCH_EX = (
+    "./rocblas-bench -f gemm_ex --transposeA N --transposeB T -m 1024 -n 16 -k 27 --alpha 1 --a_type f32_r "
+    "--lda 1024 --b_type f32_r --ldb 16 --beta 0 --c_type f32_r --ldc 1024 --d_type f32_r --ldd 1024 "
+    "--compute_type f32_r --algo 0 --solution_index 0 --flags 0"
+)
+_HIP_BENCH = (
+    "hipblaslt-bench --api_method c -m 48 -n 176 -k 1024 --lda 48 --ldb 176 --ldc 48 --ldd 48  --stride_a 0 "
+    "--stride_b 0 --stride_c 0 --stride_d 0  --alpha 1.000000 --beta 0.000000 --transA N --transB T "
+    "--batch_count 1 --scaleA 0 --scaleB 0  --a_type bf16_r --b_type bf16_r --c_type bf16_r --d_type bf16_r "
+    "--scale_type f32_r --bias_type f32_r   --compute_type f32_r --algo_method index --solution_index 218160 "
+    "--activation_type none "
+)
+_TRACE_EX = (
+    "rocblas_gemm_ex,N,T,1024,16,27,1,0x7be683213a00,f32_r,1024,0x7be683203000,f32_r,16,0,0x7be683203a00,"
+    "f32_r,1024,0x7be683203a00,f32_r,1024,f32_r,0,0,none,atomics_allowed"
+)
+_PROFILE_EX = (
+    '- { rocblas_function: "rocblas_gemm_ex", atomics_mode: atomics_allowed, a_type: "f32_r", '
+    'b_type: "f32_r", '
+    'c_type: "f32_r", d_type: "f32_r", compute_type: "f32_r", transA: \'N\', transB: \'T\', M: 1024, N: 16, '
+    "K: 27, alpha: 1.0, lda: 1024, ldb: 16, beta: 0.0, ldc: 1024, ldd: 1024, algo: 0, solution_index: 0, "
+    "flags: none, call_count: 3 }"
+)
+_HIP_PROFILE = (
+    "- { function: matmul, M: 1024, N: 512, K: 256, lda: 1024, ldb: 256, ldc: 1024, ldd: 1024, "
+    "stride_a: 0, stride_b: 0, stride_c: 0, stride_d: 0, alpha: 1.000000, beta: 0.000000, transA: N, "
+    "transB: T, batch_count: 1, a_type: f16_r, b_type: f16_r, c_type: f16_r, d_type: f16_r, "
+    "scale_type: f32_r, compute_type: c_f32_r, activation_type: none, call_count: 7 }"
+)
+_HIP_TRACE = (
+    "[2026-07-21 10:04:56][HIPBLASLT][51877][Trace][rocblaslt_matmul] A=0x7f01 Adesc=[type=R_16BF rows=64 "
+    "cols=48 ld=64] B=0x7f02 Bdesc=[type=R_16BF rows=48 cols=32 ld=48] C=0x7f03 Cdesc=[type=R_16BF rows=64 "
+    "cols=32 ld=64] D=0x7f03 Ddesc=[type=R_16BF rows=64 cols=32 ld=64] computeDesc=[computeType=COMPUTE_32F "
+    "scaleType=R_32F transA=OP_N transB=OP_N] workSpace=0x0 workSpaceSizeInBytes=0 alpha=1 beta=0 stream=0x0"
+)
 
 
 def _key(gemm: blaslog.GemmCall) -> tuple:
@@ -107,10 +122,13 @@ def _continued(command: str, at: tuple[str, ...], indent: str = "    ") -> list[
     return [(indent if i else "") + line + (" \\" if i < len(lines) - 1 else "") for i, line in enumerate(lines)]
 
 
-@pytest.mark.parametrize(("command", "at"), [
-    (_BENCH_EX, ("--alpha", "--beta", "--compute_type")),
-    (_HIP_BENCH, ("--lda", "--transA", "--a_type", "--algo_method")),
-])
+@pytest.mark.parametrize(
+    ("command", "at"),
+    [
+        (_BENCH_EX, ("--alpha", "--beta", "--compute_type")),
+        (_HIP_BENCH, ("--lda", "--transA", "--a_type", "--algo_method")),
+    ],
+)
 def test_a_command_continued_with_backslashes_is_one_record(command: str, at: tuple[str, ...]) -> None:
     one = _parse(command + "\n").gemms
     lines = _continued(command, at)
@@ -122,17 +140,24 @@ def test_a_command_continued_with_backslashes_is_one_record(command: str, at: tu
 
 
 def test_the_kernel_selection_comment_is_kept_as_fields() -> None:
-    text = (_BENCH_EX + " \\\n    # source=tensile kernel=Cijk_Ailk_Bljk_SB_MT128x128x8 tensile_index=12 \\\n"
-            "    fallback_from=hipblaslt parent_api=rocblas_strsm\n")
-    gemm, = _parse(text).gemms
-    assert dict(gemm.extra) == {"source": "tensile", "kernel": "Cijk_Ailk_Bljk_SB_MT128x128x8", "tensile_index": "12",
-                                "fallback_from": "hipblaslt", "parent_api": "rocblas_strsm"}
+    text = (
+        _BENCH_EX + " \\\n    # source=tensile kernel=Cijk_Ailk_Bljk_SB_MT128x128x8 tensile_index=12 \\\n"
+        "    fallback_from=hipblaslt parent_api=rocblas_strsm\n"
+    )
+    (gemm,) = _parse(text).gemms
+    assert dict(gemm.extra) == {
+        "source": "tensile",
+        "kernel": "Cijk_Ailk_Bljk_SB_MT128x128x8",
+        "tensile_index": "12",
+        "fallback_from": "hipblaslt",
+        "parent_api": "rocblas_strsm",
+    }
 
 
 def test_a_command_wrapped_by_hand_without_backslashes_is_joined() -> None:
     lines = _continued(_HIP_BENCH, ("--lda", "--transA", "--a_type", "--algo_method"), indent="  ")
     text = "\n".join(line.removesuffix(" \\") for line in lines) + "\n"
-    gemm, = _parse(text).gemms
+    (gemm,) = _parse(text).gemms
     assert _key(gemm) == ("hipblaslt-bench", 48, 176, 1024, "NT", "bf16_r", "f32_r", 218160)
 
 
@@ -153,10 +178,10 @@ def _truncated(result: blaslog.ParseResult) -> list[blaslog.Event]:
 
 @pytest.mark.parametrize("end", ["\n", "\n" + _HIP_PROFILE + "\n", ""], ids=["newline", "entry-after", "no-newline"])
 def test_a_cut_hipblaslt_profile_entry_is_a_truncated_record_with_its_fields(end: str) -> None:
-    cut = _HIP_PROFILE[:_HIP_PROFILE.index("transA") + 10]  # `..., transA: N, tran`
+    cut = _HIP_PROFILE[: _HIP_PROFILE.index("transA") + 10]  # `..., transA: N, tran`
     result = _parse(_HIP_PROFILE + "\n" + cut + end)
     summary = _only(result)
-    event, = _truncated(result)
+    (event,) = _truncated(result)
     assert (event.function, event.line, event.log_format) == ("matmul", 2, "hipblaslt-profile")
     fields = dict(event.fields)
     assert fields["M"] == "1024" and fields["transA"] == "N" and "transB" not in fields
@@ -166,17 +191,17 @@ def test_a_cut_hipblaslt_profile_entry_is_a_truncated_record_with_its_fields(end
 
 def test_a_cut_rocblas_profile_entry_is_truncated_too() -> None:
     result = _parse(_PROFILE_EX[:120] + "\n")
-    event, = _truncated(result)
+    (event,) = _truncated(result)
     assert event.function == "rocblas_gemm_ex" and _only(result).unparsable_lines == 0
 
 
 @pytest.mark.parametrize("command", [_BENCH_EX, _HIP_BENCH])
 @pytest.mark.parametrize("newline", ["", "\n"])
 def test_a_bench_line_cut_before_its_types_is_truncated_not_a_defaulted_gemm(command: str, newline: str) -> None:
-    cut = command[:command.index("--alpha" if "rocblas" in command else "--transB") + 5]  # no types, no trans
+    cut = command[: command.index("--alpha" if "rocblas" in command else "--transB") + 5]  # no types, no trans
     result = _parse(command + "\n" + cut + newline)
     assert len(result.gemms) == 1
-    event, = _truncated(result)
+    (event,) = _truncated(result)
     assert event.line == 2 and dict(event.fields)["m"] in ("1024", "48")
     assert event.function == ("rocblas_gemm_ex" if "rocblas" in command else "hipblaslt-bench")
 
@@ -186,15 +211,22 @@ def test_a_bench_line_cut_after_an_option_name_is_truncated() -> None:
     assert result.gemms == () and len(_truncated(result)) == 1
 
 
-@pytest.mark.parametrize(("line", "thread", "timestamp"), [
-    (_HIP_TRACE, "51877", "2026-07-21 10:04:56"),
-    (_HIP_TRACE.replace("[51877]", ""), None, "2026-07-21 10:04:56"),
-])
+@pytest.mark.parametrize(
+    ("line", "thread", "timestamp"),
+    [
+        (_HIP_TRACE, "51877", "2026-07-21 10:04:56"),
+        (_HIP_TRACE.replace("[51877]", ""), None, "2026-07-21 10:04:56"),
+    ],
+)
 def test_a_cut_logger_line_keeps_its_thread_and_time_stamp(line: str, thread: str | None, timestamp: str) -> None:
-    result = _parse(line[:line.index("Cdesc") + 20])
-    event, = _truncated(result)
-    assert (event.function, event.thread, event.timestamp, event.level) == ("rocblaslt_matmul", thread, timestamp,
-                                                                           "Trace")
+    result = _parse(line[: line.index("Cdesc") + 20])
+    (event,) = _truncated(result)
+    assert (event.function, event.thread, event.timestamp, event.level) == (
+        "rocblaslt_matmul",
+        thread,
+        timestamp,
+        "Trace",
+    )
 
 
 def test_a_trace_line_must_end_with_its_atomics_mode() -> None:
@@ -208,8 +240,11 @@ def test_a_trace_line_must_end_with_its_atomics_mode() -> None:
 
 
 @pytest.mark.parametrize("tag", ["[rank0]: ", "[default3]:", "[1,0]<stdout>:"])
-@pytest.mark.parametrize("line", [_TRACE_EX, _BENCH_EX, _PROFILE_EX, _HIP_BENCH, _HIP_PROFILE, _HIP_TRACE],
-                         ids=["trace", "bench", "profile", "hipblaslt-bench", "hipblaslt-profile", "hipblaslt"])
+@pytest.mark.parametrize(
+    "line",
+    [_TRACE_EX, _BENCH_EX, _PROFILE_EX, _HIP_BENCH, _HIP_PROFILE, _HIP_TRACE],
+    ids=["trace", "bench", "profile", "hipblaslt-bench", "hipblaslt-profile", "hipblaslt"],
+)
 def test_records_behind_a_launcher_tag(tag: str, line: str) -> None:
     plain = _parse(line + "\n" + line + "\n").gemms
     tagged = _parse(f"{tag}step 1\n{tag}{line}\n{tag}{line}\n")
@@ -220,7 +255,7 @@ def test_records_behind_a_launcher_tag(tag: str, line: str) -> None:
 
 def test_a_continued_command_behind_a_launcher_tag() -> None:
     lines = _continued(_BENCH_EX, ("--alpha", "--beta"))
-    gemm, = _parse("".join(f"[rank1]: {line}\n" for line in lines)).gemms
+    (gemm,) = _parse("".join(f"[rank1]: {line}\n" for line in lines)).gemms
     assert _key(gemm) == _key(_parse(_BENCH_EX).gemms[0]) and gemm.end_line == 3
 
 
@@ -236,35 +271,49 @@ def test_a_word_before_a_record_is_no_launcher_tag() -> None:
 
 def test_the_early_rocblas_profile_form_without_braces() -> None:
     entry = _PROFILE_EX.removeprefix("- { ").removesuffix(" }")
-    gemm, = _parse(entry + "\n").gemms
+    (gemm,) = _parse(entry + "\n").gemms
     assert _key(gemm) == _key(_parse(_PROFILE_EX).gemms[0]) and gemm.call_count == 3
-    typed = ("rocblas_function: rocblas_sgemm, transA: N, transB: T, M: 64, N: 32, K: 16, alpha: 1.0, lda: 64, "
-             "ldb: 32, beta: 0.0, ldc: 64, call_count: 2")
-    gemm, = _parse(typed + "\n").gemms
+    typed = (
+        "rocblas_function: rocblas_sgemm, transA: N, transB: T, M: 64, N: 32, K: 16, alpha: 1.0, lda: 64, "
+        "ldb: 32, beta: 0.0, ldc: 64, call_count: 2"
+    )
+    (gemm,) = _parse(typed + "\n").gemms
     assert (gemm.function, gemm.a_type, gemm.trans, gemm.call_count) == ("rocblas_sgemm", "f32_r", "NT", 2)
 
 
 def test_hipblaslt_lines_without_a_process_id() -> None:
-    lines = ["[2026-01-16 01:55:05][HIPBLASLT][Api][rocblaslt_create] handle[out]=00000223F861AEA0",
-             "[2026-01-16 01:55:05][HIPBLASLT][Info][initialize] Using library: C:\\hipblaslt\\library",
-             _HIP_TRACE.replace("[51877]", "")]
+    lines = [
+        "[2026-01-16 01:55:05][HIPBLASLT][Api][rocblaslt_create] handle[out]=00000223F861AEA0",
+        "[2026-01-16 01:55:05][HIPBLASLT][Info][initialize] Using library: C:\\hipblaslt\\library",
+        _HIP_TRACE.replace("[51877]", ""),
+    ]
     result = _parse("\n".join(lines) + "\n")
     assert [(r.function, r.thread, r.timestamp) for r in result.records] == [
-        ("rocblaslt_create", None, "2026-01-16 01:55:05"), ("initialize", None, "2026-01-16 01:55:05"),
-        ("rocblaslt_matmul", None, "2026-07-21 10:04:56")]
+        ("rocblaslt_create", None, "2026-01-16 01:55:05"),
+        ("initialize", None, "2026-01-16 01:55:05"),
+        ("rocblaslt_matmul", None, "2026-07-21 10:04:56"),
+    ]
     assert _key(result.gemms[0]) == _key(_parse(_HIP_TRACE).gemms[0])
 
 
 def test_hipblaslt_lines_with_the_prefix_elided() -> None:
-    text = ("[Info][initialize] Using HIPBLASLT_TENSILE_LIBPATH=...\n"
-            "[Trace][rocblaslt_matmul] A=...[type=R_8I rows=4096 cols=4096 ld=4096]\n"
-            "                         B=...[type=R_8I rows=4096 cols=512 ld=4096]\n"
-            "                         computeDesc=[computeType=COMPUTE_32I ...]\n")
+    text = (
+        "[Info][initialize] Using HIPBLASLT_TENSILE_LIBPATH=...\n"
+        "[Trace][rocblaslt_matmul] A=...[type=R_8I rows=4096 cols=4096 ld=4096]\n"
+        "                         B=...[type=R_8I rows=4096 cols=512 ld=4096]\n"
+        "                         computeDesc=[computeType=COMPUTE_32I ...]\n"
+    )
     result = _parse(text)
     assert [r.log_format for r in result.records] == ["hipblaslt", "hipblaslt"]
     gemm = result.gemms[0]
-    assert (gemm.a_type, gemm.b_type, gemm.compute_type, gemm.m, gemm.n, gemm.k) == ("R_8I", "R_8I", "COMPUTE_32I",
-                                                                                     4096, 512, 4096)
+    assert (gemm.a_type, gemm.b_type, gemm.compute_type, gemm.m, gemm.n, gemm.k) == (
+        "R_8I",
+        "R_8I",
+        "COMPUTE_32I",
+        4096,
+        512,
+        4096,
+    )
     assert any("transA" in p.message for p in result.files[0].problems)  # trans assumed, and said so
 
 
@@ -287,10 +336,18 @@ def test_two_bench_commands_glued_on_one_line_are_two_records() -> None:
 
 
 @pytest.mark.parametrize("bad", ["٢١", "1_0", "２１", "0x15"])  # noqa: RUF001 (other scripts' digits on purpose)
-@pytest.mark.parametrize(("line", "good"), [
-    (_TRACE_EX, ",1024,16,"), (_BENCH_EX, "-m 1024 "), (_PROFILE_EX, "M: 1024,"), (_HIP_BENCH, "-m 48 "),
-    (_HIP_PROFILE, "M: 1024,"), (_HIP_TRACE, "rows=64 "),
-], ids=["trace", "bench", "profile", "hipblaslt-bench", "hipblaslt-profile", "hipblaslt"])
+@pytest.mark.parametrize(
+    ("line", "good"),
+    [
+        (_TRACE_EX, ",1024,16,"),
+        (_BENCH_EX, "-m 1024 "),
+        (_PROFILE_EX, "M: 1024,"),
+        (_HIP_BENCH, "-m 48 "),
+        (_HIP_PROFILE, "M: 1024,"),
+        (_HIP_TRACE, "rows=64 "),
+    ],
+    ids=["trace", "bench", "profile", "hipblaslt-bench", "hipblaslt-profile", "hipblaslt"],
+)
 def test_a_number_that_is_not_ascii_decimal_is_a_located_error(line: str, good: str, bad: str) -> None:
     number = next(part for part in good.replace(",", " ").replace("=", " ").split() if part.isdigit())
     broken = line.replace(good, good.replace(number, bad), 1)
@@ -299,7 +356,7 @@ def test_a_number_that_is_not_ascii_decimal_is_a_located_error(line: str, good: 
     assert result.gemms == () and summary.unparsable_lines == 2
     problem = summary.problems[0]
     assert problem.severity == "error" and "is not a decimal integer" in problem.message
-    assert broken[problem.column - 1:].startswith(bad), (problem.column, problem.message)
+    assert broken[problem.column - 1 :].startswith(bad), (problem.column, problem.message)
 
 
 def test_a_blas_log_that_does_not_parse_is_not_asked_whether_logging_was_on(tmp_path: Path) -> None:

@@ -52,8 +52,10 @@ def test_directory_without_logs(runner, tmp_path):
     (tmp_path / "notes.txt").write_text("step 1 loss=4.2\n")
     result = runner.invoke(cli, ["parse", str(tmp_path)])
     assert result.exit_code == 2
-    assert result.stderr.strip().endswith(f"{tmp_path}: a folder, but no BLAS log was found under it (searched every "
-                                          "file below it for cuBLASLt, cuBLAS, rocBLAS or hipBLASLt lines)")
+    assert result.stderr.strip().endswith(
+        f"{tmp_path}: a folder, but no BLAS log was found under it (searched every "
+        "file below it for cuBLASLt, cuBLAS, rocBLAS or hipBLASLt lines)"
+    )
 
 
 def test_unreadable_file(runner, tmp_path, monkeypatch):
@@ -91,8 +93,10 @@ def test_every_corpus_file_balances():
 
 def test_deeply_nested_groups_are_an_error_not_a_crash(runner, tmp_path):
     path = tmp_path / "deep.log"
-    path.write_text("[2024-01-01 00:00:00][cublasLt][1][Api][f] " + "a=[" * 3000 + "x=1" + "]" * 3000 + "\n"
-                    "[2024-01-01 00:00:00][cublasLt][1][Api][f] b=1\n")
+    path.write_text(
+        "[2024-01-01 00:00:00][cublasLt][1][Api][f] " + "a=[" * 3000 + "x=1" + "]" * 3000 + "\n"
+        "[2024-01-01 00:00:00][cublasLt][1][Api][f] b=1\n"
+    )
     result = runner.invoke(cli, ["parse", str(path), "--kind", "all", "-f", "json", "-q"])
     assert result.exit_code == 0 and "Traceback" not in result.stderr
     assert "nested too deeply" in result.stderr

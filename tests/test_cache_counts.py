@@ -21,9 +21,13 @@ from tests.conftest import BAD, FIXTURES, GENERATED, NVIDIA, SEED
 
 GOLDEN = Path(__file__).parent / "data" / "cache_counts.json"
 
-LOGS = sorted(p for p in GENERATED.glob("**/*.log*") if p.is_file()) + sorted(SEED.glob("*.log")) + sorted(
-    p for p in NVIDIA.glob("*") if p.suffix in (".log", ".txt", ".gz")) + sorted(
-    p for p in BAD.glob("*") if not p.name.endswith((".expected", ".md"))) + [GENERATED / "rocblas_fp16_profile.yaml"]
+LOGS = (
+    sorted(p for p in GENERATED.glob("**/*.log*") if p.is_file())
+    + sorted(SEED.glob("*.log"))
+    + sorted(p for p in NVIDIA.glob("*") if p.suffix in (".log", ".txt", ".gz"))
+    + sorted(p for p in BAD.glob("*") if not p.name.endswith((".expected", ".md")))
+    + [GENERATED / "rocblas_fp16_profile.yaml"]
+)
 
 
 def _counts(path: Path) -> dict[str, dict[str, int]]:
@@ -60,8 +64,10 @@ def test_every_fixture_tree_is_counted():
 def test_grammar_runs_do_not_go_up(path, golden, update_golden, capsys):
     counts = _counts(path)
     with capsys.disabled():
-        rates = ", ".join(f"{mode} {c['hits'] / max(1, c['hits'] + c['misses']):.1%} hit, "
-                          f"{c['grammar_runs']} grammar runs" for mode, c in counts.items())
+        rates = ", ".join(
+            f"{mode} {c['hits'] / max(1, c['hits'] + c['misses']):.1%} hit, {c['grammar_runs']} grammar runs"
+            for mode, c in counts.items()
+        )
         print(f"\n  {_key(path)}: {rates}", end="")
     if update_golden:
         golden[_key(path)] = counts
@@ -72,7 +78,8 @@ def test_grammar_runs_do_not_go_up(path, golden, update_golden, capsys):
         assert count["grammar_runs"] <= before["grammar_runs"], (
             f"{mode}: {count['grammar_runs']} texts went through the grammar, {before['grammar_runs']} before: a "
             "shape that was served from the cache is parsed again (a build step computing with a volatile "
-            "value?); if that is meant, run pytest --update-golden")
+            "value?); if that is meant, run pytest --update-golden"
+        )
         assert count["hits"] >= before["hits"], f"{mode}: hits {count['hits']} < {before['hits']}"
 
 

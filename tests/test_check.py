@@ -12,23 +12,28 @@ from tests.conftest import GENERATED, expected_findings, trace_line
 WITHIN = [e for e in expected_findings() if e["kind"].startswith("same_signature")]
 
 
-@pytest.mark.parametrize("expected", [e for e in WITHIN if e["kind"] == "same_signature_different_algo"],
-                         ids=lambda e: e["file"])
+@pytest.mark.parametrize(
+    "expected", [e for e in WITHIN if e["kind"] == "same_signature_different_algo"], ids=lambda e: e["file"]
+)
 def test_cublaslt_alignment_switch_is_found(expected, parsed):
     findings = check_run(parsed(GENERATED / expected["file"]).gemms)
     (finding,) = findings
     assert finding.kind == expected["kind"] and finding.cls == "schedule"
     variants = finding.data["variants"]
     assert [(v["algo"], v["count"], v["lines"]) for v in variants] == [
-        (v["algo"], v["count"], v["lines"]) for v in expected["variants"]]
+        (v["algo"], v["count"], v["lines"]) for v in expected["variants"]
+    ]
     assert variants[1]["alignment"]["B"] == 4 and variants[0]["alignment"]["B"] >= 16
     assert "aligned differently" in finding.explanation
 
 
-@pytest.mark.parametrize("name,lines", [
-    ("rocblas_fp16_trace.log", {"none": [26, 106], "fp16_alt_impl": [28, 108]}),
-    ("rocblas_fp16_bench.log", {"none": [13, 53], "fp16_alt_impl": [14, 54]}),
-])
+@pytest.mark.parametrize(
+    "name,lines",
+    [
+        ("rocblas_fp16_trace.log", {"none": [26, 106], "fp16_alt_impl": [28, 108]}),
+        ("rocblas_fp16_bench.log", {"none": [13, 53], "fp16_alt_impl": [14, 54]}),
+    ],
+)
 def test_rocblas_recompute_case_in_trace_and_bench(name, lines, parsed):
     (finding,) = check_run(parsed(GENERATED / name).gemms)
     assert finding.kind == "same_signature_different_flags" and finding.cls == "precision"
@@ -46,9 +51,17 @@ def test_rocblas_recompute_case_in_profile(parsed):
     assert dict(finding.fields)["flags"] == ("none", "fp16_alt_impl")
 
 
-@pytest.mark.parametrize("name", ["lt_fp16_tp4_rank0.log", "lt_fp16_unsharded.log.gz",
-                                  "hipblaslt_bf16_tp2_rank0.bench.log", "hipblaslt_bf16_unsharded.bench.log",
-                                  "cublas_classic_fp16.log", "hipblaslt_bf16_tp2_rank0.api.log"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "lt_fp16_tp4_rank0.log",
+        "lt_fp16_unsharded.log.gz",
+        "hipblaslt_bf16_tp2_rank0.bench.log",
+        "hipblaslt_bf16_unsharded.bench.log",
+        "cublas_classic_fp16.log",
+        "hipblaslt_bf16_tp2_rank0.api.log",
+    ],
+)
 def test_no_switch_in_the_other_runs(name, parsed):
     assert check_run(parsed(GENERATED / name).gemms) == []
 

@@ -37,8 +37,18 @@ GITHUB = ROOT / "ci" / "github-numerics.yml"
 GITLAB = ROOT / "ci" / "gitlab-numerics.yml"
 FILES = [GITHUB, GITLAB]
 README = ROOT / "README.md"
-GITLAB_RESERVED = {"variables", "stages", "default", "include", "workflow", "image", "services", "cache",
-                   "before_script", "after_script"}
+GITLAB_RESERVED = {
+    "variables",
+    "stages",
+    "default",
+    "include",
+    "workflow",
+    "image",
+    "services",
+    "cache",
+    "before_script",
+    "after_script",
+}
 needs_yaml = pytest.mark.skipif(yaml is None, reason="PyYAML is not installed (pip install pyyaml)")
 
 
@@ -290,10 +300,16 @@ def torchruns(job: Job) -> list[Torchrun]:
             inner_env: dict[str, str] = {}
             if "-c" in words:
                 inner_env, _ = program(shlex.split(words[words.index("-c") + 1]))
-            log_file = inner_env.get("CUBLASLT_LOG_FILE") or outer.get("CUBLASLT_LOG_FILE") or \
-                job.env.get("CUBLASLT_LOG_FILE", "")
-            level = inner_env.get("CUBLASLT_LOG_LEVEL") or outer.get("CUBLASLT_LOG_LEVEL") or \
-                job.env.get("CUBLASLT_LOG_LEVEL")
+            log_file = (
+                inner_env.get("CUBLASLT_LOG_FILE")
+                or outer.get("CUBLASLT_LOG_FILE")
+                or job.env.get("CUBLASLT_LOG_FILE", "")
+            )
+            level = (
+                inner_env.get("CUBLASLT_LOG_LEVEL")
+                or outer.get("CUBLASLT_LOG_LEVEL")
+                or job.env.get("CUBLASLT_LOG_LEVEL")
+            )
             out.append(Torchrun(nproc, log_file, level))
     return out
 
@@ -325,8 +341,13 @@ def test_the_gpu_job_records_per_rank_logs_and_probes(path):
     gpu, _ = gpu_and_cpu_jobs(path)
     runs = torchruns(gpu)
     assert sorted(run.nproc for run in runs) == [1, 4]
-    mkdirs = {w.rstrip("/") for s in gpu.scripts for c in commands(s) if program(c)[1][:2] == ["mkdir", "-p"]
-              for w in program(c)[1][2:]}
+    mkdirs = {
+        w.rstrip("/")
+        for s in gpu.scripts
+        for c in commands(s)
+        if program(c)[1][:2] == ["mkdir", "-p"]
+        for w in program(c)[1][2:]
+    }
     for run in runs:
         assert run.log_level == "2", run
         # named by rank, not by process id (%i), in a folder made before the run (cuBLASLt makes none)
@@ -355,10 +376,13 @@ def test_blaslog_is_installed_the_way_a_user_of_this_repository_can(path):
         if all_blaslog(job):
             assert blaslog_installs, job.name
         for words in blaslog_installs:
-            targets = [substitute(w, job.env) for w in words[words.index("install") + 1:] if not w.startswith("-")]
+            targets = [substitute(w, job.env) for w in words[words.index("install") + 1 :] if not w.startswith("-")]
             for target in targets:
-                assert re.fullmatch(r"blaslog @ git\+https://\S+@\S+", target) or target.startswith((".", "/")) \
-                    or target.endswith(".whl"), target
+                assert (
+                    re.fullmatch(r"blaslog @ git\+https://\S+@\S+", target)
+                    or target.startswith((".", "/"))
+                    or target.endswith(".whl")
+                ), target
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -370,8 +394,10 @@ def test_every_blaslog_command_runs_on_the_bundled_logs(path, tmp_path):
     gpu_dir = tmp_path / "gpu"
     gpu_dir.mkdir()
     for run in torchruns(gpu):
-        sources = {1: [GENERATED / "lt_fp32_unsharded.stdout.log"],
-                   4: sorted((GENERATED / "lt_fp32_tp4").glob("*.log"))}[run.nproc]
+        sources = {
+            1: [GENERATED / "lt_fp32_unsharded.stdout.log"],
+            4: sorted((GENERATED / "lt_fp32_tp4").glob("*.log")),
+        }[run.nproc]
         for rank, source in enumerate(sources):
             target = gpu_dir / substitute(run.log_file, {"RANK": str(rank)})
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -396,16 +422,22 @@ def test_every_blaslog_command_runs_on_the_bundled_logs(path, tmp_path):
             shutil.copy(source, cpu_dir / artifact)
 
     summary = tmp_path / "step-summary.md"
-    variables = dict(cpu.env, GITHUB_STEP_SUMMARY=str(summary), GITHUB_WORKSPACE=str(cpu_dir),
-                     CI_PROJECT_DIR=str(cpu_dir), RUNNER_TEMP=str(tmp_path))
+    variables = dict(
+        cpu.env,
+        GITHUB_STEP_SUMMARY=str(summary),
+        GITHUB_WORKSPACE=str(cpu_dir),
+        CI_PROJECT_DIR=str(cpu_dir),
+        RUNNER_TEMP=str(tmp_path),
+    )
     env = dict(os.environ, **variables)
     env.pop("BLASLOG_CUBLASLT", None)
     ran = 0
     for args in all_blaslog(cpu):
         args = [substitute(a, variables) for a in args]
         parse_options(args)
-        result = subprocess.run([sys.executable, "-m", "blaslog", *args], cwd=cpu_dir, env=env, capture_output=True,
-                                text=True, timeout=300)
+        result = subprocess.run(
+            [sys.executable, "-m", "blaslog", *args], cwd=cpu_dir, env=env, capture_output=True, text=True, timeout=300
+        )
         assert result.returncode == expected_status(args), (args, result.returncode, result.stderr[-2000:])
         ran += 1
         fmt, out = option(args, "-f", "--format"), option(args, "-o", "--output")
@@ -461,8 +493,9 @@ def test_github_jobs_gpu_records_cpu_analyses_in_a_python_image():
     assert analyse["needs"] in (gpu.name, [gpu.name])
     assert str(analyse["container"]).startswith("python:")
     uploads = [s["with"]["name"] for s in record["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
-    downloads = [s["with"]["name"] for s in analyse["steps"]
-                 if s.get("uses", "").startswith("actions/download-artifact")]
+    downloads = [
+        s["with"]["name"] for s in analyse["steps"] if s.get("uses", "").startswith("actions/download-artifact")
+    ]
     assert uploads == downloads
     assert analyse["permissions"]["security-events"] == "write"
     assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in analyse["steps"])

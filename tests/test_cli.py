@@ -40,11 +40,19 @@ def test_diff_seed_ffn256_no_difference_exit_0(runner):
     assert result.exit_code == 0
 
 
-@pytest.mark.parametrize("fail_on,exit_code", [("precision", 1), ("reduction", 1), ("schedule", 1), ("any", 1),
-                                               ("never", 0)])
+@pytest.mark.parametrize(
+    "fail_on,exit_code", [("precision", 1), ("reduction", 1), ("schedule", 1), ("any", 1), ("never", 0)]
+)
 def test_fail_on(runner, fail_on, exit_code):
-    result = invoke(runner, "diff", GENERATED / "lt_fp16_tp4_rank0.log", GENERATED / "lt_fp16_unsharded.log.gz",
-                    "--fail-on", fail_on, "-q")
+    result = invoke(
+        runner,
+        "diff",
+        GENERATED / "lt_fp16_tp4_rank0.log",
+        GENERATED / "lt_fp16_unsharded.log.gz",
+        "--fail-on",
+        fail_on,
+        "-q",
+    )
     expected = exit_code if fail_on in ("schedule", "any", "never") else 0  # that pair differs in tile only
     assert result.exit_code == expected
 
@@ -55,8 +63,17 @@ def test_exit_zero(runner):
 
 
 def test_diff_per_rank_glob_says_which_files_differ(runner, tmp_path):
-    result = invoke(runner, "diff", str(GENERATED / "lt_fp32_tp4" / "blaslt_*.log"),
-                    GENERATED / "lt_fp32_unsharded.stdout.log", "--caps", GENERATED / "caps.json", "-f", "json", "-q")
+    result = invoke(
+        runner,
+        "diff",
+        str(GENERATED / "lt_fp32_tp4" / "blaslt_*.log"),
+        GENERATED / "lt_fp32_unsharded.stdout.log",
+        "--caps",
+        GENERATED / "caps.json",
+        "-f",
+        "json",
+        "-q",
+    )
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
     assert len(doc["comparisons"]) == 4
@@ -64,10 +81,20 @@ def test_diff_per_rank_glob_says_which_files_differ(runner, tmp_path):
     assert len(doc["files_with_findings"]) == 4
     assert len(doc["findings"]) == 3  # one finding per cause, folded across the four ranks
     assert all("ranks 0-3" in f["title"] for f in doc["findings"])
-    one = invoke(runner, "diff", str(GENERATED / "lt_fp32_tp4" / "*.log"), GENERATED / "lt_fp32_unsharded.stdout.log",
-                 "--rank", "2", "-f", "json", "-q")
+    one = invoke(
+        runner,
+        "diff",
+        str(GENERATED / "lt_fp32_tp4" / "*.log"),
+        GENERATED / "lt_fp32_unsharded.stdout.log",
+        "--rank",
+        "2",
+        "-f",
+        "json",
+        "-q",
+    )
     assert [c["sharded"] for c in json.loads(one.stdout)["comparisons"]] == [
-        str(GENERATED / "lt_fp32_tp4" / "blaslt_321676.log")]
+        str(GENERATED / "lt_fp32_tp4" / "blaslt_321676.log")
+    ]
 
 
 def test_output_file_written_only_on_success(runner, tmp_path):
@@ -86,8 +113,13 @@ def test_parse_json_summary_and_stderr_accounting(runner):
     doc = json.loads(result.stdout)
     assert doc["schema_version"] == 1 and len(doc["records"]) == 78
     (summary,) = doc["summary"]["files"]
-    assert (summary["lines"], summary["gemm_records"], summary["other_records"], summary["foreign_lines"],
-            summary["unparsable_lines"]) == (1644, 78, 1554, 4, 0)
+    assert (
+        summary["lines"],
+        summary["gemm_records"],
+        summary["other_records"],
+        summary["foreign_lines"],
+        summary["unparsable_lines"],
+    ) == (1644, 78, 1554, 4, 0)
     assert "1644 lines: 78 GEMM records" in result.stderr
 
 
@@ -98,8 +130,9 @@ def test_parse_formats(runner, fmt):
 
 
 def test_parse_kind_all(runner):
-    result = invoke(runner, "parse", NVIDIA / "cublaslt_12.9.3_level5_api_error_nogpu.log", "--kind", "all", "-f",
-                    "json", "-q")
+    result = invoke(
+        runner, "parse", NVIDIA / "cublaslt_12.9.3_level5_api_error_nogpu.log", "--kind", "all", "-f", "json", "-q"
+    )
     assert result.exit_code == 0 and len(json.loads(result.stdout)["records"]) == 106
 
 
@@ -124,8 +157,17 @@ def test_check_and_summary(runner):
 
 def test_github_format_appends_step_summary(runner, tmp_path):
     summary = tmp_path / "summary.md"
-    result = invoke(runner, "diff", SEED / "sharded.log", SEED / "unsharded.log", "--caps", SEED / "caps.json",
-                    "-f", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})
+    result = invoke(
+        runner,
+        "diff",
+        SEED / "sharded.log",
+        SEED / "unsharded.log",
+        "--caps",
+        SEED / "caps.json",
+        "-f",
+        "github",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
     assert result.exit_code == 1
     assert result.stdout.startswith("::error file=")
     assert "## blaslog diff" in summary.read_text()
@@ -152,14 +194,19 @@ def test_decode_flags(runner):
     assert result.exit_code == 2 and "did you mean HMMA" in result.stderr
 
 
-@pytest.mark.parametrize("args,message", [
-    (["parse", "no/such/file.log"], "no such file"),
-    (["parse", str(GENERATED / "lt_fp32_tp4" / "nothing")], "no such file"),
-    (["parse", "--log-format", "cublasltt", str(SEED / "sharded.log")], "did you mean 'cublaslt'"),
-    (["diff", str(SEED / "sharded.log"), str(NVIDIA / "cublas_12.9.3_loginfo_nogpu.log")], "no GEMM records"),
-    (["diff", str(SEED / "sharded.log"), str(SEED / "unsharded.log"), "--caps", str(SEED / "sharded.log")],
-     "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["parse", "no/such/file.log"], "no such file"),
+        (["parse", str(GENERATED / "lt_fp32_tp4" / "nothing")], "no such file"),
+        (["parse", "--log-format", "cublasltt", str(SEED / "sharded.log")], "did you mean 'cublaslt'"),
+        (["diff", str(SEED / "sharded.log"), str(NVIDIA / "cublas_12.9.3_loginfo_nogpu.log")], "no GEMM records"),
+        (
+            ["diff", str(SEED / "sharded.log"), str(SEED / "unsharded.log"), "--caps", str(SEED / "sharded.log")],
+            "not valid JSON",
+        ),
+    ],
+)
 def test_trouble_exits_2_with_one_line_and_no_traceback(runner, args, message):
     result = runner.invoke(cli, args)
     assert result.exit_code == 2, result.output
@@ -175,7 +222,9 @@ def test_parse_glob_reads_the_files_in_name_order(runner):
 
 
 def test_probe_without_library_says_where_it_looked(runner, monkeypatch):
-    result = runner.invoke(cli, ["probe", "--algo-id", "21"], env={"BLASLOG_CUBLASLT": "/nonexistent/libcublasLt.so.12"})
+    result = runner.invoke(
+        cli, ["probe", "--algo-id", "21"], env={"BLASLOG_CUBLASLT": "/nonexistent/libcublasLt.so.12"}
+    )
     assert result.exit_code == 2
     assert "not found" in result.stderr and "/nonexistent/libcublasLt.so.12" in result.stderr
     assert "Traceback" not in result.stderr
@@ -185,8 +234,9 @@ def test_python_dash_m_and_console_script_agree():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "blaslog", "decode-flags", "0x40202"], capture_output=True, text=True,
-                         check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "blaslog", "decode-flags", "0x40202"], capture_output=True, text=True, check=False
+    )
     assert out.returncode == 0 and "HMMA" in out.stdout
 
 
@@ -195,12 +245,17 @@ def test_parquet_partitioned_by_run_and_rank(runner, tmp_path):
     import pandas as pd
 
     out = tmp_path / "gemms"
-    result = invoke(runner, "parse", str(GENERATED / "lt_fp32_tp4" / "*.log"), "--format", "parquet", "--output", out,
-                    "-q")
+    result = invoke(
+        runner, "parse", str(GENERATED / "lt_fp32_tp4" / "*.log"), "--format", "parquet", "--output", out, "-q"
+    )
     assert result.exit_code == 0, result.output
     frame = pd.read_parquet(out)
     assert sorted(frame.groupby(["run", "rank"], observed=True).size().items()) == [
-        (("lt_fp32_tp4", 0), 78), (("lt_fp32_tp4", 1), 78), (("lt_fp32_tp4", 2), 78), (("lt_fp32_tp4", 3), 77)]
+        (("lt_fp32_tp4", 0), 78),
+        (("lt_fp32_tp4", 1), 78),
+        (("lt_fp32_tp4", 2), 78),
+        (("lt_fp32_tp4", 3), 77),
+    ]
     assert set(frame["algo_id"].dropna().astype(int)) == {0, 21}
     assert invoke(runner, "parse", str(SEED / "sharded.log"), "--format", "parquet").exit_code == 2
 
@@ -228,13 +283,20 @@ def test_memory_does_not_grow_with_repeated_calls():
     assert (large - small) / 18_000 < 64  # bytes per additional call
 
 
-@pytest.mark.parametrize("command", [["diff", str(GENERATED / "lt_fp32_tp4" / "*.log"),
-                                      str(GENERATED / "lt_fp32_unsharded.stdout.log"), "--caps",
-                                      str(GENERATED / "caps.json")],
-                                     ["check", str(GENERATED / "rocblas_fp16_trace.log"),
-                                      str(GENERATED / "lt_fp32_unsharded.stdout.log")],
-                                     ["summary", str(GENERATED / "rocblas_fp16_trace.log"),
-                                      str(GENERATED / "lt_fp32_unsharded.stdout.log")]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        [
+            "diff",
+            str(GENERATED / "lt_fp32_tp4" / "*.log"),
+            str(GENERATED / "lt_fp32_unsharded.stdout.log"),
+            "--caps",
+            str(GENERATED / "caps.json"),
+        ],
+        ["check", str(GENERATED / "rocblas_fp16_trace.log"), str(GENERATED / "lt_fp32_unsharded.stdout.log")],
+        ["summary", str(GENERATED / "rocblas_fp16_trace.log"), str(GENERATED / "lt_fp32_unsharded.stdout.log")],
+    ],
+)
 @pytest.mark.parametrize("fmt", ["json", "sarif", "table", "csv"])
 def test_reports_are_byte_identical_run_to_run_and_whatever_the_input_order(runner, command, fmt):
     first = invoke(runner, *command, "-f", fmt, "-q")

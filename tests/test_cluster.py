@@ -15,8 +15,11 @@ import time
 import pytest
 from click.testing import CliRunner
 
-distributed = pytest.importorskip("distributed", reason="Dask's distributed scheduler is not installed: "
-                                  "pip install 'blaslog[dask]' (or '.[test]') to run the cluster tests")
+distributed = pytest.importorskip(
+    "distributed",
+    reason="Dask's distributed scheduler is not installed: "
+    "pip install 'blaslog[dask]' (or '.[test]') to run the cluster tests",
+)
 
 import blaslog._parallel as parallel  # noqa: E402
 from blaslog import cluster  # noqa: E402
@@ -32,8 +35,9 @@ def _local_cluster():
     import dask
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                        silence_logs=50)
+        return distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=50
+        )
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +63,9 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize(("case", "fmt"), [(case, "json") for case in sorted(CASES)] + [("check", "table"),
-                                                                                     ("diff", "table")])
+@pytest.mark.parametrize(
+    ("case", "fmt"), [(case, "json") for case in sorted(CASES)] + [("check", "table"), ("diff", "table")]
+)
 def test_reports_are_byte_identical(case, fmt, scheduler):
     local = invoke(*CASES[case], "-f", fmt)
     remote = invoke(*CASES[case], "-f", fmt, "--scheduler", scheduler)
@@ -92,7 +97,8 @@ def test_large_inputs_are_cut_and_merged_in_a_tree(scheduler, monkeypatch):
     ((run, summary),) = read.pairs
     one_run, one_summary = read_run(path)
     assert [(o.call, o.line, o.end_line, o.thread) for o in run] == [
-        (o.call, o.line, o.end_line, o.thread) for o in one_run]
+        (o.call, o.line, o.end_line, o.thread) for o in one_run
+    ]
     assert summary.to_dict() == one_summary.to_dict()
     for fmt in ("json", "csv"):
         args = ["parse", path, "-f", fmt, "-q", "--kind", "all"]
@@ -168,7 +174,8 @@ def test_a_worker_that_dies_twice_on_an_input_is_an_input_finding(scheduler):
     assert [f["location"]["file"] for f in died] == [str(TP4 / "blaslt_321675.log")]
     assert "died, twice" in died[0]["explanation"]
     assert sorted(f["location"]["file"] for f in report["findings"] if f["class"] != "input") == [
-        str(TP4 / f"blaslt_3216{n}.log") for n in (74, 76, 77)]
+        str(TP4 / f"blaslt_3216{n}.log") for n in (74, 76, 77)
+    ]
 
 
 def test_interrupting_cancels_the_tasks(scheduler):
@@ -257,8 +264,13 @@ def test_integers_beyond_64_bits_are_kept_as_text(tmp_path):
 
 def _which(dataset) -> list[dict]:
     pytest.importorskip("duckdb", reason="duckdb is not installed: pip install duckdb to run the SQL example")
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / "which_ranks_differ.py"), str(dataset), "--json"],
-                         capture_output=True, text=True, check=False, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "which_ranks_differ.py"), str(dataset), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert out.returncode in (0, 1), out.stderr
     return json.loads(out.stdout)
 
@@ -269,10 +281,17 @@ def _check(*inputs) -> list[dict]:
 
 def test_sql_example_answers_what_check_answers(dataset):
     answer = _which(dataset)
-    sql = sorted((r["file"], tuple((v["calls"], v["first_line"]) for v in r["variants"]))
-                 for entry in answer for r in entry["ranks"] if len(r["variants"]) > 1)
-    checked = sorted((f["file"], tuple((v["count"], v["first_line"]) for v in f["variants"])) for f in _check(TP4)
-                     if f["kind"] == "same_signature_different_algo")
+    sql = sorted(
+        (r["file"], tuple((v["calls"], v["first_line"]) for v in r["variants"]))
+        for entry in answer
+        for r in entry["ranks"]
+        if len(r["variants"]) > 1
+    )
+    checked = sorted(
+        (f["file"], tuple((v["count"], v["first_line"]) for v in f["variants"]))
+        for f in _check(TP4)
+        if f["kind"] == "same_signature_different_algo"
+    )
     assert sql == checked and len(sql) == 4
 
 
@@ -296,5 +315,6 @@ def test_sql_example_sees_ranks_that_differ_only_from_each_other(tmp_path):
     assert finding["signature"]["m"] == entry["gemm"].split()[2].split("x")[0] or True
     assert sorted(v["count"] for v in finding["variants"]) == sorted(
         sum(v["calls"] for r in entry["ranks"] for v in r["variants"] if v["algorithm"] == a)
-        for a in {"algoId=6", "algoId=21"})
+        for a in {"algoId=6", "algoId=21"}
+    )
     shutil.rmtree(out)

@@ -69,8 +69,14 @@ class Toy(LogFormat):
         if function != "gemm":
             raise RecordError(f"{function} is not a GEMM")
         kwargs = {name: to_int(values[name], name) for name in ("m", "n", "k")}
-        kwargs.update(library=self.library, function=function, transa=transpose(values.get("trans"), "trans"),
-                      a_ptr=values.get("A"), thread=values.get("tid"), log_format=self.name)
+        kwargs.update(
+            library=self.library,
+            function=function,
+            transa=transpose(values.get("trans"), "trans"),
+            a_ptr=values.get("A"),
+            thread=values.get("tid"),
+            log_format=self.name,
+        )
         return GemmCall, kwargs, ()
 
 
@@ -108,7 +114,8 @@ def test_a_registered_dialect_is_sniffed_and_parsed(toy):
     result = blaslog.parse_text(text)
     summary = result.files[0]
     assert [(r.m, r.n, r.k, r.transa, r.a_ptr, r.thread, r.line) for r in result.gemms] == [
-        (64 + i % 3, 32, 16, "T", f"0x7f{i:04x}00", str(100 + i % 2), i + 2) for i in range(6)]
+        (64 + i % 3, 32, 16, "T", f"0x7f{i:04x}00", str(100 + i % 2), i + 2) for i in range(6)
+    ]
     assert {r.library for r in result.gemms} == {"toylib"}
     assert summary.formats == {"toy": 6}
     assert (summary.foreign_lines, summary.unparsable_lines) == (1, 1)  # the last line is a near miss
@@ -182,8 +189,10 @@ def test_the_same_calls_in_two_dialects_count_once(toy):
     assert result.files[0].formats == {"toy": 4, "toy-bench": 4}
     kept, notes = one_dialect_per_call(list(result.gemms))
     assert [r.log_format for r in kept] == ["toy"] * 4
-    assert notes == ["<text>: holds both toy and toy-bench lines for the same calls; toy-bench lines are left out "
-                     "so that each call counts once"]
+    assert notes == [
+        "<text>: holds both toy and toy-bench lines for the same calls; toy-bench lines are left out "
+        "so that each call counts once"
+    ]
 
 
 def test_boundary_regex_cuts_before_a_registered_dialects_records(toy):
@@ -232,5 +241,13 @@ def test_every_bundled_dialect_declares_itself():
             re.compile(cls.near_miss)
     assert formats.same_calls() == (("rocblas-trace", "rocblas-bench"), ("hipblaslt-bench", "hipblaslt"))
     hints = " ".join(logging_hints())
-    assert all(var in hints for var in ("CUBLASLT_LOG_LEVEL", "CUBLAS_LOGINFO_DBG", "ROCBLAS_LAYER",
-                                         "HIPBLASLT_LOG_LEVEL", "HIPBLASLT_LOG_MASK=32"))
+    assert all(
+        var in hints
+        for var in (
+            "CUBLASLT_LOG_LEVEL",
+            "CUBLAS_LOGINFO_DBG",
+            "ROCBLAS_LAYER",
+            "HIPBLASLT_LOG_LEVEL",
+            "HIPBLASLT_LOG_MASK=32",
+        )
+    )

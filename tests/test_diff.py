@@ -61,9 +61,12 @@ def test_generated_pairs_find_exactly_the_planted_differences(sharded, unsharded
     assert not result.unmatched_sharded and not result.unmatched_unsharded
     assert len(result.findings) == len(planted)
     for expected in planted:
-        matches = [f for f in result.findings
-                   if [f.data["sharded"][d] for d in "mnk"] == expected["sharded_mnk"]
-                   and [f.data["unsharded"][d] for d in "mnk"] == expected["unsharded_mnk"]]
+        matches = [
+            f
+            for f in result.findings
+            if [f.data["sharded"][d] for d in "mnk"] == expected["sharded_mnk"]
+            and [f.data["unsharded"][d] for d in "mnk"] == expected["unsharded_mnk"]
+        ]
         assert len(matches) == 1, expected["id"]
         finding = matches[0]
         assert finding.cls == expected["class"]
@@ -81,8 +84,9 @@ def test_generated_pairs_find_exactly_the_planted_differences(sharded, unsharded
 
 @pytest.mark.parametrize("rank", ["321675", "321676", "321677"])
 def test_other_ranks_show_the_same_differences(rank, generated_caps):
-    result = _run(GENERATED / f"lt_fp32_tp4/blaslt_{rank}.log", GENERATED / "lt_fp32_unsharded.stdout.log",
-                  caps=generated_caps)
+    result = _run(
+        GENERATED / f"lt_fp32_tp4/blaslt_{rank}.log", GENERATED / "lt_fp32_unsharded.stdout.log", caps=generated_caps
+    )
     assert sorted(f.cls for f in result.findings) == ["precision", "reduction", "schedule"]
     if rank == "321677":  # cut short during step 2: the last GEMM has no partner
         assert len(result.unmatched_unsharded) == 1 and not result.unmatched_sharded
@@ -102,6 +106,7 @@ def test_explicit_tp_overrides_and_a_wrong_tp_leaves_pairs_unmatched():
 
 def test_repeated_shape_pairs_with_its_own_occurrence():
     """Two identical shapes in a row: each sharded call pairs with the unsharded call at the same position."""
+
     def line(n, k, algo):
         return trace_line(k, 64, n, f"algoId={algo}")
 
@@ -142,8 +147,10 @@ TP4 = sorted((GENERATED / "lt_fp32_tp4").glob("*.log"))
 def tp4_results():
     u = blaslog.parse_file(str(GENERATED / "lt_fp32_unsharded.stdout.log"))
     sharded = [blaslog.parse_file(str(path)) for path in TP4]
-    results = [diff_runs(s.gemms, u.gemms, sharded_file=str(path), unsharded_file="u.log")
-               for s, path in zip(sharded, TP4, strict=True)]
+    results = [
+        diff_runs(s.gemms, u.gemms, sharded_file=str(path), unsharded_file="u.log")
+        for s, path in zip(sharded, TP4, strict=True)
+    ]
     return results, [f for s in sharded for f in s.files], list(u.files)
 
 
@@ -160,8 +167,7 @@ def test_a_tp4_diff_folds_the_ranks_into_one_finding_per_cause(tp4_results):
         assert [o.rank for o in finding.occurrences] == [r for r in "0123" for _ in range(4)]
         assert {loc.file for loc in finding.related} >= {str(p) for p in TP4[1:]}
         # the folded finding keeps the fingerprint of each rank's finding: no rank and no file in it
-        assert {f.fingerprint() for r in results for f in r.findings if f.cls == finding.cls} == {
-            finding.fingerprint()}
+        assert {f.fingerprint() for r in results for f in r.findings if f.cls == finding.cls} == {finding.fingerprint()}
     doc = report.to_json()
     assert doc["findings"][0]["ranks"] == ["0", "1", "2", "3"] and doc["findings"][0]["occurrences"][5]["rank"] == "1"
     assert len(report.cases) == 78 * 3 + 77
@@ -213,10 +219,16 @@ def test_fold_ranks_names_ranks_compactly():
     def finding(cls, title, file):
         return Finding("tp_algo_diff", cls, title, "x", Location(file, 5, "sharded"), key=title)
 
-    folded = fold_ranks([(0, [finding("schedule", "tile", "r0.log"), finding("precision", "tf32", "r0.log")]),
-                         (1, [finding("schedule", "tile", "r1.log")]),
-                         (2, [finding("schedule", "tile", "r2.log"), finding("precision", "tf32", "r2.log")])])
-    assert [(f.cls, f.title, f.count) for f in folded] == [("precision", "ranks 0,2: tf32", 2),
-                                                           ("schedule", "ranks 0-2: tile", 3)]
+    folded = fold_ranks(
+        [
+            (0, [finding("schedule", "tile", "r0.log"), finding("precision", "tf32", "r0.log")]),
+            (1, [finding("schedule", "tile", "r1.log")]),
+            (2, [finding("schedule", "tile", "r2.log"), finding("precision", "tf32", "r2.log")]),
+        ]
+    )
+    assert [(f.cls, f.title, f.count) for f in folded] == [
+        ("precision", "ranks 0,2: tf32", 2),
+        ("schedule", "ranks 0-2: tile", 3),
+    ]
     assert folded[1].location.role == "sharded rank 0"
     assert [(r.file, r.role) for r in folded[1].related] == [("r1.log", "sharded rank 1"), ("r2.log", "sharded rank 2")]

@@ -81,17 +81,24 @@ def test_github_keeps_ten_per_level_by_the_threshold():
 # surrogates out, so the strings are built from code points)
 SPECIAL = [0x0, 0xB, 0x1B, 0x85, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xFFFE, 0xFFFF, 0x10FFFF]
 ANY_TEXT = st.lists(st.one_of(st.integers(0, 0x10FFFF), st.sampled_from(SPECIAL)), max_size=40).map(
-    lambda points: "".join(map(chr, points)))
+    lambda points: "".join(map(chr, points))
+)
 
 
 @pytest.mark.property
 @settings(max_examples=200, deadline=None)
-@given(title=ANY_TEXT, explanation=ANY_TEXT, file=ANY_TEXT, fail_on=st.sampled_from(sorted(FAIL_ON)),
-       cls=st.sampled_from(list(FINDING_CLASSES)))
+@given(
+    title=ANY_TEXT,
+    explanation=ANY_TEXT,
+    file=ANY_TEXT,
+    fail_on=st.sampled_from(sorted(FAIL_ON)),
+    cls=st.sampled_from(list(FINDING_CLASSES)),
+)
 def test_junit_is_well_formed_for_any_text(title, explanation, file, fail_on, cls):
     finding = Finding("tp_algo_diff", cls, title, explanation, Location(file, 1), key="k")
-    report = Report("diff", findings=[finding], cases=[Case(title, file, file, 1, (finding,))], failed=[file],
-                    fail_on=fail_on)
+    report = Report(
+        "diff", findings=[finding], cases=[Case(title, file, file, 1, (finding,))], failed=[file], fail_on=fail_on
+    )
     text = get_reporter("junit").render(report)
     root = ET.fromstring(text.encode("utf-8"))
     assert len(list(root.iter("testcase"))) == 2

@@ -20,8 +20,14 @@ ROWS = list(FINDING_CLASSES.values())
 
 
 def _report(cls: str, fail_on: str = "precision") -> Report:
-    finding = Finding("tp_algo_diff", cls, f"a {cls} title", f"what the {cls} difference does", Location("run.log", 7),
-                      key=f"key-{cls}")
+    finding = Finding(
+        "tp_algo_diff",
+        cls,
+        f"a {cls} title",
+        f"what the {cls} difference does",
+        Location("run.log", 7),
+        key=f"key-{cls}",
+    )
     return Report("diff", findings=[finding], fail_on=fail_on)
 
 
@@ -124,8 +130,18 @@ def _html(text: str, row, level: str) -> None:
     assert f'<span class="muted">{level}</span>' in text
 
 
-SHOWS = {"table": _table, "markdown": _markdown, "json": _json, "jsonl": _jsonl, "csv": _csv, "github": _github,
-         "sarif": _sarif, "gitlab": _gitlab, "junit": _junit, "html": _html}
+SHOWS = {
+    "table": _table,
+    "markdown": _markdown,
+    "json": _json,
+    "jsonl": _jsonl,
+    "csv": _csv,
+    "github": _github,
+    "sarif": _sarif,
+    "gitlab": _gitlab,
+    "junit": _junit,
+    "html": _html,
+}
 
 
 def test_every_reporter_is_checked():

@@ -73,7 +73,7 @@ def test_low_coverage_is_an_input_finding():
     # the seed's sharded log holds one GEMM; with lt_fp32_tp4 rank 0 as the other side most calls are unmatched
     result = run("diff", TP4[0], UNSHARDED, "--min-coverage", "1", "--fail-on", "any", "-q", "-f", "json")
     doc = json.loads(result.stdout)
-    coverage = [c for c in doc["coverage"] if c["side"] == "sharded"][0]
+    coverage = next(c for c in doc["coverage"] if c["side"] == "sharded")
     if coverage["unmatched"]:
         assert any(f["kind"] == "low_coverage" and f["class"] == "input" for f in doc["findings"])
         assert result.exit_code == 1
@@ -165,8 +165,9 @@ def test_shell_expanded_glob_is_taken_as_the_sharded_side():
 
 
 def test_several_runs_against_one_reference():
-    result = run("diff", "--ref", SEED / "unsharded.log", SEED / "sharded.log", SEED / "unsharded_ffn256.log",
-                 "-f", "json", "-q")
+    result = run(
+        "diff", "--ref", SEED / "unsharded.log", SEED / "sharded.log", SEED / "unsharded_ffn256.log", "-f", "json", "-q"
+    )
     doc = json.loads(result.stdout)
     assert [r["run"] for r in doc["runs"]] == [str(SEED / "sharded.log"), str(SEED / "unsharded_ffn256.log")]
     (row,) = doc["agreement"]
@@ -185,8 +186,18 @@ def test_find_inputs_orders_naturally_whatever_the_argument_order(tmp_path):
 
 def test_readme_api_example_gives_the_commands_answer():
     report = api.diff(str(GENERATED / "lt_fp32_tp4" / "*.log"), str(UNSHARDED), caps=str(GENERATED / "caps.json"))
-    cli_doc = json.loads(run("diff", str(GENERATED / "lt_fp32_tp4" / "*.log"), UNSHARDED, "--caps",
-                             GENERATED / "caps.json", "-f", "json", "-q").stdout)
+    cli_doc = json.loads(
+        run(
+            "diff",
+            str(GENERATED / "lt_fp32_tp4" / "*.log"),
+            UNSHARDED,
+            "--caps",
+            GENERATED / "caps.json",
+            "-f",
+            "json",
+            "-q",
+        ).stdout
+    )
     assert [f.fingerprint() for f in report.findings] == [f["fingerprint"] for f in cli_doc["findings"]]
     assert sum(c["paired"] for c in cli_doc["coverage"] if c["side"] == "sharded") > 200
 
@@ -236,8 +247,10 @@ def test_json_and_output_on_every_command(tmp_path):
     assert json.loads(out.read_text())[0]["value"] == 0x40202
 
 
-@pytest.mark.parametrize("value,message", [("", "empty value"), ("-1", "negative"), ("1_0", "not a number"),
-                                           ("٢١", "not a number"), ("0x", "not a number")])
+@pytest.mark.parametrize(
+    "value,message",
+    [("", "empty value"), ("-1", "negative"), ("1_0", "not a number"), ("٢١", "not a number"), ("0x", "not a number")],
+)
 def test_decode_flags_rejects_what_is_not_a_flags_value(value, message):
     result = run("decode-flags", value)
     assert result.exit_code == 2 and message in result.stderr
@@ -338,8 +351,9 @@ def _blaslog(*args: str, **kwargs):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "blaslog", *args], capture_output=True, text=True, timeout=60,
-                          **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "blaslog", *args], capture_output=True, text=True, timeout=60, **kwargs
+    )
 
 
 def test_a_fifo_and_dev_stdin_give_what_the_file_gives(tmp_path):
@@ -362,13 +376,24 @@ def test_closed_stdout_and_stdin_are_errors():
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "blaslog", "parse", str(SEED / "sharded.log"), "-q"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, close_fds=True,
-                            preexec_fn=lambda: os.close(1), timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "blaslog", "parse", str(SEED / "sharded.log"), "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        close_fds=True,
+        preexec_fn=lambda: os.close(1),
+        timeout=60,
+    )
     assert result.returncode == 2 and "standard output is closed" in result.stderr
-    result = subprocess.run([sys.executable, "-m", "blaslog", "parse", "-"], stdin=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: os.close(0), timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "blaslog", "parse", "-"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: os.close(0),
+        timeout=60,
+    )
     assert result.returncode == 2 and "standard input is closed" in result.stderr
 
 

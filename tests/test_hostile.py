@@ -3,6 +3,7 @@ exit 2 with the file and what is wrong; property tests over caps documents and e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -23,11 +24,19 @@ SEED = ROOT / "fixtures" / "seed"
 SCALE = int(os.environ.get("BLASLOG_FUZZ_SCALE", "1"))
 
 
-@pytest.mark.parametrize("value,message", [
-    ("1.5", "is not a flags value"), ("[1]", "is not a flags value"), ("{}", "is not a flags value"),
-    ("1e400", "is not a flags value"), ('"0xZZ"', "is not a number"), ("-1", "out of range"),
-    ("true", "is not a flags value"), ("NaN", "is not a number a caps file can hold"),
-])
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("1.5", "is not a flags value"),
+        ("[1]", "is not a flags value"),
+        ("{}", "is not a flags value"),
+        ("1e400", "is not a flags value"),
+        ('"0xZZ"', "is not a number"),
+        ("-1", "out of range"),
+        ("true", "is not a flags value"),
+        ("NaN", "is not a number a caps file can hold"),
+    ],
+)
 def test_caps_values_that_are_not_flags(tmp_path, value, message):
     path = tmp_path / "caps.json"
     path.write_text(f'{{"entries": [{{"algoId": 0, "numericalImplFlags": {value}}}]}}')
@@ -35,13 +44,16 @@ def test_caps_values_that_are_not_flags(tmp_path, value, message):
     assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("document,message", [
-    ('{"entries": [{"algoId": "0"}]}', "is not an algorithm id"),
-    ('{"entries": [{"algoId": -3}]}', "is not an algorithm id"),
-    ('{"entries": [{"algoId": 0, "Atype": 5}]}', "is not a type name"),
-    ('{"entries": [], "gpu": [1]}', "'gpu' must be an object"),
-    ('{"entries": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "document,message",
+    [
+        ('{"entries": [{"algoId": "0"}]}', "is not an algorithm id"),
+        ('{"entries": [{"algoId": -3}]}', "is not an algorithm id"),
+        ('{"entries": [{"algoId": 0, "Atype": 5}]}', "is not a type name"),
+        ('{"entries": [], "gpu": [1]}', "'gpu' must be an object"),
+        ('{"entries": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ],
+)
 def test_caps_documents_that_are_not_caps(tmp_path, document, message):
     path = tmp_path / "caps.json"
     path.write_text(document)
@@ -59,18 +71,20 @@ def test_caps_that_are_not_files_or_too_big(tmp_path):
         load_caps(big)
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-                    max_leaves=12))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+        max_leaves=12,
+    )
+)
 @settings(max_examples=100 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_any_json_document_is_caps_or_a_caps_error(tmp_path, document):
     for candidate in (document, {"entries": [document]}, {"entries": [{"algoId": 1, "numericalImplFlags": document}]}):
         path = tmp_path / "caps.json"
         path.write_text(json.dumps(candidate, allow_nan=True))
-        try:
+        with contextlib.suppress(CapsError):
             load_caps(path)
-        except CapsError:
-            pass
 
 
 def _blaslog(*args: bytes | str, **kwargs) -> subprocess.CompletedProcess[bytes]:
@@ -98,11 +112,14 @@ def test_non_utf8_file_names_in_every_output(tmp_path, encoding):
 HEAD = "[2024-01-01 00:00:00][cublasLt][1][Api][cublasLtMatmul] "
 
 
-@pytest.mark.parametrize("line,message", [
-    (HEAD + " ".join(f"k={i}" for i in range(100_000)), "key=value pairs"),
-    (HEAD + "a=" + "[" * 400_000 + "]" * 400_000, "nested too deeply"),
-    ("x" * 3_000_000, "too long for a BLAS log line"),
-])
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        (HEAD + " ".join(f"k={i}" for i in range(100_000)), "key=value pairs"),
+        (HEAD + "a=" + "[" * 400_000 + "]" * 400_000, "nested too deeply"),
+        ("x" * 3_000_000, "too long for a BLAS log line"),
+    ],
+)
 def test_lines_beyond_the_limits_are_refused_before_any_grammar(line, message):
     """Bounded cost: a line is refused by counting (C-level), so it never reaches the grammar (whose cost grows
     with its values) and no tree of it is built. The benchmark measures the time (bench/run.py)."""
@@ -155,8 +172,9 @@ def test_a_log_of_ever_new_calls_keeps_bounded_tables(monkeypatch):
         handle.write(text)
     summary = api.summary([handle.name])
     assert summary.document["overview"]["gemm_calls"] == 5
-    assert any("12" not in note and "7 calls of further distinct calls are counted only" in note
-               for note in summary.notes)
+    assert any(
+        "12" not in note and "7 calls of further distinct calls are counted only" in note for note in summary.notes
+    )
     check = api.check([handle.name])
     (finding,) = [f for f in check.findings if f.kind == "too_many_distinct_calls"]
     assert finding.cls == "input" and "7 GEMM calls" in finding.title and check.exit_status() == 1

@@ -51,8 +51,11 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("html")
     reports = {
         "seed-diff": api.diff(str(SEED / "sharded.log"), str(SEED / "unsharded.log"), caps=str(SEED / "caps.json")),
-        "tp4-diff": api.diff(str(GENERATED / "lt_fp32_tp4"), str(GENERATED / "lt_fp32_unsharded.stdout.log"),
-                             caps=str(GENERATED / "caps.json")),
+        "tp4-diff": api.diff(
+            str(GENERATED / "lt_fp32_tp4"),
+            str(GENERATED / "lt_fp32_unsharded.stdout.log"),
+            caps=str(GENERATED / "caps.json"),
+        ),
         "batch-check": api.check([str(GENERATED / "lt_fp32_tp4")], batch=True),
         "summary": api.summary([str(GENERATED / "lt_fp32_tp4")]),
     }
@@ -83,7 +86,7 @@ def test_the_verdict_comes_first_with_classes_coverage_and_tp(pages):
     text = pages["tp4-diff"].read_text()
     verdict = text.index('id="verdict"')
     assert verdict < text.index('id="map"') < text.index('id="findings"') < text.index('id="inputs"')
-    head = text[verdict:text.index('id="map"')]
+    head = text[verdict : text.index('id="map"')]
     for name in ("precision", "reduction", "schedule"):
         assert f'data-class="{name}"' in head
     assert "Coverage: GEMM calls paired" in head and "Tensor-parallel degree" in head and "100%" in head
@@ -91,8 +94,8 @@ def test_the_verdict_comes_first_with_classes_coverage_and_tp(pages):
 
 def test_finding_cards_name_every_occurrence_and_fold_past_the_first(pages):
     text = pages["tp4-diff"].read_text()
-    card = text[text.index('<article class="card" id="finding-1"'):]
-    card = card[:card.index("</article>")]
+    card = text[text.index('<article class="card" id="finding-1"') :]
+    card = card[: card.index("</article>")]
     assert "What to do:" in card and FINDING_CLASSES["precision"].help in card
     assert "blaslt_321674.log:85" in card and "rank" in card
     assert "<details><summary>" in card  # 16 occurrences over 4 ranks: the first 5 shown, the rest folded
@@ -107,21 +110,59 @@ def test_large_runs_are_aggregated_not_embedded_call_by_call(tmp_path):
     assert len(long) < len(short) + 20_000
 
 
-HOSTILE = ["<script>alert(1)</script>", "</script><script>alert(2)</script>", "\"'><img src=x onerror=alert(3)>",
-           "##[set-output name=x]y", "line\n::warning::forged", "{{ 7*7 }}", "\u2028x"]
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "</script><script>alert(2)</script>",
+    "\"'><img src=x onerror=alert(3)>",
+    "##[set-output name=x]y",
+    "line\n::warning::forged",
+    "{{ 7*7 }}",
+    "\u2028x",
+]
 
 
 @pytest.mark.parametrize("evil", HOSTILE)
 def test_log_text_is_escaped_everywhere(evil):
     """A hostile title, explanation, field value, file name and note come out as text: never as markup, never
     as a script end, never as a workflow command."""
-    finding = Finding("tp_algo_diff", "precision", f"t {evil}", f"e {evil}", Location(f"{evil}.log", 3, evil),
-                      fields=(("algoId", (evil, 2)),), key="k")
-    report = Report("diff", findings=[finding], notes=[evil], sections=[(evil, [{evil: evil}])],
-                    gemm_map={"columns": [{"label": evil, "m": 1}], "algorithms": [evil],
-                              "rows": [{"label": evil, "file": evil, "rank": evil, "role": "sharded",
-                                        "cells": {"0": {"algo": evil, "algos": [[evil, 1]], "calls": 1, "line": 3,
-                                                        "shape": evil, "finding": None, "cls": None}}}]})
+    finding = Finding(
+        "tp_algo_diff",
+        "precision",
+        f"t {evil}",
+        f"e {evil}",
+        Location(f"{evil}.log", 3, evil),
+        fields=(("algoId", (evil, 2)),),
+        key="k",
+    )
+    report = Report(
+        "diff",
+        findings=[finding],
+        notes=[evil],
+        sections=[(evil, [{evil: evil}])],
+        gemm_map={
+            "columns": [{"label": evil, "m": 1}],
+            "algorithms": [evil],
+            "rows": [
+                {
+                    "label": evil,
+                    "file": evil,
+                    "rank": evil,
+                    "role": "sharded",
+                    "cells": {
+                        "0": {
+                            "algo": evil,
+                            "algos": [[evil, 1]],
+                            "calls": 1,
+                            "line": 3,
+                            "shape": evil,
+                            "finding": None,
+                            "cls": None,
+                        }
+                    },
+                }
+            ],
+        },
+    )
     text = _html(report)
     assert "<script>alert" not in text and "<img src=x" not in text
     if "{{" in evil:
@@ -135,8 +176,9 @@ def test_a_missing_extra_is_a_clear_exit_2(monkeypatch):
     import blaslog.reporters.html as html
 
     def missing():
-        raise html.MissingExtraError("--format html needs jinja2 and plotly (plotly is not installed): "
-                                     f"{html.INSTALL_HINT}")
+        raise html.MissingExtraError(
+            f"--format html needs jinja2 and plotly (plotly is not installed): {html.INSTALL_HINT}"
+        )
 
     monkeypatch.setattr(html, "_require", missing)
     html._environment.cache_clear()
@@ -167,8 +209,9 @@ def test_the_missing_extra_is_detected_by_import(monkeypatch):
 
 def test_the_cli_writes_the_page(tmp_path):
     out = tmp_path / "report.html"
-    result = CliRunner().invoke(cli, ["check", "--batch-invariance", str(GENERATED / "lt_fp32_tp4"), "-f", "html",
-                                      "-o", str(out), "-q"])
+    result = CliRunner().invoke(
+        cli, ["check", "--batch-invariance", str(GENERATED / "lt_fp32_tp4"), "-f", "html", "-o", str(out), "-q"]
+    )
     assert result.exit_code == 1, result.output
     text = out.read_text()
     assert 'id="batch"' in text and "batch-plot" in text
@@ -188,9 +231,20 @@ class Browser:
     """Headless Chromium over the DevTools protocol on a pipe (--remote-debugging-pipe: JSON messages separated
     by NUL, commands on the child's fd 3, answers and events on its fd 4)."""
 
-    FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--disable-extensions", "--hide-scrollbars", "--mute-audio", "--remote-debugging-pipe")
+    FLAGS = (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--hide-scrollbars",
+        "--mute-audio",
+        "--remote-debugging-pipe",
+    )
 
     def __init__(self, executable: str, profile: Path) -> None:
         to_child_r, self._to_child = os.pipe()
@@ -204,10 +258,21 @@ class Browser:
         # 0-9 only)
         shell = f'exec "$@" 3<&{high_r} 4>&{high_w} {high_r}<&- {high_w}>&-'
         self.process = subprocess.Popen(
-            [shutil.which("bash") or "bash", "-c", shell, "sh", executable, *self.FLAGS, f"--user-data-dir={profile}",
-             "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(high_r, high_w))
+            [
+                shutil.which("bash") or "bash",
+                "-c",
+                shell,
+                "sh",
+                executable,
+                *self.FLAGS,
+                f"--user-data-dir={profile}",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(high_r, high_w),
+        )
         os.close(high_r)
         os.close(high_w)
         self._next = 0
@@ -227,8 +292,14 @@ class Browser:
         self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.call(f"{domain}.enable", session=True)
-        self.call("Emulation.setDeviceMetricsOverride", session=True, width=1400, height=900,
-                  deviceScaleFactor=1, mobile=False)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            session=True,
+            width=1400,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
 
     def _read(self) -> None:
         buffer = b""
@@ -268,8 +339,9 @@ class Browser:
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page."""
-        result = self.call("Runtime.evaluate", session=True, expression=expression, returnByValue=True,
-                           awaitPromise=True)
+        result = self.call(
+            "Runtime.evaluate", session=True, expression=expression, returnByValue=True, awaitPromise=True
+        )
         assert "exceptionDetails" not in result, result["exceptionDetails"]
         return result["result"].get("value")
 
@@ -314,8 +386,9 @@ class Browser:
         params: dict[str, Any] = {"format": "png"}
         if full:
             height = self.evaluate("document.documentElement.scrollHeight")
-            params.update(captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": 1400, "height": height,
-                                                            "scale": 1})
+            params.update(
+                captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": 1400, "height": height, "scale": 1}
+            )
         path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", session=True, **params)["data"]))
 
     def close(self) -> None:
@@ -347,8 +420,11 @@ def browser(tmp_path_factory):
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory) -> Path:
     """Where screenshots go: $BLASLOG_ARTIFACTS (a CI artifact folder), else pytest's tmp dir."""
-    folder = Path(os.environ["BLASLOG_ARTIFACTS"]) if os.environ.get("BLASLOG_ARTIFACTS") else \
-        tmp_path_factory.mktemp("screenshots")
+    folder = (
+        Path(os.environ["BLASLOG_ARTIFACTS"])
+        if os.environ.get("BLASLOG_ARTIFACTS")
+        else tmp_path_factory.mktemp("screenshots")
+    )
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -366,8 +442,10 @@ IN_VIEW = """(() => { const r = document.getElementById(%s).getBoundingClientRec
 @pytest.mark.parametrize("name", ["seed-diff", "tp4-diff", "batch-check", "summary"])
 def test_the_page_renders_without_errors(browser, pages, artifacts, name):
     browser.open(pages[name])
-    browser.wait_for("document.querySelectorAll('div.plot').length === "
-                     "document.querySelectorAll('div.plot[data-rendered=\"1\"]').length")
+    browser.wait_for(
+        "document.querySelectorAll('div.plot').length === "
+        "document.querySelectorAll('div.plot[data-rendered=\"1\"]').length"
+    )
     plots = browser.evaluate(SIZES)
     assert plots, "no chart on the page"
     for plot in plots:
@@ -416,7 +494,7 @@ def test_tables_sort_and_filter(browser, pages):
     browser.evaluate(f"{table}.querySelector('th').click()")
     browser.evaluate(f"{table}.querySelector('th').click()")
     cells = browser.evaluate(f"Array.from({table}.tBodies[0].rows).map(r => r.cells[0].textContent)")
-    assert cells == sorted(cells, key=lambda c: float(c) if c.replace('.', '', 1).isdigit() else 0, reverse=True)
+    assert cells == sorted(cells, key=lambda c: float(c) if c.replace(".", "", 1).isdigit() else 0, reverse=True)
     assert first in cells
     shown = browser.evaluate("""(() => { const input = document.querySelector('input.filter');
         input.value = 'no such text at all'; input.dispatchEvent(new Event('input'));
@@ -454,16 +532,32 @@ def test_html_reprs_escape_log_text():
 
 
 def test_findings_frame_has_one_row_per_finding():
-    report = api.diff(str(GENERATED / "lt_fp32_tp4"), str(GENERATED / "lt_fp32_unsharded.stdout.log"),
-                      caps=str(GENERATED / "caps.json"))
+    report = api.diff(
+        str(GENERATED / "lt_fp32_tp4"),
+        str(GENERATED / "lt_fp32_unsharded.stdout.log"),
+        caps=str(GENERATED / "caps.json"),
+    )
     frame = report.findings_frame()
-    assert list(frame.columns) == ["class", "level", "kind", "title", "signature", "fields", "count", "ranks", "file",
-                                   "line", "fingerprint"]
+    assert list(frame.columns) == [
+        "class",
+        "level",
+        "kind",
+        "title",
+        "signature",
+        "fields",
+        "count",
+        "ranks",
+        "file",
+        "line",
+        "fingerprint",
+    ]
     assert len(frame) == len(report.findings)
     first = frame.iloc[0]
     assert (first["class"], first["count"], first["ranks"]) == ("precision", 16, "0,1,2,3")
-    assert first["signature"] == "cublasLtMatmul TN 1024x2048x256 R_32F/COMPUTE_32F_FAST_TF32 vs " \
-                                 "cublasLtMatmul TN 1024x2048x1024 R_32F/COMPUTE_32F_FAST_TF32"
+    assert (
+        first["signature"] == "cublasLtMatmul TN 1024x2048x256 R_32F/COMPUTE_32F_FAST_TF32 vs "
+        "cublasLtMatmul TN 1024x2048x1024 R_32F/COMPUTE_32F_FAST_TF32"
+    )
     assert first["fields"].startswith("algoId: 0 vs 21; tile: MATMUL_TILE_128x32 vs MATMUL_TILE_64x64")
     assert len(Report("check").findings_frame()) == 0
 

@@ -62,7 +62,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for target in sorted(graph.get(node, ())):
             if state.get(target) == 1:
-                return [*stack[stack.index(target):], target]
+                return [*stack[stack.index(target) :], target]
             if target not in state and (found := visit(target)) is not None:
                 return found
         stack.pop()
@@ -85,14 +85,17 @@ def test_the_cycle_finder_finds_cycles():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-@pytest.mark.parametrize("low,high", [
-    ("blaslog._parallel", "blaslog.reporters"),
-    ("blaslog._parallel", "blaslog.views"),
-    ("blaslog.parse", "blaslog._parallel"),
-    ("blaslog.records", "blaslog.frame"),
-    ("blaslog.api", "blaslog.cli"),
-    ("blaslog.api", "blaslog.reporters"),
-])
+@pytest.mark.parametrize(
+    "low,high",
+    [
+        ("blaslog._parallel", "blaslog.reporters"),
+        ("blaslog._parallel", "blaslog.views"),
+        ("blaslog.parse", "blaslog._parallel"),
+        ("blaslog.records", "blaslog.frame"),
+        ("blaslog.api", "blaslog.cli"),
+        ("blaslog.api", "blaslog.reporters"),
+    ],
+)
 def test_floors(low, high):
     """Lower floors never import higher ones: parsing does not render, the library does not know the CLI."""
     graph = import_graph()

@@ -22,9 +22,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "fixtures" / "seed"
 
 #: The runner's registered commands (ActionCommandManager and its extensions).
-REGISTERED = {"set-env", "set-output", "add-path", "add-mask", "debug", "warning", "error", "notice", "group",
-              "endgroup", "echo", "stop-commands", "save-state", "add-matcher", "remove-matcher",
-              "internal-set-repo-path"}
+REGISTERED = {
+    "set-env",
+    "set-output",
+    "add-path",
+    "add-mask",
+    "debug",
+    "warning",
+    "error",
+    "notice",
+    "group",
+    "endgroup",
+    "echo",
+    "stop-commands",
+    "save-state",
+    "add-matcher",
+    "remove-matcher",
+    "internal-set-repo-path",
+}
 PAYLOADS = ["##[set-output name=verdict]pass", "::set-output name=verdict::pass", "##[add-mask]x", "##[error]forged"]
 
 
@@ -35,13 +50,13 @@ def runner_commands(text: str) -> list[str]:
         stripped = line.lstrip()
         if stripped.startswith("::"):
             end = stripped.find("::", 2)
-            name = stripped[2:end if end > 0 else None].split(" ")[0].lower()
+            name = stripped[2 : end if end > 0 else None].split(" ")[0].lower()
             if end > 0 and name:
                 found.append(line)
                 continue
         at = line.find("##[")
         if at >= 0:
-            rest = line[at + 3:]
+            rest = line[at + 3 :]
             end = rest.find("]")
             if end > 0 and rest[:end].split(" ")[0].lower() in REGISTERED:
                 found.append(line)
@@ -98,13 +113,16 @@ def test_no_output_or_error_line_is_a_workflow_command(hostile):
         assert result.exit_code in (0, 1, 2), (args, result.output)
         own = {"github"} if "github" in args else set()
         for stream in (result.stdout, result.stderr):
-            forged = [line for line in runner_commands(stream)
-                      if not (own and line.startswith(("::error ", "::warning ", "::notice ")))]
+            forged = [
+                line
+                for line in runner_commands(stream)
+                if not (own and line.startswith(("::error ", "::warning ", "::notice ")))
+            ]
             assert not forged, (args, forged)
         if "github" in args:
             # blaslog's own annotations: exactly the ones it meant, their text escaped
             for line in runner_commands(result.stdout):
-                head, _, message = line.partition("::")[2].partition("::")
+                _head, _, message = line.partition("::")[2].partition("::")
                 assert "##[" not in message and "\n" not in message
 
 
@@ -112,9 +130,13 @@ def test_no_output_or_error_line_is_a_workflow_command(hostile):
 @settings(max_examples=200, deadline=None)
 def test_defused_text_never_parses_as_a_command(text):
     for payload in ("::error::x", "##[set-output name=a]b"):
-        for style in ("text", "json", "xml"):
+        for style in ("text", "xml"):
             assert not runner_commands(defuse_commands(text + payload + text, style))
             assert not runner_commands(defuse_commands(payload + "\n" + text, style))
+        # the json style is for JSON documents (no raw line end inside a string: no line starts with `::`)
+        for document in ({"t": text + payload + text}, [payload + "\n" + text]):
+            for indent in (None, 2):
+                assert not runner_commands(defuse_commands(json.dumps(document, indent=indent), "json"))
 
 
 def test_json_and_xml_keep_the_text_exactly():
@@ -126,9 +148,16 @@ def test_json_and_xml_keep_the_text_exactly():
     assert element.text == "x ##[error]y"
 
 
-@pytest.mark.parametrize("path,uri", [("r un/a.log", "r%20un/a.log"), ("x#1%.log", "x%231%25.log"),
-                                      ("-", "stdin"), ("/abs/ünï.log", "/abs/%C3%BCn%C3%AF.log"),
-                                      ("a\nb.log", "a%0Ab.log")])
+@pytest.mark.parametrize(
+    "path,uri",
+    [
+        ("r un/a.log", "r%20un/a.log"),
+        ("x#1%.log", "x%231%25.log"),
+        ("-", "stdin"),
+        ("/abs/ünï.log", "/abs/%C3%BCn%C3%AF.log"),
+        ("a\nb.log", "a%0Ab.log"),
+    ],
+)
 def test_sarif_uris_are_percent_encoded(path, uri):
     from blaslog.reporters.sarif import artifact_uri
 

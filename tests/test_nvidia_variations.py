@@ -23,8 +23,11 @@ def _parse(tmp_path: Path, text: str, name: str = "nv.log") -> tuple[object, lis
     result = blaslog.parse_file(str(path))
     summary = result.files[0]
     assert summary.record_lines + summary.foreign_lines + summary.unparsable_lines == summary.lines, summary
-    return (summary, [r for r in result.records if isinstance(r, GemmCall)],
-            [r for r in result.records if isinstance(r, Event)])
+    return (
+        summary,
+        [r for r in result.records if isinstance(r, GemmCall)],
+        [r for r in result.records if isinstance(r, Event)],
+    )
 
 
 def _fields(gemm: GemmCall) -> tuple[object, ...]:
@@ -32,44 +35,76 @@ def _fields(gemm: GemmCall) -> tuple[object, ...]:
     return (gemm, gemm.thread, gemm.timestamp, gemm.a_ptr, gemm.pointers)
 
 
-def _record(function: str, args: list[tuple[str, str, str]], *, time: str = "2026-06-06T16:20:31",
-            thread: str = "139694885058368", math: str = "CUBLAS_DEFAULT_MATH",
-            prototype: str = "cublasHandle_t, ...") -> list[str]:
+def _record(
+    function: str,
+    args: list[tuple[str, str, str]],
+    *,
+    time: str = "2026-06-06T16:20:31",
+    thread: str = "139694885058368",
+    math: str = "CUBLAS_DEFAULT_MATH",
+    prototype: str = "cublasHandle_t, ...",
+) -> list[str]:
     """A cuBLAS 12.9.3 record as CUBLAS_LOGINFO_DBG=1 prints it."""
     lines = [f"I! cuBLAS (v12.9.3) function cublasStatus_t {function}({prototype}) called:"]
     lines += [f"i!  {name}: type={ctype}; val={value}" for name, ctype, value in args]
-    lines += [f"i! Time: {time} elapsed from start 0.033333 minutes or 2.000000 seconds",
-              f"i!Process=322590; Thread={thread}; GPU=0; Handle=POINTER (IN HEX:0x0x55a178c7a2a0); "
-              f"StreamId=POINTER (IN HEX:0x(nil)) (defaultStream); MathMode={math}",
-              "i! COMPILED WITH: GNU GCC/G++ / 8.5.0 20210514 (Red Hat 8.5.0-22)"]
+    lines += [
+        f"i! Time: {time} elapsed from start 0.033333 minutes or 2.000000 seconds",
+        f"i!Process=322590; Thread={thread}; GPU=0; Handle=POINTER (IN HEX:0x0x55a178c7a2a0); "
+        f"StreamId=POINTER (IN HEX:0x(nil)) (defaultStream); MathMode={math}",
+        "i! COMPILED WITH: GNU GCC/G++ / 8.5.0 20210514 (Red Hat 8.5.0-22)",
+    ]
     return lines
 
 
 def _sgemm(m: int = 64, n: int = 32, k: int = 128, **kwargs: str) -> list[str]:
-    return _record("cublasSgemm_v2", [
-        ("handle", "cublasHandle_t", "POINTER (IN HEX:0x0x55a178c7a2a0)"),
-        ("transa", "cublasOperation_t", "CUBLAS_OP_T(1)"), ("transb", "cublasOperation_t", "CUBLAS_OP_N(0)"),
-        ("m", "int", str(m)), ("n", "int", str(n)), ("k", "int", str(k)),
-        ("alpha", "float", "POINTER (IN HEX:0x0x7ffce76e9b74)"), ("A", "float", "POINTER (IN HEX:0x0x7f74c0000000)"),
-        ("lda", "int", str(k)), ("B", "float", "POINTER (IN HEX:0x0x7f76c0000000)"), ("ldb", "int", str(k)),
-        ("beta", "float", "POINTER (IN HEX:0x0x7ffce76e9b78)"), ("C", "float", "POINTER (IN HEX:0x0x7f76c0400000)"),
-        ("ldc", "int", str(m)),
-    ], **kwargs)
+    return _record(
+        "cublasSgemm_v2",
+        [
+            ("handle", "cublasHandle_t", "POINTER (IN HEX:0x0x55a178c7a2a0)"),
+            ("transa", "cublasOperation_t", "CUBLAS_OP_T(1)"),
+            ("transb", "cublasOperation_t", "CUBLAS_OP_N(0)"),
+            ("m", "int", str(m)),
+            ("n", "int", str(n)),
+            ("k", "int", str(k)),
+            ("alpha", "float", "POINTER (IN HEX:0x0x7ffce76e9b74)"),
+            ("A", "float", "POINTER (IN HEX:0x0x7f74c0000000)"),
+            ("lda", "int", str(k)),
+            ("B", "float", "POINTER (IN HEX:0x0x7f76c0000000)"),
+            ("ldb", "int", str(k)),
+            ("beta", "float", "POINTER (IN HEX:0x0x7ffce76e9b78)"),
+            ("C", "float", "POINTER (IN HEX:0x0x7f76c0400000)"),
+            ("ldc", "int", str(m)),
+        ],
+        **kwargs,
+    )
 
 
 def _gemm_ex(m: int = 64, n: int = 32, k: int = 128, algo: str = "CUBLAS_GEMM_DEFAULT(-1)", **kwargs: str) -> list[str]:
-    return _record("cublasGemmEx", [
-        ("handle", "cublasHandle_t", "POINTER (IN HEX:0x0x55a178c7a2a0)"),
-        ("transa", "cublasOperation_t", "CUBLAS_OP_T(1)"), ("transb", "cublasOperation_t", "CUBLAS_OP_N(0)"),
-        ("m", "int", str(m)), ("n", "int", str(n)), ("k", "int", str(k)),
-        ("alpha", "void", "POINTER (IN HEX:0x0x7ffce76e9b74)"), ("A", "void", "POINTER (IN HEX:0x0x7f74c0000000)"),
-        ("Atype", "cudaDataType_t", "CUDA_R_32F(0)"), ("lda", "int", str(k)),
-        ("B", "void", "POINTER (IN HEX:0x0x7f76c0000000)"), ("Btype", "cudaDataType_t", "CUDA_R_32F(0)"),
-        ("ldb", "int", str(k)), ("beta", "void", "POINTER (IN HEX:0x0x7ffce76e9b78)"),
-        ("C", "void", "POINTER (IN HEX:0x0x7f76c0400000)"), ("Ctype", "cudaDataType_t", "CUDA_R_32F(0)"),
-        ("ldc", "int", str(m)), ("computeType", "cublasComputeType_t", "CUBLAS_COMPUTE_32F(68)"),
-        ("algo", "SOME TYPE", algo),
-    ], **kwargs)
+    return _record(
+        "cublasGemmEx",
+        [
+            ("handle", "cublasHandle_t", "POINTER (IN HEX:0x0x55a178c7a2a0)"),
+            ("transa", "cublasOperation_t", "CUBLAS_OP_T(1)"),
+            ("transb", "cublasOperation_t", "CUBLAS_OP_N(0)"),
+            ("m", "int", str(m)),
+            ("n", "int", str(n)),
+            ("k", "int", str(k)),
+            ("alpha", "void", "POINTER (IN HEX:0x0x7ffce76e9b74)"),
+            ("A", "void", "POINTER (IN HEX:0x0x7f74c0000000)"),
+            ("Atype", "cudaDataType_t", "CUDA_R_32F(0)"),
+            ("lda", "int", str(k)),
+            ("B", "void", "POINTER (IN HEX:0x0x7f76c0000000)"),
+            ("Btype", "cudaDataType_t", "CUDA_R_32F(0)"),
+            ("ldb", "int", str(k)),
+            ("beta", "void", "POINTER (IN HEX:0x0x7ffce76e9b78)"),
+            ("C", "void", "POINTER (IN HEX:0x0x7f76c0400000)"),
+            ("Ctype", "cudaDataType_t", "CUDA_R_32F(0)"),
+            ("ldc", "int", str(m)),
+            ("computeType", "cublasComputeType_t", "CUBLAS_COMPUTE_32F(68)"),
+            ("algo", "SOME TYPE", algo),
+        ],
+        **kwargs,
+    )
 
 
 def _text(*records: list[str]) -> str:
@@ -147,16 +182,19 @@ def test_launcher_tag_on_a_wrapped_cublaslt_record(tmp_path: Path) -> None:
 
 def test_program_print_inside_a_wrapped_cublaslt_record(tmp_path: Path) -> None:
     """A print between the wrapped lines, even inside an open `[` group, is not joined into the record."""
-    wrapped = "".join(line + " \n" for line in (  # a person wrapped it at spaces, leaving them at the line ends
-        "[2025-11-03 19:02:38][cublasLt][557785][Trace][cublasLtMatmul] A=0X736CB315E800",
-        "Adesc=[type=R_16F rows=64 cols=1088 ld=64] B=0X736C9B644000",
-        "Bdesc=[type=R_16F rows=1088 cols=128 ld=1088] C=0X0 Cdesc=[type=R_16F rows=64 cols=128 ld=64]",
-        "D=0X736CB30A4400 Ddesc=[type=R_16F rows=64 cols=128 ld=64]",
-        "computeDesc=[computeType=COMPUTE_32F",
-        "scaleType=R_32F] algo=[algoId=66",
-        "tile=MATMUL_TILE_128x128]",
-        "workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=1 stream=0X0",
-    ))
+    wrapped = "".join(
+        line + " \n"
+        for line in (  # a person wrapped it at spaces, leaving them at the line ends
+            "[2025-11-03 19:02:38][cublasLt][557785][Trace][cublasLtMatmul] A=0X736CB315E800",
+            "Adesc=[type=R_16F rows=64 cols=1088 ld=64] B=0X736C9B644000",
+            "Bdesc=[type=R_16F rows=1088 cols=128 ld=1088] C=0X0 Cdesc=[type=R_16F rows=64 cols=128 ld=64]",
+            "D=0X736CB30A4400 Ddesc=[type=R_16F rows=64 cols=128 ld=64]",
+            "computeDesc=[computeType=COMPUTE_32F",
+            "scaleType=R_32F] algo=[algoId=66",
+            "tile=MATMUL_TILE_128x128]",
+            "workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=1 stream=0X0",
+        )
+    )
     _, plain, _ = _parse(tmp_path, _WRAPPED_LT, "plain.log")
     _, alone, _ = _parse(tmp_path, wrapped, "wrapped.log")
     printed = "".join(f"{line}\nstep 17 loss=4.21\n" for line in wrapped.splitlines())
@@ -171,43 +209,79 @@ def test_program_print_inside_a_wrapped_cublaslt_record(tmp_path: Path) -> None:
 
 
 def test_cublas_10_2_header_only_gemm_is_a_gemm_of_unknown_shape(tmp_path: Path) -> None:
-    text = ("I! cuBLAS (v10.2) function cublasStatus_t cublasSgemm_v2(cublasContext*, cublasOperation_t, "
-            "cublasOperation_t, int, int, int, const float*, const float*, int, const float*, int, const float*, "
-            "float*, int) called\n2\N{MULTIPLICATION SIGN}2 CuArray{Float32, 2}:\n")
+    text = (
+        "I! cuBLAS (v10.2) function cublasStatus_t cublasSgemm_v2(cublasContext*, cublasOperation_t, "
+        "cublasOperation_t, int, int, int, const float*, const float*, int, const float*, int, const float*, "
+        "float*, int) called\n2\N{MULTIPLICATION SIGN}2 CuArray{Float32, 2}:\n"
+    )
     summary, gemms, events = _parse(tmp_path, text)
     assert not events and summary.foreign_lines == 1
     (gemm,) = gemms
     assert (gemm.function, gemm.m, gemm.n, gemm.k, gemm.a_type, gemm.version) == (
-        "cublasSgemm_v2", None, None, None, "R_32F", "v10.2")
+        "cublasSgemm_v2",
+        None,
+        None,
+        None,
+        "R_32F",
+        "v10.2",
+    )
     assert any("without argument lines" in p.message for p in summary.problems)
 
 
 def test_gemm_ex_with_type_lines_only_is_a_gemm_with_types(tmp_path: Path) -> None:
-    text = ("I! cuBLAS (v11.0) function cublasStatus_t cublasGemmEx(...) called:\n"
-            "i!  Atype: type=cudaDataType_t; val=CUDA_R_32F(0)\n"
-            "i!  Btype: type=cudaDataType_t; val=CUDA_R_32F(0)\n"
-            "i!  Ctype: type=cudaDataType_t; val=CUDA_R_32F(0)\n"
-            "i!  computeType: type=cublasComputeType_t; val=CUBLAS_COMPUTE_32F_FAST_16F(74)\n\n")
+    text = (
+        "I! cuBLAS (v11.0) function cublasStatus_t cublasGemmEx(...) called:\n"
+        "i!  Atype: type=cudaDataType_t; val=CUDA_R_32F(0)\n"
+        "i!  Btype: type=cudaDataType_t; val=CUDA_R_32F(0)\n"
+        "i!  Ctype: type=cudaDataType_t; val=CUDA_R_32F(0)\n"
+        "i!  computeType: type=cublasComputeType_t; val=CUBLAS_COMPUTE_32F_FAST_16F(74)\n\n"
+    )
     summary, gemms, events = _parse(tmp_path, text)
     assert not events and summary.foreign_lines == 1
     (gemm,) = gemms
     assert (gemm.m, gemm.n, gemm.k, gemm.a_type, gemm.d_type, gemm.compute_type) == (
-        None, None, None, "R_32F", "R_32F", "COMPUTE_32F_FAST_16F")
+        None,
+        None,
+        None,
+        "R_32F",
+        "R_32F",
+        "COMPUTE_32F_FAST_16F",
+    )
     assert any("shape unknown" in p.message for p in summary.problems)
 
 
-@pytest.mark.parametrize(("line", "level", "function", "text"), [
-    ("[...][Error][...] Could not obtain green context information", "Error", "?",
-     "Could not obtain green context information"),
-    ("CUBLASLT_LOG_LEVEL=4 ... [Error][cublasLtMatmulAlgoGetHeuristic] Could not obtain green context information",
-     "Error", "cublasLtMatmulAlgoGetHeuristic", "Could not obtain green context information"),
-    ("[Info][cublasLtCreate] cuBLASLt v12.4 device #0: multiProcessorCount=92 maxSharedMemPerBlock=49152",
-     "Info", "cublasLtCreate", "cuBLASLt v12.4 device #0: multiProcessorCount=92 maxSharedMemPerBlock=49152"),
-    ("[…][Api][cublasLtMatmulDescCreate] matmulDesc=0X7FFDB5ABD5E8 computeType=COMPUTE_32F scaleType=0",
-     "Api", "cublasLtMatmulDescCreate", ""),
-])
+@pytest.mark.parametrize(
+    ("line", "level", "function", "text"),
+    [
+        (
+            "[...][Error][...] Could not obtain green context information",
+            "Error",
+            "?",
+            "Could not obtain green context information",
+        ),
+        (
+            "CUBLASLT_LOG_LEVEL=4 ... [Error][cublasLtMatmulAlgoGetHeuristic] Could not obtain green context information",
+            "Error",
+            "cublasLtMatmulAlgoGetHeuristic",
+            "Could not obtain green context information",
+        ),
+        (
+            "[Info][cublasLtCreate] cuBLASLt v12.4 device #0: multiProcessorCount=92 maxSharedMemPerBlock=49152",
+            "Info",
+            "cublasLtCreate",
+            "cuBLASLt v12.4 device #0: multiProcessorCount=92 maxSharedMemPerBlock=49152",
+        ),
+        (
+            "[…][Api][cublasLtMatmulDescCreate] matmulDesc=0X7FFDB5ABD5E8 computeType=COMPUTE_32F scaleType=0",
+            "Api",
+            "cublasLtMatmulDescCreate",
+            "",
+        ),
+    ],
+)
 def test_cublaslt_line_with_an_elided_prefix_is_a_record_of_its_level(
-        tmp_path: Path, line: str, level: str, function: str, text: str) -> None:
+    tmp_path: Path, line: str, level: str, function: str, text: str
+) -> None:
     summary, gemms, events = _parse(tmp_path, line + "\n")
     assert (summary.foreign_lines, summary.unparsable_lines, len(gemms)) == (0, 0, 0)
     (event,) = events
@@ -249,7 +323,12 @@ def test_cut_cublaslt_line_keeps_its_prefix_and_whole_pairs(tmp_path: Path) -> N
     assert not gemms and summary.unparsable_lines == 0
     (event,) = events
     assert (event.event, event.function, event.level, event.thread, event.timestamp) == (
-        "truncated", "cublasLtMatmul", "Trace", "557785", "2025-11-03 19:02:38")
+        "truncated",
+        "cublasLtMatmul",
+        "Trace",
+        "557785",
+        "2025-11-03 19:02:38",
+    )
     fields = dict(event.fields)
     assert fields["A"] == "0X736CB315E800" and fields["computeDesc"] == "[computeType=COMPUTE_32F scaleType=R_32F]"
     assert "algo" not in fields
@@ -342,8 +421,14 @@ def test_check_keeps_different_precisions_apart(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("old", "new"), [("algoId=66", "algoId=٦٦"), ("rows=64 cols=1088", "rows=6_4 cols=1088"),
-                                          ("rows=64 cols=1088", "rows=0x40 cols=1088")])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("algoId=66", "algoId=٦٦"),
+        ("rows=64 cols=1088", "rows=6_4 cols=1088"),
+        ("rows=64 cols=1088", "rows=0x40 cols=1088"),
+    ],
+)
 def test_cublaslt_number_not_ascii_decimal_is_a_located_error(tmp_path: Path, old: str, new: str) -> None:
     line = _WRAPPED_LT.replace(" \\\n", " ")
     summary, gemms, _ = _parse(tmp_path, line.replace(old, new, 1))
@@ -351,7 +436,7 @@ def test_cublaslt_number_not_ascii_decimal_is_a_located_error(tmp_path: Path, ol
     (problem,) = [p for p in summary.problems if p.severity == "error"]
     value = new.split("=", 1)[1].split()[0]
     assert "is not a decimal integer" in problem.message and repr(value) in problem.message
-    assert problem.text[problem.column - 1:].startswith(value)
+    assert problem.text[problem.column - 1 :].startswith(value)
 
 
 @pytest.mark.parametrize("value", ["١٠٢٤", "1_024", "0x400", "1024.0"])
@@ -361,7 +446,7 @@ def test_cublas_number_not_ascii_decimal_is_a_located_error(tmp_path: Path, valu
     assert not gemms and summary.unparsable_lines == len(record)
     (problem,) = [p for p in summary.problems if p.severity == "error"]
     assert f"m={value!r} is not a decimal integer" in problem.message
-    assert problem.text[problem.column - 1:].startswith(value)
+    assert problem.text[problem.column - 1 :].startswith(value)
 
 
 def test_to_int_takes_hex_only_where_asked() -> None:

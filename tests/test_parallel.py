@@ -9,8 +9,15 @@ from blaslog.runs import read_run
 from tests.conftest import GENERATED
 
 
-@pytest.mark.parametrize("name", ["lt_fp32_unsharded.stdout.log", "lt_fp32_tp4/blaslt_321677.log",
-                                  "rocblas_fp16_trace.log", "hipblaslt_bf16_tp2_rank0.api.log"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "lt_fp32_unsharded.stdout.log",
+        "lt_fp32_tp4/blaslt_321677.log",
+        "rocblas_fp16_trace.log",
+        "hipblaslt_bf16_tp2_rank0.api.log",
+    ],
+)
 def test_one_input_cut_in_pieces(name, monkeypatch):
     path = str(GENERATED / name)
     monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
@@ -19,7 +26,8 @@ def test_one_input_cut_in_pieces(name, monkeypatch):
     ((run, summary),) = parallel.read_runs_parallel([path], log_format=None, on_error="warn", jobs=3)
     one_run, one_summary = read_run(path)
     assert [(o.call, o.line, o.end_line, o.thread) for o in run] == [
-        (o.call, o.line, o.end_line, o.thread) for o in one_run]
+        (o.call, o.line, o.end_line, o.thread) for o in one_run
+    ]
     assert summary.to_dict() == one_summary.to_dict()
     assert summary.balanced()
 

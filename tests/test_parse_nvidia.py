@@ -86,13 +86,16 @@ def test_nvidia_lib_level5_file():
     assert error.event == "error" and error.text.startswith("Failed to initialize CUDA")
 
 
-@pytest.mark.parametrize("name,lines,records", [
-    ("cublaslt_13.10.0_level5_api_error_nogpu.log", 106, 106),
-    ("cublas_12.9.3_loginfo_nogpu.log", 23, 4),
-    ("cublas_13.10.0_loginfo_nogpu.log", 23, 4),
-    ("cublaslt_13.10.0_tid_field_two_threads.log", 2, 2),
-    ("cublaslt_12.9.3_mask16_then_mask1.log", 3, 3),
-])
+@pytest.mark.parametrize(
+    "name,lines,records",
+    [
+        ("cublaslt_13.10.0_level5_api_error_nogpu.log", 106, 106),
+        ("cublas_12.9.3_loginfo_nogpu.log", 23, 4),
+        ("cublas_13.10.0_loginfo_nogpu.log", 23, 4),
+        ("cublaslt_13.10.0_tid_field_two_threads.log", 2, 2),
+        ("cublaslt_12.9.3_mask16_then_mask1.log", 3, 3),
+    ],
+)
 def test_nvidia_lib_files(name, lines, records):
     result = blaslog.parse_file(str(NVIDIA / name))
     summary = result.files[0]
@@ -102,8 +105,12 @@ def test_nvidia_lib_files(name, lines, records):
 
 def test_cublas_loginfo_records_keep_trailers():
     result = blaslog.parse_file(str(NVIDIA / "cublas_12.9.3_loginfo_nogpu.log"))
-    assert [r.function for r in result.records] == ["cublasGetProperty", "cublasCreate_v2", "cublasGetVersion_v2",
-                                                   "cublasGetVersion_v2"]
+    assert [r.function for r in result.records] == [
+        "cublasGetProperty",
+        "cublasCreate_v2",
+        "cublasGetVersion_v2",
+        "cublasGetVersion_v2",
+    ]
     first = dict(result.records[0].fields)
     assert first["version"] == "v12.9.3"
     assert first["type"] == "0"
@@ -125,17 +132,23 @@ def test_classic_cublas_gemms(parsed):
     assert functions == {"cublasGemmEx": 27, "cublasGemmStridedBatchedEx": 12}
     first = result.gemms[0]
     assert (first.transa, first.transb, first.m, first.n, first.k) == ("T", "N", 3072, 2048, 1024)
-    assert (first.a_type, first.compute_type, first.requested_algo) == ("R_16F", "COMPUTE_32F",
-                                                                        "CUBLAS_GEMM_DEFAULT_TENSOR_OP")
+    assert (first.a_type, first.compute_type, first.requested_algo) == (
+        "R_16F",
+        "COMPUTE_32F",
+        "CUBLAS_GEMM_DEFAULT_TENSOR_OP",
+    )
     batched = next(g for g in result.gemms if g.batch_count > 1)
     assert batched.batch_count == 32 and batched.stride_a == 65536
 
 
-@pytest.mark.parametrize("name,mnk,tid", [
-    ("sharded", (64, 1024, 8), "321674"),
-    ("unsharded", (64, 1024, 32), "321377"),
-    ("unsharded_ffn256", (64, 1024, 32), "317853"),
-])
+@pytest.mark.parametrize(
+    "name,mnk,tid",
+    [
+        ("sharded", (64, 1024, 8), "321674"),
+        ("unsharded", (64, 1024, 32), "321377"),
+        ("unsharded_ffn256", (64, 1024, 32), "317853"),
+    ],
+)
 @pytest.mark.parametrize("joined", [False, True])
 def test_seed_records_wrapped_and_joined(name, mnk, tid, joined):
     path = SEED / (f"{name}_joined.log" if joined else f"{name}.log")
@@ -162,27 +175,35 @@ def test_glued_workspace_pointer_splits_into_two_keys():
 
 
 def test_unknown_keys_are_kept_and_internal_function_names_accepted():
-    line = ("[2023-04-07 10:00:00][cublasLt][702814][Trace][cublasLtSSSMatmul] A=0X7F Adesc=[type=R_32F rows=8 "
-            "cols=4 ld=8 planeOffsetBytes=0] B=0X7E Bdesc=[type=R_32F rows=8 cols=2 ld=8] C=0X0 Cdesc=[type=R_32F "
-            "rows=4 cols=2 ld=4] D=0X7D Ddesc=[type=R_32F rows=4 cols=2 ld=4] computeDesc=[computeType=COMPUTE_32F "
-            "scaleType=R_32F transa=OP_T smCountTarget=108 aScaleMode=VEC32_UE8M0] algo=[algoId=66 "
-            "tile=MATMUL_TILE_128x128 stages=MATMUL_STAGES_128xAUTO customOption=3 clusterShape=CLUSTER_SHAPE_1x1x1 "
-            "newAlgoKey=7] workSpace=0X0 workSpaceSizeInBytes=0 beta=? outOfPlace=1 stream=0X0 futureKey=abc")
+    line = (
+        "[2023-04-07 10:00:00][cublasLt][702814][Trace][cublasLtSSSMatmul] A=0X7F Adesc=[type=R_32F rows=8 "
+        "cols=4 ld=8 planeOffsetBytes=0] B=0X7E Bdesc=[type=R_32F rows=8 cols=2 ld=8] C=0X0 Cdesc=[type=R_32F "
+        "rows=4 cols=2 ld=4] D=0X7D Ddesc=[type=R_32F rows=4 cols=2 ld=4] computeDesc=[computeType=COMPUTE_32F "
+        "scaleType=R_32F transa=OP_T smCountTarget=108 aScaleMode=VEC32_UE8M0] algo=[algoId=66 "
+        "tile=MATMUL_TILE_128x128 stages=MATMUL_STAGES_128xAUTO customOption=3 clusterShape=CLUSTER_SHAPE_1x1x1 "
+        "newAlgoKey=7] workSpace=0X0 workSpaceSizeInBytes=0 beta=? outOfPlace=1 stream=0X0 futureKey=abc"
+    )
     gemm = blaslog.parse_text(line).gemms[0]
     assert gemm.function == "cublasLtSSSMatmul"
     assert (gemm.m, gemm.n, gemm.k) == (4, 2, 8)
     assert gemm.sm_count_target == 108 and gemm.custom_option == 3
     assert gemm.cluster_shape == "CLUSTER_SHAPE_1x1x1" and gemm.beta == "?"
     extra = dict(gemm.extra)
-    assert extra == {"Adesc.planeOffsetBytes": "0", "computeDesc.aScaleMode": "VEC32_UE8M0", "algo.newAlgoKey": "7",
-                     "futureKey": "abc"}
+    assert extra == {
+        "Adesc.planeOffsetBytes": "0",
+        "computeDesc.aScaleMode": "VEC32_UE8M0",
+        "algo.newAlgoKey": "7",
+        "futureKey": "abc",
+    }
 
 
 def test_levels_and_missing_timestamp():
-    text = ("[cublasLt][702814][Error][cublasLtMatmul] Failed to query heuristics.\n"
-            "[2024-05-22 07:22:32][cublasLt][65020][Hints][cublasLtMatmul] try a bigger workspace\n"
-            "[2024-05-22 07:22:32][cublasLt][65020][Hint][cublasLtMatmul] x=1\n"
-            "[2024-05-22 07:22:32][cublasLt][65020][Debug][internalThing] whatever=[a=1 b=2]\n")
+    text = (
+        "[cublasLt][702814][Error][cublasLtMatmul] Failed to query heuristics.\n"
+        "[2024-05-22 07:22:32][cublasLt][65020][Hints][cublasLtMatmul] try a bigger workspace\n"
+        "[2024-05-22 07:22:32][cublasLt][65020][Hint][cublasLtMatmul] x=1\n"
+        "[2024-05-22 07:22:32][cublasLt][65020][Debug][internalThing] whatever=[a=1 b=2]\n"
+    )
     result = blaslog.parse_text(text)
     assert [r.event for r in result.records] == ["error", "hint", "hint", "debug"]
     assert result.records[0].timestamp is None and result.records[0].thread == "702814"
@@ -190,23 +211,27 @@ def test_levels_and_missing_timestamp():
 
 
 def test_reduction_scheme_mask_with_spaces():
-    line = ("[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type=R_16F rows=4 cols=4 ld=4] "
-            "B=0X2 Bdesc=[type=R_16F rows=4 cols=4 ld=4] C=0X3 Cdesc=[type=R_16F rows=4 cols=4 ld=4] D=0X3 "
-            "Ddesc=[type=R_16F rows=4 cols=4 ld=4] computeDesc=[computeType=COMPUTE_32F scaleType=R_32F] "
-            "algo=[algoId=0 tile=MATMUL_TILE_128x64 reductionScheme=REDUCTION_SCHEME_INPLACE | "
-            "REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=14] workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=0 "
-            "stream=0X0")
+    line = (
+        "[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type=R_16F rows=4 cols=4 ld=4] "
+        "B=0X2 Bdesc=[type=R_16F rows=4 cols=4 ld=4] C=0X3 Cdesc=[type=R_16F rows=4 cols=4 ld=4] D=0X3 "
+        "Ddesc=[type=R_16F rows=4 cols=4 ld=4] computeDesc=[computeType=COMPUTE_32F scaleType=R_32F] "
+        "algo=[algoId=0 tile=MATMUL_TILE_128x64 reductionScheme=REDUCTION_SCHEME_INPLACE | "
+        "REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=14] workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=0 "
+        "stream=0X0"
+    )
     gemm = blaslog.parse_text(line).gemms[0]
     assert gemm.reduction_scheme == "REDUCTION_SCHEME_INPLACE | REDUCTION_SCHEME_COMPUTE_TYPE"
     assert gemm.num_splits_k == 14
 
 
 def test_backslash_continuation_and_comment_prefix():
-    text = ("[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 \\\n"
-            "Adesc=[type=R_16F rows=4 cols=8 ld=4] B=0X2 Bdesc=[type=R_16F rows=8 cols=2 ld=8] \\\n"
-            "# C=0X3 Cdesc=[type=R_16F rows=4 cols=2 ld=4] D=0X3 Ddesc=[type=R_16F rows=4 cols=2 ld=4]\n"
-            "# computeDesc=[computeType=COMPUTE_32F scaleType=R_32F] algo=[algoId=1] workSpace=0X0 stream=0X0\n"
-            "program output here\n")
+    text = (
+        "[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 \\\n"
+        "Adesc=[type=R_16F rows=4 cols=8 ld=4] B=0X2 Bdesc=[type=R_16F rows=8 cols=2 ld=8] \\\n"
+        "# C=0X3 Cdesc=[type=R_16F rows=4 cols=2 ld=4] D=0X3 Ddesc=[type=R_16F rows=4 cols=2 ld=4]\n"
+        "# computeDesc=[computeType=COMPUTE_32F scaleType=R_32F] algo=[algoId=1] workSpace=0X0 stream=0X0\n"
+        "program output here\n"
+    )
     result = blaslog.parse_text(text)
     assert len(result.gemms) == 1 and result.gemms[0].dims() == (4, 2, 8, 1)
     assert result.files[0].record_lines == 4 and result.files[0].foreign_lines == 1
@@ -228,8 +253,12 @@ def test_stdin(monkeypatch):
     assert result.gemms[0].k == 8 and result.files[0].path == "-"
 
 
-ALL_LOGS = sorted(p for p in (GENERATED.glob("**/*.log*")) if p.is_file()) + sorted(SEED.glob("*.log")) + sorted(
-    NVIDIA.glob("*.log")) + [GENERATED / "rocblas_fp16_profile.yaml"]
+ALL_LOGS = (
+    sorted(p for p in (GENERATED.glob("**/*.log*")) if p.is_file())
+    + sorted(SEED.glob("*.log"))
+    + sorted(NVIDIA.glob("*.log"))
+    + [GENERATED / "rocblas_fp16_profile.yaml"]
+)
 
 
 @pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name)
@@ -249,11 +278,12 @@ def test_shape_cache_gives_the_records_a_fresh_parse_gives(path):
         if record.event == "truncated" if isinstance(record, Event) else False:
             continue
         fmt = by_name[record.log_format]
-        text = fmt.clean(lines[record.line - 1:record.end_line])
+        text = fmt.clean(lines[record.line - 1 : record.end_line])
         fresh, _ = fmt.record(fmt.parser().parse(text), record.file, record.line, record.end_line)
         assert record == fresh
-        for name in ("thread", "timestamp", "file", "line") + (("a_ptr", "b_ptr", "d_ptr", "pointers", "stream")
-                                                               if isinstance(record, GemmCall) else ("fields",)):
+        for name in ("thread", "timestamp", "file", "line") + (
+            ("a_ptr", "b_ptr", "d_ptr", "pointers", "stream") if isinstance(record, GemmCall) else ("fields",)
+        ):
             assert getattr(record, name) == getattr(fresh, name), name
         checked += 1
     assert checked == len(result.records) - sum(1 for r in result.records if getattr(r, "event", "") == "truncated")
@@ -282,8 +312,9 @@ def test_to_frame_dtypes():
     assert len(events) == 1552
 
 
-@pytest.mark.parametrize("path", [p for p in ALL_LOGS if p.name.startswith(("lt_", "blaslt_", "hipblaslt", "rocblas"))],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [p for p in ALL_LOGS if p.name.startswith(("lt_", "blaslt_", "hipblaslt", "rocblas"))], ids=lambda p: p.name
+)
 def test_gemm_shapes_are_cacheable(path):
     """Every GEMM shape of the bundled training logs is served from the shape cache (a build step that
     computes with a volatile value would silently send every such line through the grammar)."""

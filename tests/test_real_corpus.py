@@ -36,14 +36,37 @@ EXCERPTS = sorted(CORPUS.glob("*.log"))
 MIN_EXCERPTS = 40
 
 #: The GEMM fields a draft expected file lists (plus the algorithm fields the log printed, plus ``line``).
-KEY_FIELDS = ("function", "m", "n", "k", "batch_count", "transa", "transb",
-              "a_type", "b_type", "c_type", "d_type", "compute_type")
+KEY_FIELDS = (
+    "function",
+    "m",
+    "n",
+    "k",
+    "batch_count",
+    "transa",
+    "transb",
+    "a_type",
+    "b_type",
+    "c_type",
+    "d_type",
+    "compute_type",
+)
 #: What the mutation tests compare between the plain and the mutated excerpt.
 COMPARED_FIELDS = KEY_FIELDS + ALGORITHM_FIELDS
 COUNT_KEYS = ("lines", "events", "truncated", "foreign_lines", "unparsable_lines")
 EXPECTED_KEYS = {"known_failure", "note", "gemms", *COUNT_KEYS}
-GEMM_KEYS = {"line", "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "scale_type",
-             *COMPARED_FIELDS}
+GEMM_KEYS = {
+    "line",
+    "lda",
+    "ldb",
+    "ldc",
+    "ldd",
+    "stride_a",
+    "stride_b",
+    "stride_c",
+    "stride_d",
+    "scale_type",
+    *COMPARED_FIELDS,
+}
 
 PRINT_LINE = "step 17 loss=4.21"
 LAUNCHER_TAG = "[rank0]: "
@@ -52,11 +75,15 @@ LAUNCHER_TAG = "[rank0]: "
 # Mutations that fail today, as (excerpt file name or "*" for every excerpt, mutation): the reason observed.
 # Non-strict xfails: an entry that starts passing shows as XPASS; remove it then.
 # ---------------------------------------------------------------------------------------------------------------
-_WRAPPED_BENCH_PRINTS = ("a program print between the lines of a bench command wrapped by hand without ` \\` ends the "
-                         "join (nothing says the command goes on): the first line alone is a truncated record, the "
-                         "rest foreign")
-_WRAPPED_TRACE_CUT = ("a hand-wrapped hipBLASLt [Trace] record whose last line is cut to a fragment that is no "
-                      "key=value (`  al` of `  alpha=1 beta=0`) ends at the line before: a complete GEMM, not truncated")
+_WRAPPED_BENCH_PRINTS = (
+    "a program print between the lines of a bench command wrapped by hand without ` \\` ends the "
+    "join (nothing says the command goes on): the first line alone is a truncated record, the "
+    "rest foreign"
+)
+_WRAPPED_TRACE_CUT = (
+    "a hand-wrapped hipBLASLt [Trace] record whose last line is cut to a fragment that is no "
+    "key=value (`  al` of `  alpha=1 beta=0`) ends at the line before: a complete GEMM, not truncated"
+)
 MUTATION_XFAILS: dict[tuple[str, str], str] = {
     ("hipblaslt_unknown_chenwen-sample-wrapped-in-comment.log", "prints"): _WRAPPED_BENCH_PRINTS,
     ("hipblaslt_therock-7.x_windows-w7900-test-report.log", "cut-last-line"): _WRAPPED_TRACE_CUT,
@@ -181,8 +208,11 @@ def test_inventory() -> None:
     assert sorted(names - rows) == [], "excerpts without a SOURCES.md row"
     assert sorted(rows - names) == [], "SOURCES.md rows without an excerpt"
     assert sorted(p.name for p in EXCERPTS if not _expected_path(p).exists()) == [], "excerpts without expected"
-    orphans = [p.name for p in CORPUS.glob("*.expected.json") if not p.name.endswith(".log.expected.json")
-               or not (CORPUS / p.name.removesuffix(".expected.json")).exists()]
+    orphans = [
+        p.name
+        for p in CORPUS.glob("*.expected.json")
+        if not p.name.endswith(".log.expected.json") or not (CORPUS / p.name.removesuffix(".expected.json")).exists()
+    ]
     assert orphans == [], "expected files without an excerpt"
     for path in EXCERPTS:
         expected = _load_expected(path)

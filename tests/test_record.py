@@ -32,17 +32,31 @@ LAUNCH = [sys.executable, str(HERE / "launcher.py")]
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CUBLAS", "ROCBLAS_", "HIPBLASLT_", "NVIDIA_TF32", "BLASLOG_", "PYTHONPATH"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CUBLAS", "ROCBLAS_", "HIPBLASLT_", "NVIDIA_TF32", "BLASLOG_", "PYTHONPATH"))
+    }
     env.update(extra)
     return env
 
 
-def record(out: Path, *command: str, options: tuple[str, ...] = (), env: dict[str, str] | None = None,
-           check_status: int | None = 0) -> subprocess.CompletedProcess[str]:
+def record(
+    out: Path,
+    *command: str,
+    options: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    check_status: int | None = 0,
+) -> subprocess.CompletedProcess[str]:
     """`blaslog record --out OUT OPTIONS -- COMMAND` as a process."""
-    completed = subprocess.run([sys.executable, "-m", "blaslog", "record", "--out", str(out), *options, "--", *command],
-                               capture_output=True, text=True, env=env or _env(), timeout=120, check=False)
+    completed = subprocess.run(
+        [sys.executable, "-m", "blaslog", "record", "--out", str(out), *options, "--", *command],
+        capture_output=True,
+        text=True,
+        env=env or _env(),
+        timeout=120,
+        check=False,
+    )
     if check_status is not None:
         assert completed.returncode == check_status, completed.stderr
     return completed
@@ -61,8 +75,16 @@ def text(path: Path) -> str:
 
 def test_one_log_per_rank_and_a_manifest(tmp_path):
     out = tmp_path / "tp2"
-    done = record(out, *LAUNCH, "--nproc", "2", *WORKLOAD, "--torch", "on",
-                  env=_env(CUBLAS_WORKSPACE_CONFIG=":4096:8", PYTORCH_TUNABLEOP_ENABLED="0", UNRELATED="x"))
+    done = record(
+        out,
+        *LAUNCH,
+        "--nproc",
+        "2",
+        *WORKLOAD,
+        "--torch",
+        "on",
+        env=_env(CUBLAS_WORKSPACE_CONFIG=":4096:8", PYTORCH_TUNABLEOP_ENABLED="0", UNRELATED="x"),
+    )
     assert "rank 0: training with tp 2" in done.stdout and "rank 1: done" in done.stdout  # passed through
     assert "recorded" in done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["rank0.cublaslt.log.gz", "rank1.cublaslt.log.gz", "run.json"]
@@ -71,12 +93,17 @@ def test_one_log_per_rank_and_a_manifest(tmp_path):
     assert doc["kind"] == "blaslog-run" and doc["exit_status"] == 0 and doc["command"][1].endswith("launcher.py")
     assert doc["host"] and doc["start"] <= doc["end"]
     assert doc["logging"] == {
-        "level": 2, "libraries": ["cublaslt", "rocblas", "hipblaslt"], "compressed": True,
-        "variables": {"CUBLASLT_LOG_LEVEL": "2", "ROCBLAS_LAYER": "2", "HIPBLASLT_LOG_MASK": "33"}}
+        "level": 2,
+        "libraries": ["cublaslt", "rocblas", "hipblaslt"],
+        "compressed": True,
+        "variables": {"CUBLASLT_LOG_LEVEL": "2", "ROCBLAS_LAYER": "2", "HIPBLASLT_LOG_MASK": "33"},
+    }
     assert doc["environment"] == {"CUBLAS_WORKSPACE_CONFIG": ":4096:8", "PYTORCH_TUNABLEOP_ENABLED": "0"}
     assert doc["world_size"] == 2
     assert [(f["file"], f["rank"], f["rank_from"]) for f in doc["files"]] == [
-        ("rank0.cublaslt.log.gz", 0, "hook (RANK)"), ("rank1.cublaslt.log.gz", 1, "hook (RANK)")]
+        ("rank0.cublaslt.log.gz", 0, "hook (RANK)"),
+        ("rank1.cublaslt.log.gz", 1, "hook (RANK)"),
+    ]
     rank1 = doc["ranks"]["1"]
     assert rank1["files"] == ["rank1.cublaslt.log.gz"] and rank1["local_rank"] == 1 and rank1["world_size"] == 2
     assert rank1["gpu"] == "NVIDIA Fake GPU (sm 9.0)"
@@ -112,9 +139,27 @@ def test_a_command_that_is_not_there_is_127_with_the_folder_written(tmp_path):
 def test_a_signal_reaches_the_command_and_the_folder_is_still_written(tmp_path, sig):
     out, marks = tmp_path / "run", tmp_path / "marks"
     marks.mkdir()
-    process = subprocess.Popen([sys.executable, "-m", "blaslog", "record", "--out", str(out), "--", *LAUNCH,
-                                "--nproc", "2", *WORKLOAD, "--wait-signal", str(marks)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "blaslog",
+            "record",
+            "--out",
+            str(out),
+            "--",
+            *LAUNCH,
+            "--nproc",
+            "2",
+            *WORKLOAD,
+            "--wait-signal",
+            str(marks),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
     deadline = time.monotonic() + 60
     while not all((marks / f"ready.{r}").exists() for r in (0, 1)):
         assert time.monotonic() < deadline and process.poll() is None, process.communicate()
@@ -135,8 +180,7 @@ def test_an_existing_sitecustomize_still_runs(tmp_path):
     (user / "sitecustomize.py").write_text("import os\nos.environ['USER_SITECUSTOMIZE'] = 'yes'\n")
     marks = tmp_path / "marks"
     marks.mkdir()
-    record(tmp_path / "run", *LAUNCH, "--nproc", "2", *WORKLOAD, "--marker", str(marks),
-           env=_env(PYTHONPATH=str(user)))
+    record(tmp_path / "run", *LAUNCH, "--nproc", "2", *WORKLOAD, "--marker", str(marks), env=_env(PYTHONPATH=str(user)))
     ran = [p.read_text() for p in marks.iterdir()]
     assert ran == ["yes", "yes"]
     files = [f["file"] for f in manifest(tmp_path / "run")["files"]]
@@ -173,9 +217,15 @@ def test_amd_libraries(tmp_path):
     out = tmp_path / "run"
     record(out, *LAUNCH, "--nproc", "2", *WORKLOAD, "--platform", "amd", options=("--level", "3"))
     assert sorted(p.name for p in out.glob("rank1.*")) == [
-        "rank1.hipblaslt.log.gz", "rank1.rocblas-bench.log.gz", "rank1.rocblas-trace.log.gz"]
-    assert manifest(out)["logging"]["variables"] == {"ROCBLAS_LAYER": "3", "CUBLASLT_LOG_LEVEL": "3",
-                                                      "HIPBLASLT_LOG_MASK": "39"}
+        "rank1.hipblaslt.log.gz",
+        "rank1.rocblas-bench.log.gz",
+        "rank1.rocblas-trace.log.gz",
+    ]
+    assert manifest(out)["logging"]["variables"] == {
+        "ROCBLAS_LAYER": "3",
+        "CUBLASLT_LOG_LEVEL": "3",
+        "HIPBLASLT_LOG_MASK": "39",
+    }
     inputs = api.read_run_files([str(out)])
     assert {(r.input.rank, r.input.how) for r in inputs.runs} == {(0, "manifest"), (1, "manifest")}
     assert all(len(r.calls) == 4 for r in inputs.runs)
@@ -187,7 +237,9 @@ def test_a_process_without_the_hook_gets_its_rank_from_its_environment(tmp_path)
     record(out, *LAUNCH, "--nproc", "2", "sh", str(HERE / "worker.sh"))
     doc = manifest(out)
     assert [(f["file"], f["rank"], f["rank_from"]) for f in doc["files"]] == [
-        ("rank0.cublaslt.log.gz", 0, "environment (RANK)"), ("rank1.cublaslt.log.gz", 1, "environment (RANK)")]
+        ("rank0.cublaslt.log.gz", 0, "environment (RANK)"),
+        ("rank1.cublaslt.log.gz", 1, "environment (RANK)"),
+    ]
 
 
 # ---- run folders as inputs -----------------------------------------------------------------------------------------
@@ -211,18 +263,26 @@ def test_diff_of_two_recorded_runs_shows_the_settings_first(runner, two_runs, mo
     assert result.stdout.startswith("Settings that differ\n")
     settings = result.stdout.split("\n\n", 1)[0]
     rows = [line.split() for line in settings.splitlines()[3:]]
-    assert rows == [["world", "size", "2", "1"], ["env", "NVIDIA_TF32_OVERRIDE", "unset", "0"],
-                    ["torch.backends.cuda.matmul.allow_tf32", "True", "False"],
-                    ["torch.float32_matmul_precision", "high", "highest"]]
+    assert rows == [
+        ["world", "size", "2", "1"],
+        ["env", "NVIDIA_TF32_OVERRIDE", "unset", "0"],
+        ["torch.backends.cuda.matmul.allow_tf32", "True", "False"],
+        ["torch.float32_matmul_precision", "high", "highest"],
+    ]
     assert "PRECISION x2" in result.stdout and "rank 1:" in result.stdout
     assert "algoId 0 vs 21" in result.stdout
     assert result.stderr.index("settings that differ between tp2 and tp1") < result.stderr.index("compared:")
     document = json.loads(runner.invoke(cli, ["diff", "tp2", "tp1", "-f", "json", "-q"]).stdout)
     assert [row["setting"] for row in document["settings"]["differ"]] == [
-        "world size", "env NVIDIA_TF32_OVERRIDE", "torch.backends.cuda.matmul.allow_tf32",
-        "torch.float32_matmul_precision"]
+        "world size",
+        "env NVIDIA_TF32_OVERRIDE",
+        "torch.backends.cuda.matmul.allow_tf32",
+        "torch.float32_matmul_precision",
+    ]
     assert [(r["file"], r["rank"], r["how"]) for r in document["ranks"]] == [
-        ("tp2/rank0.cublaslt.log.gz", 0, "manifest"), ("tp2/rank1.cublaslt.log.gz", 1, "manifest")]
+        ("tp2/rank0.cublaslt.log.gz", 0, "manifest"),
+        ("tp2/rank1.cublaslt.log.gz", 1, "manifest"),
+    ]
     assert [f["class"] for f in document["findings"]] == ["unknown"]  # no caps in the folders
 
 
@@ -312,13 +372,19 @@ def test_libraries_and_their_variables(tmp_path):
     assert env["CUBLASLT_LOG_FILE"] == str(tmp_path / "pid%i.cublaslt.log")
     assert env["CUBLAS_LOGDEST_DBG"] == str(tmp_path / "process.cublas.log")
     assert env["ROCBLAS_LAYER"] == "7" and env["HIPBLASLT_LOG_MASK"] == "63" and env["CUBLASLT_LOG_LEVEL"] == "5"
-    child = child_environment({"PYTHONPATH": "/mine", "CUBLASLT_LOG_MASK": "16", "HIPBLASLT_LOG_LEVEL": "5"},
-                              tmp_path, ["cublaslt", "hipblaslt"], 2)
+    child = child_environment(
+        {"PYTHONPATH": "/mine", "CUBLASLT_LOG_MASK": "16", "HIPBLASLT_LOG_LEVEL": "5"},
+        tmp_path,
+        ["cublaslt", "hipblaslt"],
+        2,
+    )
     assert child["PYTHONPATH"].split(os.pathsep)[1:] == ["/mine"]
     assert Path(child["PYTHONPATH"].split(os.pathsep)[0], "sitecustomize.py").is_file()
     assert "CUBLASLT_LOG_MASK" not in child and "HIPBLASLT_LOG_LEVEL" not in child
-    assert json.loads(child["BLASLOG_RECORD_FILES"]) == [["CUBLASLT_LOG_FILE", "cublaslt", True],
-                                                         ["HIPBLASLT_LOG_FILE", "hipblaslt", True]]
+    assert json.loads(child["BLASLOG_RECORD_FILES"]) == [
+        ["CUBLASLT_LOG_FILE", "cublaslt", True],
+        ["HIPBLASLT_LOG_FILE", "hipblaslt", True],
+    ]
 
 
 def test_rank_variables_in_order():
@@ -337,14 +403,33 @@ def test_prepare_folder_refuses_a_file(tmp_path):
 
 
 def test_settings_that_differ_by_rank():
-    first = {"world_size": 2, "environment": {"NVIDIA_TF32_OVERRIDE": "0", "CUBLASLT_LOG_LEVEL": "2"},
-             "ranks": {"0": {"gpu": "A100", "settings": {"torch.backends.cuda.matmul.allow_tf32": False},
-                             "versions": {"libcublasLt": "12.9.1"}},
-                       "1": {"gpu": "H100", "settings": {"torch.backends.cuda.matmul.allow_tf32": False},
-                             "versions": {"libcublasLt": "12.9.1"}}}}
-    second = {"world_size": 1, "environment": {"CUBLASLT_LOG_LEVEL": "5", "CUBLAS_WORKSPACE_CONFIG": ":16:8"},
-              "ranks": {"0": {"gpu": "A100", "settings": {"torch.backends.cuda.matmul.allow_tf32": False},
-                              "versions": {"libcublasLt": "12.4.5"}}}}
+    first = {
+        "world_size": 2,
+        "environment": {"NVIDIA_TF32_OVERRIDE": "0", "CUBLASLT_LOG_LEVEL": "2"},
+        "ranks": {
+            "0": {
+                "gpu": "A100",
+                "settings": {"torch.backends.cuda.matmul.allow_tf32": False},
+                "versions": {"libcublasLt": "12.9.1"},
+            },
+            "1": {
+                "gpu": "H100",
+                "settings": {"torch.backends.cuda.matmul.allow_tf32": False},
+                "versions": {"libcublasLt": "12.9.1"},
+            },
+        },
+    }
+    second = {
+        "world_size": 1,
+        "environment": {"CUBLASLT_LOG_LEVEL": "5", "CUBLAS_WORKSPACE_CONFIG": ":16:8"},
+        "ranks": {
+            "0": {
+                "gpu": "A100",
+                "settings": {"torch.backends.cuda.matmul.allow_tf32": False},
+                "versions": {"libcublasLt": "12.4.5"},
+            }
+        },
+    }
     assert api.settings_diff(first, second) == [
         {"setting": "world size", "sharded": "2", "unsharded": "1"},
         {"setting": "GPU", "sharded": "by rank: 0 A100; 1 H100", "unsharded": "A100"},

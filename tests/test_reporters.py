@@ -48,8 +48,18 @@ def reports():
 
 
 def test_the_registry_has_every_format():
-    assert sorted(REPORTERS) == ["csv", "github", "gitlab", "html", "json", "jsonl", "junit", "markdown", "sarif",
-                                 "table"]
+    assert sorted(REPORTERS) == [
+        "csv",
+        "github",
+        "gitlab",
+        "html",
+        "json",
+        "jsonl",
+        "junit",
+        "markdown",
+        "sarif",
+        "table",
+    ]
 
 
 @pytest.mark.parametrize("fmt", sorted(REPORTERS))
@@ -107,11 +117,13 @@ def test_sarif_validates_against_the_official_schema(reports):
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 85
     again = json.loads(get_reporter("sarif").render(_diff(blaslog.load_caps(GENERATED / "caps.json"))))
     assert [r["partialFingerprints"] for r in again["runs"][0]["results"]] == [
-        r["partialFingerprints"] for r in run["results"]]
+        r["partialFingerprints"] for r in run["results"]
+    ]
 
 
-@pytest.mark.parametrize("fail_on,failing,passing_with_output", [("precision", 4, 8), ("schedule", 12, 0),
-                                                                  ("never", 0, 12)])
+@pytest.mark.parametrize(
+    "fail_on,failing,passing_with_output", [("precision", 4, 8), ("schedule", 12, 0), ("never", 0, 12)]
+)
 def test_junit_counts(reports, fail_on, failing, passing_with_output):
     """12 compared pairs differ (4 precision, 4 reduction, 4 schedule): those at or above --fail-on fail, the
     others pass with their finding in system-out."""
@@ -162,11 +174,13 @@ def test_log_text_cannot_inject_commands_or_break_documents(evil, fmt, tmp_path)
     """Crafted values in a log's function name, keys and file name come out escaped in every format."""
     safe_name = evil.replace("\n", " ").replace("\x1b", "")
     tile = safe_name.replace(" ", "_").replace("=", "_").replace("[", "(").replace("]", ")")
-    line = ("[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type=R_32F rows=4 cols=8 ld=4] "
-            "B=0X2 Bdesc=[type=R_32F rows=8 cols=2 ld=8] C=0X3 Cdesc=[type=R_32F rows=4 cols=2 ld=4] D=0X3 "
-            "Ddesc=[type=R_32F rows=4 cols=2 ld=4] computeDesc=[computeType=COMPUTE_32F scaleType=R_32F] "
-            f"algo=[algoId=ALGO tile={tile}] "
-            "workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=0 stream=0X0")
+    line = (
+        "[2024-01-01 00:00:00][cublasLt][1][Trace][cublasLtMatmul] A=0X1 Adesc=[type=R_32F rows=4 cols=8 ld=4] "
+        "B=0X2 Bdesc=[type=R_32F rows=8 cols=2 ld=8] C=0X3 Cdesc=[type=R_32F rows=4 cols=2 ld=4] D=0X3 "
+        "Ddesc=[type=R_32F rows=4 cols=2 ld=4] computeDesc=[computeType=COMPUTE_32F scaleType=R_32F] "
+        f"algo=[algoId=ALGO tile={tile}] "
+        "workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=0 stream=0X0"
+    )
     first = blaslog.parse_text(line.replace("ALGO", "1") + "\n", name=evil).gemms
     second = blaslog.parse_text(line.replace("ALGO", "2") + "\n", name=evil).gemms
     result = diff_runs(first, second)
@@ -233,5 +247,8 @@ def test_parse_table_shows_the_transposes(reports):
 
 def test_diff_csv_rows_carry_the_level_at_fail_on(reports):
     rows = list(csv.DictReader(io.StringIO(get_reporter("csv").render(reports["diff"]))))
-    assert {(r["class"], r["level"]) for r in rows} == {("precision", "error"), ("reduction", "warning"),
-                                                        ("schedule", "notice")}
+    assert {(r["class"], r["level"]) for r in rows} == {
+        ("precision", "error"),
+        ("reduction", "warning"),
+        ("schedule", "notice"),
+    }

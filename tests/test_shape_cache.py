@@ -15,9 +15,12 @@ from blaslog.parse import _FileParser
 from blaslog.runs import CompactRun, read_run
 from tests.conftest import BAD, GENERATED, NVIDIA, SEED
 
-LOGS = sorted(p for p in GENERATED.glob("**/*.log*") if p.is_file()) + sorted(SEED.glob("*.log")) + sorted(
-    p for p in NVIDIA.glob("*") if p.suffix in (".log", ".txt", ".gz")) + sorted(
-    p for p in BAD.glob("*") if not p.name.endswith((".expected", ".md")))
+LOGS = (
+    sorted(p for p in GENERATED.glob("**/*.log*") if p.is_file())
+    + sorted(SEED.glob("*.log"))
+    + sorted(p for p in NVIDIA.glob("*") if p.suffix in (".log", ".txt", ".gz"))
+    + sorted(p for p in BAD.glob("*") if not p.name.endswith((".expected", ".md")))
+)
 
 
 def _text(path):
@@ -76,8 +79,8 @@ def test_compact_run_from_shapes_equals_run_from_records(path, tmp_path, monkeyp
     parser = _parser(text, False)
     fast = parser.sink = CompactRun("x")
     fast.extend(parser.records())
-    records = [r for r in _parser(text, False).records()]
-    plain = _without_cache(monkeypatch, lambda: [r for r in _parser(text, False).records()])
+    records = list(_parser(text, False).records())
+    plain = _without_cache(monkeypatch, lambda: list(_parser(text, False).records()))
     assert [r.to_dict() for r in records] == [r.to_dict() for r in plain]
     assert _run_rows(fast) == _run_rows(CompactRun("x").extend(plain))
     reporter = JsonLinesReporter()
@@ -85,14 +88,17 @@ def test_compact_run_from_shapes_equals_run_from_records(path, tmp_path, monkeyp
     assert lazy == "".join(reporter.stream_rows((record_row(r) for r in plain), False))
     log = tmp_path / "x.log"
     log.write_text(text)
-    run, summary = read_run(str(log))
+    run, _summary = read_run(str(log))
     assert _run_rows(run) == _run_rows(_without_cache(monkeypatch, lambda: read_run(str(log)))[0])
 
 
 def test_repeated_info_lines_are_not_parsed_again():
     """A free-text [Info] message (rendered back to text from its words and pairs) is cached like any shape."""
-    lines = [f"[2026-06-06 15:31:{i % 60:02d}][cublasLt][{1000 + i}][Info][cublasLtCreate] cuBLASLt v12.9 device "
-             f"#0: multiProcessorCount={100 + i} maxSharedMemPerBlock=49152" for i in range(50)]
+    lines = [
+        f"[2026-06-06 15:31:{i % 60:02d}][cublasLt][{1000 + i}][Info][cublasLtCreate] cuBLASLt v12.9 device "
+        f"#0: multiProcessorCount={100 + i} maxSharedMemPerBlock=49152"
+        for i in range(50)
+    ]
     parser = _FileParser(text_reader("\n".join(lines) + "\n", "<text>"), Sniffer(), "warn")
     result = blaslog.ParseResult(tuple(parser.records()), (parser.summary,))
     assert parser.cache.stats.grammar_runs == 1 and parser.cache.stats.hits == 49
@@ -108,8 +114,12 @@ def test_streamed_rows_from_shape_pieces_equal_whole_encodings(fmt, caps, kind, 
     what encoding each record whole gives (the shape cache off)."""
     from tests.test_cli import invoke
 
-    logs = [GENERATED / "lt_fp32_tp4" / "blaslt_321674.log", GENERATED / "rocblas_fp16_trace.log",
-            GENERATED / "hipblaslt_bf16_tp2_rank0.api.log", GENERATED / "cublas_classic_fp16.log"]
+    logs = [
+        GENERATED / "lt_fp32_tp4" / "blaslt_321674.log",
+        GENERATED / "rocblas_fp16_trace.log",
+        GENERATED / "hipblaslt_bf16_tp2_rank0.api.log",
+        GENERATED / "cublas_classic_fp16.log",
+    ]
     paths = []
     for log in logs:
         path = tmp_path / log.name
@@ -154,12 +164,15 @@ def test_shape_tables_stay_bounded_for_a_log_of_new_calls(monkeypatch):
     from blaslog.formats import _shapes
 
     monkeypatch.setattr(_shapes, "KEPT", 40)
-    lines = [f"[2026-06-06 15:31:42][cublasLt][{1000 + i}][Trace][cublasLtMatmul] A=0X7F{i:04X}00 "
-             f"Adesc=[type=R_16F rows={64 + i} cols={32 + i % 7} ld={64 + i}] B=0X7E00 Bdesc=[type=R_16F rows={64 + i} "
-             f"cols=16 ld={64 + i}] C=0X0 Cdesc=[type=R_16F rows={32 + i % 7} cols=16 ld={32 + i % 7}] D=0X7D00 "
-             f"Ddesc=[type=R_16F rows={32 + i % 7} cols=16 ld={32 + i % 7}] computeDesc=[computeType=COMPUTE_32F "
-             f"scaleType=R_32F transa=OP_T] algo=[algoId={i % 50} tile=MATMUL_TILE_64x64 stages=MATMUL_STAGES_16x6] "
-             f"workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=0 stream=0X0" for i in range(300)] * 2
+    lines = [
+        f"[2026-06-06 15:31:42][cublasLt][{1000 + i}][Trace][cublasLtMatmul] A=0X7F{i:04X}00 "
+        f"Adesc=[type=R_16F rows={64 + i} cols={32 + i % 7} ld={64 + i}] B=0X7E00 Bdesc=[type=R_16F rows={64 + i} "
+        f"cols=16 ld={64 + i}] C=0X0 Cdesc=[type=R_16F rows={32 + i % 7} cols=16 ld={32 + i % 7}] D=0X7D00 "
+        f"Ddesc=[type=R_16F rows={32 + i % 7} cols=16 ld={32 + i % 7}] computeDesc=[computeType=COMPUTE_32F "
+        f"scaleType=R_32F transa=OP_T] algo=[algoId={i % 50} tile=MATMUL_TILE_64x64 stages=MATMUL_STAGES_16x6] "
+        f"workSpace=0X0 workSpaceSizeInBytes=0 beta=0 outOfPlace=0 stream=0X0"
+        for i in range(300)
+    ] * 2
     parser = _FileParser(text_reader("\n".join(lines) + "\n", "x"), Sniffer(), "warn", events=False)
     run = parser.sink = CompactRun("x")
     run.extend(parser.records())
@@ -216,8 +229,12 @@ def test_lines_behind_a_launcher_prefix_are_counted_without_a_visit():
     classifying pass (a tag with a time stamp in it is left to the ordinary way)."""
     block = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
     copies = 20  # more than one 4 MB batch: the first batch teaches the shapes, the later ones use them
-    parser = _FileParser(text_reader("".join("[rank0]: " + line + "\n" for line in block.splitlines()) * copies, "x"),
-                         Sniffer(), "warn", events=False)
+    parser = _FileParser(
+        text_reader("".join("[rank0]: " + line + "\n" for line in block.splitlines()) * copies, "x"),
+        Sniffer(),
+        "warn",
+        events=False,
+    )
     visited = []
     original = parser._lines
 
@@ -240,7 +257,7 @@ def test_summary_of_runs_equals_summary_of_their_calls(monkeypatch):
     from blaslog.views import summary_report
 
     paths = [p for p in LOGS if "bad" not in p.parts and "rocblas_fp16" not in p.name]
-    runs, files = zip(*(read_run(str(p)) for p in paths))
+    runs, files = zip(*(read_run(str(p)) for p in paths), strict=False)
     calls = [occurrence for run in runs for occurrence in run]
     caps = blaslog.load_caps(str(GENERATED / "caps.json"))
     assert summarize_runs(runs, caps=caps) == summarize(calls, caps=caps)

@@ -23,8 +23,15 @@ from blaslog.reporters.table import Terminal, terminal_for
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "fixtures" / "generated"
-DIFF = ["diff", str(GENERATED / "lt_fp32_tp4"), str(GENERATED / "lt_fp32_unsharded.stdout.log"), "--caps",
-        str(GENERATED / "caps.json"), "--exit-zero", "-q"]
+DIFF = [
+    "diff",
+    str(GENERATED / "lt_fp32_tp4"),
+    str(GENERATED / "lt_fp32_unsharded.stdout.log"),
+    "--caps",
+    str(GENERATED / "caps.json"),
+    "--exit-zero",
+    "-q",
+]
 SUMMARY = ["summary", str(GENERATED / "lt_fp32_tp4"), "-q"]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -42,8 +49,14 @@ def in_terminal(args: list[str], columns: int, **env: str | None) -> str:
     """stdout of `blaslog ARGS` run with its stdout on a pseudo-terminal `columns` wide (stderr apart)."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    process = subprocess.Popen([sys.executable, "-m", "blaslog", *args], stdin=subprocess.DEVNULL, stdout=slave,
-                               stderr=subprocess.PIPE, env=_env(COLUMNS=str(columns), **env), cwd=ROOT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "blaslog", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        env=_env(COLUMNS=str(columns), **env),
+        cwd=ROOT,
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -64,8 +77,9 @@ def in_terminal(args: list[str], columns: int, **env: str | None) -> str:
 
 
 def piped(args: list[str], **env: str | None) -> str:
-    result = subprocess.run([sys.executable, "-m", "blaslog", *args], capture_output=True, text=True,
-                            env=_env(**env), cwd=ROOT, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "blaslog", *args], capture_output=True, text=True, env=_env(**env), cwd=ROOT, check=True
+    )
     return result.stdout
 
 
@@ -85,8 +99,11 @@ def test_tables_and_text_fit_the_terminal(args, columns):
 @pytest.mark.parametrize("columns", [80, 200])
 def test_long_cells_and_explanations_are_wrapped_in_full(columns):
     text = _words(in_terminal(DIFF, columns))
-    report = api.diff(str(GENERATED / "lt_fp32_tp4"), str(GENERATED / "lt_fp32_unsharded.stdout.log"),
-                      caps=str(GENERATED / "caps.json"))
+    report = api.diff(
+        str(GENERATED / "lt_fp32_tp4"),
+        str(GENERATED / "lt_fp32_unsharded.stdout.log"),
+        caps=str(GENERATED / "caps.json"),
+    )
     for finding in report.findings:
         assert " ".join(finding.explanation.split()) in text
         assert " ".join(finding.title.split()) in text
@@ -103,8 +120,9 @@ def test_classes_and_changed_fields_are_coloured_on_a_terminal():
     assert "\x1b[1;33m21\x1b[0m" in text  # algoId 0 vs 21
 
 
-@pytest.mark.parametrize("env,option", [({"NO_COLOR": "1"}, []), ({}, ["--color", "never"]),
-                                        ({"FORCE_COLOR": "1"}, ["--color", "never"])])
+@pytest.mark.parametrize(
+    "env,option", [({"NO_COLOR": "1"}, []), ({}, ["--color", "never"]), ({"FORCE_COLOR": "1"}, ["--color", "never"])]
+)
 def test_no_colour_when_asked(env, option):
     text = in_terminal([*DIFF, *option], 120, **env)
     assert "\x1b[" not in text
@@ -112,9 +130,13 @@ def test_no_colour_when_asked(env, option):
 
 
 def test_piped_output_is_the_plain_text():
-    expected = get_reporter("table").render(api.diff(str(GENERATED / "lt_fp32_tp4"),
-                                                     str(GENERATED / "lt_fp32_unsharded.stdout.log"),
-                                                     caps=str(GENERATED / "caps.json")))
+    expected = get_reporter("table").render(
+        api.diff(
+            str(GENERATED / "lt_fp32_tp4"),
+            str(GENERATED / "lt_fp32_unsharded.stdout.log"),
+            caps=str(GENERATED / "caps.json"),
+        )
+    )
     assert piped(DIFF, COLUMNS="40") == expected  # COLUMNS does not matter when piped
     assert "\x1b[" not in expected and "data or comp..." in expected  # today's text, cut as it always was
 
@@ -134,12 +156,21 @@ class _Stream:
         return self.tty
 
 
-@pytest.mark.parametrize("tty,choice,env,colored", [
-    (True, "auto", {}, True), (True, "auto", {"NO_COLOR": "1"}, False), (True, "auto", {"NO_COLOR": ""}, True),
-    (True, "never", {}, False), (False, "auto", {}, False), (False, "always", {}, True),
-    (False, "auto", {"FORCE_COLOR": "1"}, True), (False, "auto", {"FORCE_COLOR": "0"}, False),
-    (True, "auto", {"TERM": "dumb"}, False), (True, "always", {"NO_COLOR": "1"}, True),
-])
+@pytest.mark.parametrize(
+    "tty,choice,env,colored",
+    [
+        (True, "auto", {}, True),
+        (True, "auto", {"NO_COLOR": "1"}, False),
+        (True, "auto", {"NO_COLOR": ""}, True),
+        (True, "never", {}, False),
+        (False, "auto", {}, False),
+        (False, "always", {}, True),
+        (False, "auto", {"FORCE_COLOR": "1"}, True),
+        (False, "auto", {"FORCE_COLOR": "0"}, False),
+        (True, "auto", {"TERM": "dumb"}, False),
+        (True, "always", {"NO_COLOR": "1"}, True),
+    ],
+)
 def test_the_colour_rules(tty, choice, env, colored):
     terminal = terminal_for(_Stream(tty), choice, env)
     assert terminal.color is colored

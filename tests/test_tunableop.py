@@ -34,8 +34,14 @@ def test_public_readme_rows_bare_indices():
     events = [r for r in result.records if isinstance(r, Event)]
     assert next(dict(e.fields) for e in events) == {"PT_VERSION": "2.2.0"}
     first, second = result.gemms
-    assert (first.function, first.transa, first.transb, first.m, first.n, first.k) == ("GemmTunableOp", "N", "T",
-                                                                                         25088, 4096, 64)
+    assert (first.function, first.transa, first.transb, first.m, first.n, first.k) == (
+        "GemmTunableOp",
+        "N",
+        "T",
+        25088,
+        4096,
+        64,
+    )
     assert (first.a_type, first.compute_type, first.solution_index) == ("f32_r", "f32_r", 1219)
     assert dict(first.extra)["backend"] == "unknown" and dict(first.extra)["time_ms"] == "1.262"
     assert second.solution_index == 1216 and first.lda is None
@@ -54,10 +60,15 @@ def test_every_row_variant():
     assert [(r.batch_count, r.lda, r.solution_index) for r in strided] == [(32, None, 3788), (32, 128, 96342)]
     tf32 = by_op[("GemmTunableOp_tf32_NN", 1024, 1024)]
     assert (tf32.a_type, tf32.compute_type, dict(tf32.extra)["solution"]) == (
-        "f32_r", "xf32_r", "Gemm_Hipblaslt_NN_49257")
+        "f32_r",
+        "xf32_r",
+        "Gemm_Hipblaslt_NN_49257",
+    )
     scaled = [r for r in rows if r.function == "ScaledGemmTunableOp"]
     assert [(r.a_type, r.c_type, r.scale_pointers, r.epilogue, r.solution_index) for r in scaled] == [
-        ("f8_fnuz_r", "bf16_r", True, None, 6742), ("f8_r", "f8_r", True, "bias", None)]
+        ("f8_fnuz_r", "bf16_r", True, None, 6742),
+        ("f8_r", "f8_r", True, "bias", None),
+    ]
     bias = next(r for r in rows if r.function == "GemmAndBiasTunableOp")
     assert (bias.epilogue, bias.ldc, bias.solution_index) == ("bias", 768, 220580)
     negative = by_op[("GemmTunableOp_double_NN", 64, 64)]
@@ -79,31 +90,49 @@ def test_hipblaslt_tuning_file():
     assert [dict(r.fields) for r in result.records if isinstance(r, Event)] == [{"git_version": "d5f81531"}]
     first, second, legacy = result.gemms
     assert (first.m, first.n, first.k, first.a_type, first.compute_type, first.solution_index) == (
-        1024, 512, 1024, "f16_r", "f32_r", 56537)
+        1024,
+        512,
+        1024,
+        "f16_r",
+        "f32_r",
+        56537,
+    )
     assert dict(first.extra)["gcnArchName"] == "gfx942" and second.solution_index == 49257
     assert (legacy.m, legacy.solution_index, legacy.d_type, legacy.lda) == (1024, 56537, "f16_r", None)
 
 
 def test_bench_stdout_tables_are_not_tuning_rows():
     """hipblaslt-bench prints the same CSV table on stdout, without the arch and CU count: not a record."""
-    text = ("transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,ldb,stride_b,ldc,stride_c,ldd\n"
-            "N,N,0,1,1024,512,1024,1,1024,1048576,1,1024,524288,1024,524288,1024,524288,f16_r,f16_r,f16_r,56537\n")
+    text = (
+        "transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,ldb,stride_b,ldc,stride_c,ldd\n"
+        "N,N,0,1,1024,512,1024,1,1024,1048576,1,1024,524288,1024,524288,1024,524288,f16_r,f16_r,f16_r,56537\n"
+    )
     result = blaslog.parse_text(text)
     assert not result.gemms and result.files[0].foreign_lines == 2
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Default", ("default", None)), ("Gemm_Rocblas_1216", ("rocblas", 1216)), ("1219", ("", 1219)),
-    ("Gemm_Hipblaslt_TN_52011", ("hipblaslt", 52011)), ("Gemm_Hipblaslt_1219", ("hipblaslt", 1219)),
-    ("Gemm_Rocblas_-12", ("rocblas", -12)), ("Mystery", ("", None)),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Default", ("default", None)),
+        ("Gemm_Rocblas_1216", ("rocblas", 1216)),
+        ("1219", ("", 1219)),
+        ("Gemm_Hipblaslt_TN_52011", ("hipblaslt", 52011)),
+        ("Gemm_Hipblaslt_1219", ("hipblaslt", 1219)),
+        ("Gemm_Rocblas_-12", ("rocblas", -12)),
+        ("Mystery", ("", None)),
+    ],
+)
 def test_solution_names(text, expected):
     assert parse_solution(text) == expected
 
 
 def test_operator_names():
     assert op_types("ScaledGemmTunableOp_Float8_e4m3fnuz_Float8_e5m2fnuz_Half_TN") == (
-        "ScaledGemmTunableOp", ["Float8_e4m3fnuz", "Float8_e5m2fnuz", "Half"], "TN")
+        "ScaledGemmTunableOp",
+        ["Float8_e4m3fnuz", "Float8_e5m2fnuz", "Half"],
+        "TN",
+    )
     assert op_types("GemmTunableOp_c10::complex<double>_NT") == ("GemmTunableOp", ["c10::complex<double>"], "NT")
     assert ordinal("logs/tunableop_results3.csv") == 3 and ordinal("a/b.csv") is None
 
@@ -126,8 +155,9 @@ def test_diff_sharded_vs_unsharded_files():
 
 
 def test_diff_two_versions_reports_validators_first():
-    report = api.diff([str(HERE / "v2.6" / "tunableop_results0.csv")], [str(HERE / "v2.5" / "tunableop_results0.csv")],
-                      tp=1)
+    report = api.diff(
+        [str(HERE / "v2.6" / "tunableop_results0.csv")], [str(HERE / "v2.5" / "tunableop_results0.csv")], tp=1
+    )
     first = report.findings[0]
     assert first.kind == "tunableop_validator_diff"
     assert dict(first.fields)["PT_VERSION"] == ("2.6.0", "2.5.1")
@@ -139,8 +169,12 @@ def test_cross_source_check():
     logs = [str(HERE / "tp2-logs" / "rank0.log"), str(HERE / "tp2-logs" / "rank1.log")]
     report = api.check_tunableop(logs, [TP2])
     kinds = sorted(f.kind for f in report.findings)
-    assert kinds == ["tunableop_never_ran", "tunableop_never_tuned", "tunableop_rank_solution_diff",
-                     "tunableop_solution_not_applied"]
+    assert kinds == [
+        "tunableop_never_ran",
+        "tunableop_never_tuned",
+        "tunableop_rank_solution_diff",
+        "tunableop_solution_not_applied",
+    ]
     by_kind = {f.kind: f for f in report.findings}
     assert "hipblaslt solution 60001" in by_kind["tunableop_solution_not_applied"].title
     assert by_kind["tunableop_solution_not_applied"].count == 2
@@ -181,8 +215,9 @@ def test_emit_pins_only_what_the_logs_show(tmp_path):
 
 
 def test_emit_refuses_across_versions():
-    _report, pinning = api.tunableop_pins([str(HERE / "v2.6" / "tunableop_results0.csv")],
-                                          [str(HERE / "v2.5" / "tunableop_results0.csv")], tp=1)
+    _report, pinning = api.tunableop_pins(
+        [str(HERE / "v2.6" / "tunableop_results0.csv")], [str(HERE / "v2.5" / "tunableop_results0.csv")], tp=1
+    )
     assert not pinning.rows
     assert any("validators differ" in why for why in pinning.cannot.values())
     assert render(pinning).startswith("Validator,PT_VERSION,2.6.0\n")
@@ -190,11 +225,14 @@ def test_emit_refuses_across_versions():
 
 def test_emit_from_blas_logs_pins_a_logged_solution(tmp_path):
     """From rocBLAS logs alone: the unsharded solution ran for the sharded signature in another sharded call."""
-    trace = ("rocblas_gemm_ex,T,N,{m},4096,{k},1,0x7f2c1e600000,bf16_r,{k},0x7f2c1e800000,bf16_r,{k},0,"
-             "0x7f2c1ea00000,bf16_r,{m},0x7f2c1ea00000,bf16_r,{m},f32_r,1,{sol},none,atomics_allowed\n")
+    trace = (
+        "rocblas_gemm_ex,T,N,{m},4096,{k},1,0x7f2c1e600000,bf16_r,{k},0x7f2c1e800000,bf16_r,{k},0,"
+        "0x7f2c1ea00000,bf16_r,{m},0x7f2c1ea00000,bf16_r,{m},f32_r,1,{sol},none,atomics_allowed\n"
+    )
     (tmp_path / "tp2").mkdir()
-    (tmp_path / "tp2" / "rank0.log").write_text(trace.format(m=2048, k=4096, sol=11) + trace.format(m=2048, k=4096,
-                                                                                                    sol=7))
+    (tmp_path / "tp2" / "rank0.log").write_text(
+        trace.format(m=2048, k=4096, sol=11) + trace.format(m=2048, k=4096, sol=7)
+    )
     (tmp_path / "tp1.log").write_text(trace.format(m=4096, k=4096, sol=7) + trace.format(m=4096, k=4096, sol=7))
     _report, pinning = api.tunableop_pins([str(tmp_path / "tp2" / "rank0.log")], [str(tmp_path / "tp1.log")], tp=2)
     assert next(iter(pinning.rows.values()))[0] == "Gemm_Rocblas_7"

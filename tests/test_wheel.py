@@ -17,8 +17,12 @@ from tests.conftest import ROOT, SEED
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            "-w", str(out), str(ROOT)], capture_output=True, text=True, check=False)
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if build.returncode != 0:
         pytest.fail(f"building the wheel failed:\n{build.stdout}\n{build.stderr}")
     (path,) = out.glob("blaslog-*.whl")
@@ -37,8 +41,11 @@ def test_installed_command_parses_a_fixture(wheel, tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
-                    str(wheel)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     # the dependencies (lark, pandas, click, tabulate) come from this interpreter's folders, without a network:
     # a .pth file appends them after the environment's own site-packages, where the wheel went. (Written only
     # now: before the install, pip would see this interpreter's blaslog there and install nothing.)
@@ -47,17 +54,31 @@ def test_installed_command_parses_a_fixture(wheel, tmp_path):
     import pandas
     import tabulate
 
-    folders = {str(Path(m.__file__).resolve().parents[1 if m.__file__.endswith("__init__.py") else 0])
-               for m in (click, lark, pandas, tabulate)}
+    folders = {
+        str(Path(m.__file__).resolve().parents[1 if m.__file__.endswith("__init__.py") else 0])
+        for m in (click, lark, pandas, tabulate)
+    }
     site = next((env_dir / "lib").glob("python3*/site-packages"))
     (site / "_dependencies.pth").write_text("\n".join(sorted(folders)) + "\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    where = subprocess.run([str(python), "-c", "import blaslog; print(blaslog.__file__)"], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, check=True)
+    where = subprocess.run(
+        [str(python), "-c", "import blaslog; print(blaslog.__file__)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert str(env_dir) in where.stdout
-    result = subprocess.run([str(env_dir / "bin" / "blaslog"), "parse", str(SEED / "sharded.log"), "-f", "csv", "-q"],
-                            cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [str(env_dir / "bin" / "blaslog"), "parse", str(SEED / "sharded.log"), "-f", "csv", "-q"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     header, row = result.stdout.splitlines()[:2]
-    columns = dict(zip(header.split(","), row.split(",")))
+    columns = dict(zip(header.split(","), row.split(","), strict=False))
     assert (columns["m"], columns["n"], columns["k"], columns["algo_id"]) == ("64", "1024", "8", "0")

@@ -39,9 +39,16 @@ RANK_VARIABLES = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLUR
 WORLD_VARIABLES = ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS")
 """Launchers' world-size variables."""
 
-RELEVANT_NAMES = ("NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "XLA_FLAGS",
-                  "JAX_DEFAULT_MATMUL_PRECISION", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "CUDA_VISIBLE_DEVICES",
-                  "HIP_VISIBLE_DEVICES")
+RELEVANT_NAMES = (
+    "NVIDIA_TF32_OVERRIDE",
+    "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+    "XLA_FLAGS",
+    "JAX_DEFAULT_MATMUL_PRECISION",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+)
 """Environment variables that can change which GEMM algorithm runs, or which GPU."""
 RELEVANT_PREFIXES = ("CUBLAS_", "CUBLASLT_", "ROCBLAS_", "HIPBLASLT_", "TORCH_BLAS_PREFER_", "PYTORCH_TUNABLEOP_")
 """Prefixes of such variables."""
@@ -146,10 +153,16 @@ def torch_facts() -> tuple[dict[str, Any], dict[str, Any], str | None, dict[str,
     get("torch.backends.cuda.matmul.allow_tf32", settings, lambda: torch.backends.cuda.matmul.allow_tf32)
     get("torch.backends.cudnn.allow_tf32", settings, lambda: torch.backends.cudnn.allow_tf32)
     get("torch.float32_matmul_precision", settings, lambda: torch.get_float32_matmul_precision())
-    get("torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction", settings,
-        lambda: torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction)
-    get("torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction", settings,
-        lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction)
+    get(
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+        settings,
+        lambda: torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+    )
+    get(
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+        settings,
+        lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+    )
     get("torch.deterministic_algorithms", settings, lambda: torch.are_deterministic_algorithms_enabled())
     get("torch.backends.cuda.preferred_blas_library", settings, lambda: torch.backends.cuda.preferred_blas_library())
     try:
@@ -176,10 +189,17 @@ class _Process:
         self.path = os.path.join(folder, ".blaslog", "proc", f"{os.getpid()}.json")
         rank, source = rank_from_environ(os.environ)
         self.document = {
-            "pid": os.getpid(), "ppid": os.getppid(), "host": socket.gethostname(), "rank": rank,
-            "rank_from": source, "local_rank": _int(os.environ.get("LOCAL_RANK")),
-            "world_size": world_size_from_environ(os.environ), "argv": list(getattr(sys, "argv", []) or []),
-            "executable": sys.executable, "started": time.time(), "files": files,
+            "pid": os.getpid(),
+            "ppid": os.getppid(),
+            "host": socket.gethostname(),
+            "rank": rank,
+            "rank_from": source,
+            "local_rank": _int(os.environ.get("LOCAL_RANK")),
+            "world_size": world_size_from_environ(os.environ),
+            "argv": list(getattr(sys, "argv", []) or []),
+            "executable": sys.executable,
+            "started": time.time(),
+            "files": files,
             "environment": relevant_environment(os.environ),
         }
 
@@ -199,11 +219,18 @@ class _Process:
             for name, library in libraries.items():
                 if library.get("version"):
                     versions.setdefault(name, library["version"])
-            self.document.update({
-                "ended": time.time(), "argv": list(sys.argv), "versions": versions, "settings": settings,
-                "gpu": gpu, "libraries": libraries, "distributed": dist,
-                "environment": relevant_environment(os.environ),
-            })
+            self.document.update(
+                {
+                    "ended": time.time(),
+                    "argv": list(sys.argv),
+                    "versions": versions,
+                    "settings": settings,
+                    "gpu": gpu,
+                    "libraries": libraries,
+                    "distributed": dist,
+                    "environment": relevant_environment(os.environ),
+                }
+            )
         except Exception:
             pass
         self.save()

@@ -111,8 +111,19 @@ def _near_miss(classes: tuple[type[LogFormat], ...]) -> re.Pattern[str]:
     return re.compile("|".join(sources) if sources else "(?!)")
 
 
-for _cls in (CublasLt, Cublas, RocblasTrace, RocblasBench, RocblasProfile, RocblasMessage, HipblasLt, HipblasLtBench,
-             HipblasLtProfile, TunableOp, HipblasLtTuning):
+for _cls in (
+    CublasLt,
+    Cublas,
+    RocblasTrace,
+    RocblasBench,
+    RocblasProfile,
+    RocblasMessage,
+    HipblasLt,
+    HipblasLtBench,
+    HipblasLtProfile,
+    TunableOp,
+    HipblasLtTuning,
+):
     register_format(_cls)
 
 FORMAT_CLASSES: tuple[type[LogFormat], ...] = format_classes()
@@ -178,7 +189,18 @@ def resolve_formats(names: Iterable[str] | None) -> set[str]:
 
 
 __all__ = [
-    "FORMAT_CLASSES", "FORMAT_NAMES", "LogFormat", "Sniffer", "boundary_regex", "format_classes", "format_names",
-    "logging_hints", "near_miss", "register_format", "registered", "resolve_formats", "same_calls",
+    "FORMAT_CLASSES",
+    "FORMAT_NAMES",
+    "LogFormat",
+    "Sniffer",
+    "boundary_regex",
+    "format_classes",
+    "format_names",
+    "logging_hints",
+    "near_miss",
+    "register_format",
+    "registered",
+    "resolve_formats",
+    "same_calls",
     "unregister_format",
 ]

@@ -17,16 +17,50 @@ launcher's tag that the launcher put before every line of the process (``[rank0]
 ``[default0]:`` from torch elastic, ``[1,0]<stdout>:`` from ``mpirun --tag-output``). The parser keeps the tag
 apart and takes it off the record's later lines."""
 
-SWITCHES = frozenset({
-    "bias_vector", "grouped_gemm", "any_stride", "flush", "use_e", "gradient", "scaleAlpha_vector", "swizzleA",
-    "swizzleB", "print_kernel_info", "atomics_allowed", "atomics_not_allowed", "verify", "v",
-})
+SWITCHES = frozenset(
+    {
+        "bias_vector",
+        "grouped_gemm",
+        "any_stride",
+        "flush",
+        "use_e",
+        "gradient",
+        "scaleAlpha_vector",
+        "swizzleA",
+        "swizzleB",
+        "print_kernel_info",
+        "atomics_allowed",
+        "atomics_not_allowed",
+        "verify",
+        "v",
+    }
+)
 """Bench options that take no value: any other option without one at the end of a line was cut off."""
 
-MODELLED = frozenset({
-    "lda", "ldb", "ldc", "ldd", "stride_a", "stride_b", "stride_c", "stride_d", "batch_count", "transA", "transB",
-    "alpha", "beta", "a_type", "b_type", "c_type", "d_type", "compute_type", "solution_index", "call_count",
-})
+MODELLED = frozenset(
+    {
+        "lda",
+        "ldb",
+        "ldc",
+        "ldd",
+        "stride_a",
+        "stride_b",
+        "stride_c",
+        "stride_d",
+        "batch_count",
+        "transA",
+        "transB",
+        "alpha",
+        "beta",
+        "a_type",
+        "b_type",
+        "c_type",
+        "d_type",
+        "compute_type",
+        "solution_index",
+        "call_count",
+    }
+)
 """The names :func:`gemm_fields` reads (besides m, n and k): a dialect keeps the others as `extra`."""
 
 
@@ -101,8 +135,17 @@ class BenchFormat(LogFormat):
     def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
         """What a cut command says: its options as fields."""
         options = salvage_options(text)
-        return Event(self.library, self.function_of(dict(options)), "truncated", text=text, fields=tuple(options),
-                     file=path, line=line, end_line=end_line, log_format=self.name)
+        return Event(
+            self.library,
+            self.function_of(dict(options)),
+            "truncated",
+            text=text,
+            fields=tuple(options),
+            file=path,
+            line=line,
+            end_line=end_line,
+            log_format=self.name,
+        )
 
     def function_of(self, values: dict[str, Any]) -> str:
         """The function a (possibly cut) command's options name."""
@@ -160,8 +203,17 @@ class ProfileFormat(LogFormat):
         """What a cut entry says: its whole `key: value` pairs as fields."""
         pairs = [(key, value.strip().strip("'\"")) for key, value in _PAIR.findall(text)]
         function = dict(pairs).get(self.function_key) or "?"
-        return Event(self.library, function, "truncated", text=text, fields=tuple(pairs), file=path, line=line,
-                     end_line=end_line, log_format=self.name)
+        return Event(
+            self.library,
+            function,
+            "truncated",
+            text=text,
+            fields=tuple(pairs),
+            file=path,
+            line=line,
+            end_line=end_line,
+            log_format=self.name,
+        )
 
 
 _PAIR = re.compile(r"([A-Za-z_]\w*)\s*:\s*(\"[^\"]*\"|'[^']*'|[^,{}\s][^,{}]*?)\s*(?=[,}])")
@@ -188,7 +240,9 @@ def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str
         key = name.lstrip("-")
         if key in out:
             if out[key] != value:
-                warnings.append(f"option {name} is given more than once ({out[key]!r}, then {value!r}); the first is used")
+                warnings.append(
+                    f"option {name} is given more than once ({out[key]!r}, then {value!r}); the first is used"
+                )
             continue
         out[key] = value
     return out
@@ -198,7 +252,7 @@ def gemm_fields(values: dict[str, Any], dims: Iterable[str] = ("m", "n", "k")) -
     """GemmCall keyword arguments from the values both AMD libraries name alike (`dims`: the names of m, n
     and k); each dialect adds its own (see MODELLED)."""
     out: dict[str, Any] = {}
-    for key, name in zip(dims, "mnk"):
+    for key, name in zip(dims, "mnk", strict=False):
         if key not in values:
             raise RecordError(f"the GEMM has no {key} (m, n, k are needed)")
         out[name] = to_int(values[key], key)
@@ -227,8 +281,18 @@ def unmodelled(values: dict[str, Any], known: frozenset[str]) -> tuple[tuple[str
     return tuple((k, v if v is not None else "") for k, v in values.items() if k not in known)
 
 
-def call_event(fmt: LogFormat, function: str, values: dict[str, Any],
-               warnings: list[str]) -> tuple[type, dict[str, Any], tuple[str, ...]]:
+def call_event(
+    fmt: LogFormat, function: str, values: dict[str, Any], warnings: list[str]
+) -> tuple[type, dict[str, Any], tuple[str, ...]]:
     """A profile entry of a function that is not a GEMM: an Event that keeps every key (``build``'s result)."""
-    return Event, dict(library=fmt.library, function=function, event="call", fields=tuple(values.items()),
-                       log_format=fmt.name), tuple(warnings)
+    return (
+        Event,
+        {
+            "library": fmt.library,
+            "function": function,
+            "event": "call",
+            "fields": tuple(values.items()),
+            "log_format": fmt.name,
+        },
+        tuple(warnings),
+    )

@@ -42,6 +42,7 @@ from blaslog.records import Event, GemmCall, Record, record_maker
 CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
 """BLASLOG_SHAPE_CACHE=0 parses every record with the grammar (for the benchmark's baseline and for debugging)."""
 
+
 class Slot:
     """Stands for the i-th volatile value of a record while its shape is cached.
 
@@ -108,7 +109,7 @@ class Text:
 
     def fill(self, values: list[str]) -> str:
         """The text with the record's volatile values put in."""
-        return "".join(values[part.index] if type(part) is not str else part for part in self.parts)  # type: ignore[union-attr]
+        return "".join(part if isinstance(part, str) else values[part.index] for part in self.parts)
 
 
 def concat(parts: list[Any]) -> Any:
@@ -130,7 +131,7 @@ class RecordError(Exception):
 
     def __init__(self, message: str, column: int = 0) -> None:
         self.column = column
-        self.where: tuple[str, str] | None = None
+        self.where: tuple[str, str | None] | None = None
         """(field, value as printed) of a bad value, which :func:`describe_error` finds in the text when no
         column is given."""
         super().__init__(message)
@@ -144,7 +145,7 @@ class RecordCut(RecordError):
 class LeafTransformer(Transformer[Token, Any]):
     """Base Transformer that turns leaves into plain str, or Slot for volatile spans."""
 
-    def __default_token__(self, token: Token) -> str | Slot:
+    def __default_token__(self, token: Token) -> str | Slot | Text:
         return self.leaf(token)
 
     def __init__(self, spans: dict[tuple[int, int], Slot]) -> None:
@@ -160,13 +161,13 @@ class LeafTransformer(Transformer[Token, Any]):
         O(log n + overlaps) per token, so a line of n values costs O(n log n), not O(n^2)."""
         if not self._spans:
             return str(token)
-        start, end = token.start_pos, token.end_pos
+        start, end = token.start_pos or 0, token.end_pos or 0
         slot = self._spans.get((start, end))
         if slot is not None:
             return slot
         first = max(bisect.bisect_right(self._starts, start) - 1, 0)  # spans do not overlap each other
         inside = []
-        for s, e in self._order[first:bisect.bisect_left(self._starts, end)]:
+        for s, e in self._order[first : bisect.bisect_left(self._starts, end)]:
             if e > start:
                 inside.append((s, e, self._spans[(s, e)]))
         if not inside:
@@ -177,7 +178,7 @@ class LeafTransformer(Transformer[Token, Any]):
         for s, e, slot in inside:
             if s < start or e > end:
                 raise TypeError("a volatile value across a token's edge")
-            parts += [text[at:s - start], slot]
+            parts += [text[at : s - start], slot]
             at = e - start
         parts.append(text[at:])
         return concat(parts)
@@ -219,8 +220,21 @@ class LineTemplate:
     are the same for every line of the key, so they are put in and converted once; only the SHAPE values
     (time stamps, pointers, thread ids) come from each line."""
 
-    __slots__ = ("cls", "count", "direct", "make", "nested", "texts", "thread", "uniform", "values", "varying",
-                 "verbatim", "warnings", "where")
+    __slots__ = (
+        "cls",
+        "count",
+        "direct",
+        "make",
+        "nested",
+        "texts",
+        "thread",
+        "uniform",
+        "values",
+        "varying",
+        "verbatim",
+        "warnings",
+        "where",
+    )
 
     def __init__(self, template: Template, where: dict[int, int], volatile: list[str]) -> None:
         """`where`: VOLATILE index -> SHAPE index of the key's first line; `volatile`: that line's values.
@@ -256,8 +270,10 @@ class LineTemplate:
             kwargs[name] = tuple(tuple(p) for p in items)
         texts = []
         for name, text in template.texts:
-            parts = [where[p.index] if type(p) is not str and p.index in where else
-                     p if type(p) is str else volatile[p.index] for p in text.parts]  # type: ignore[union-attr]
+            parts = [
+                p if isinstance(p, str) else where[p.index] if p.index in where else volatile[p.index]
+                for p in text.parts
+            ]
             merged: list[Any] = []
             for part in parts:
                 if type(part) is str and merged and type(merged[-1]) is str:
@@ -266,7 +282,7 @@ class LineTemplate:
                     merged.append(part)
             texts.append((position[name], tuple(merged)))
         defaults = {f.name: f.default for f in dataclasses.fields(template.cls)}
-        self.values = [kwargs[name] if name in kwargs else defaults[name] for name in names]
+        self.values: list[Any] = [kwargs[name] if name in kwargs else defaults[name] for name in names]
         if any(value is dataclasses.MISSING for value in self.values):
             raise RecordError("a required field is missing")  # the plain path reports it
         self.direct = tuple(direct)
@@ -282,9 +298,11 @@ class LineTemplate:
         self.uniform = self.verbatim and template.cls is GemmCall and not any(compared[p] for p in self.varying)
         """Every record of this key is equal (==) to every other: only fields outside the comparison vary."""
         at = position.get("thread")
-        self.thread: Any = (next((("value", j, slot) for p, j, slot in direct if p == at), None)
-                            or next((("text", parts, None) for p, parts in texts if p == at), None)
-                            or ("constant", self.values[at] if at else None, None))
+        self.thread: Any = (
+            next((("value", j, slot) for p, j, slot in direct if p == at), None)
+            or next((("text", parts, None) for p, parts in texts if p == at), None)
+            or ("constant", self.values[at] if at else None, None)
+        )
         """Where a line's thread id comes from: ("value", SHAPE index, IntSlot or None), ("text", parts, None)
         or ("constant", the thread id of every line, None)."""
 
@@ -325,11 +343,11 @@ class LineTemplate:
         if len(values) != self.count:
             return None
         try:
-            return self._fields(values, path, line, end_line)
+            return self.build_fields(values, path, line, end_line)
         except RecordError:
             return None
 
-    def _fields(self, values: list[str], path: str, line: int, end_line: int) -> list[Any]:
+    def build_fields(self, values: list[str], path: str, line: int, end_line: int) -> list[Any]:
         fields = self.values.copy()
         at_file, at_line, at_end = self.where
         fields[at_file] = path
@@ -370,11 +388,11 @@ class ShapedCall:
 
     def record(self) -> Record:
         """The record."""
-        return self.template.make(self.template._fields(self.values, self.path, self.line, self.end_line))  # type: ignore[no-any-return]
+        return self.template.make(self.template.build_fields(self.values, self.path, self.line, self.end_line))  # type: ignore[no-any-return]
 
     def marked(self, marks: list[str], line: Any, end_line: Any) -> Record:
         """The record with `marks` in place of the SHAPE values and of the line numbers."""
-        return self.template.make(self.template._fields(marks, self.path, line, end_line))  # type: ignore[no-any-return]
+        return self.template.make(self.template.build_fields(marks, self.path, line, end_line))  # type: ignore[no-any-return]
 
 
 @functools.cache
@@ -397,9 +415,7 @@ def load_grammar(filename: str, start: str = "start") -> Lark:
     with _without_collision_check():
         packaged = resources.files("blaslog") / "grammars"
         if packaged.is_dir():
-            return Lark.open_from_package(
-                "blaslog", filename, ("grammars",), parser="lalr", start=start, cache=False
-            )
+            return Lark.open_from_package("blaslog", filename, ("grammars",), parser="lalr", start=start, cache=False)
         source = Path(__file__).resolve().parents[2] / "grammars"  # running from a source checkout
         return Lark.open(str(source / filename), parser="lalr", start=start, import_paths=[str(source)])
 
@@ -491,8 +507,9 @@ class LogFormat:
     def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
         """The truncated record of a cut `text`: what can be read of it (its function, fields, thread and time
         stamp where the dialect knows how)."""
-        return Event(self.library, "?", "truncated", text=text, file=path, line=line, end_line=end_line,
-                     log_format=self.name)
+        return Event(
+            self.library, "?", "truncated", text=text, file=path, line=line, end_line=end_line, log_format=self.name
+        )
 
     # -- parsing -----------------------------------------------------------
     def parser(self, rule: str | None = None) -> Lark:
@@ -583,9 +600,23 @@ def _plain(value: Any) -> bool:
 
 
 _TERMINAL_NAMES = {
-    "RSQB": "']'", "LSQB": "'['", "EQUAL": "'='", "COMMA": "','", "COLON": "':'", "SEMICOLON": "';'",
-    "LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "VBAR": "'|'", "$END": "the end of the record",
-    "TOKEN": "a word", "POINTER": "a pointer", "EMPTY_VALUE": "'='", "OUT_KEY": "a key", "_NL": "a new line",
+    "RSQB": "']'",
+    "LSQB": "'['",
+    "EQUAL": "'='",
+    "COMMA": "','",
+    "COLON": "':'",
+    "SEMICOLON": "';'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "VBAR": "'|'",
+    "$END": "the end of the record",
+    "TOKEN": "a word",
+    "POINTER": "a pointer",
+    "EMPTY_VALUE": "'='",
+    "OUT_KEY": "a key",
+    "_NL": "a new line",
 }
 
 
@@ -605,7 +636,8 @@ def _locate(text: str, what: str, value: str) -> int:
 def describe_error(exc: Exception, text: str) -> tuple[str, int]:
     """A one-line reason and a 1-based column for a grammar or build error."""
     if isinstance(exc, UnexpectedCharacters):
-        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        at = exc.pos_in_stream or 0
+        char = text[at] if at < len(text) else ""
         expected = sorted({_terminal(t) for t in exc.allowed or ()})
         hint = f"; expected {' or '.join(expected[:4])}" if expected else ""
         return f"unexpected character {char!r}{hint}", exc.column
@@ -620,7 +652,7 @@ def describe_error(exc: Exception, text: str) -> tuple[str, int]:
     if isinstance(exc, UnexpectedInput):
         return str(exc).splitlines()[0], getattr(exc, "column", 0)
     if isinstance(exc, RecordError):
-        return str(exc), exc.column or _locate(text, *exc.where) if exc.where else exc.column
+        return str(exc), exc.column or _locate(text, exc.where[0], exc.where[1] or "") if exc.where else exc.column
     return str(exc), 0
 
 
@@ -675,5 +707,23 @@ def transpose(value: Any, what: str) -> str:
     return letter
 
 
-__all__ = ["FALLBACK", "VOLATILE", "Event", "GemmCall", "LineTemplate", "LogFormat", "RecordCut", "RecordError", "ShapedCall", "Slot", "Template", "Text", "concat", "describe_error", "load_grammar",
-           "mask", "to_int", "transpose"]
+__all__ = [
+    "FALLBACK",
+    "VOLATILE",
+    "Event",
+    "GemmCall",
+    "LineTemplate",
+    "LogFormat",
+    "RecordCut",
+    "RecordError",
+    "ShapedCall",
+    "Slot",
+    "Template",
+    "Text",
+    "concat",
+    "describe_error",
+    "load_grammar",
+    "mask",
+    "to_int",
+    "transpose",
+]

@@ -51,8 +51,12 @@ class CacheStats:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"hits": self.hits, "misses": self.misses, "grammar_runs": self.grammar_runs,
-                "hit_rate": round(self.hit_rate, 4)}
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "grammar_runs": self.grammar_runs,
+            "hit_rate": round(self.hit_rate, 4),
+        }
 
 
 class ShapeCache:
@@ -89,12 +93,19 @@ class ShapeCache:
 
     def tables(self) -> list[dict[Any, Any]]:
         """Every table keyed by shape (for tests of their bounds)."""
-        return [self.known, self.shortcuts, self.shaper._heads, self.shaper._messages,
-                *self._templates.values(), *self._bound.values()]
+        return [
+            self.known,
+            self.shortcuts,
+            self.shaper._heads,
+            self.shaper._messages,
+            *self._templates.values(),
+            *self._bound.values(),
+        ]
 
     # -- parse through it ----------------------------------------------------------------------------
-    def parse(self, fmt: LogFormat, text: str, path: str, line: int, end_line: int,
-              shape: tuple[str, list[str]] | None = None) -> tuple[Record, tuple[str, ...], Any]:
+    def parse(
+        self, fmt: LogFormat, text: str, path: str, line: int, end_line: int, shape: tuple[str, list[str]] | None = None
+    ) -> tuple[Record, tuple[str, ...], Any]:
         """A record of `fmt` from its text, its warnings, and how it was read: its shape's Template,
         UNCACHEABLE (built from its own tree) or FALLBACK (the dialect's looser reading).
 
@@ -149,8 +160,9 @@ class ShapeCache:
         return fmt.fallback(tree, path, line, end_line)
 
     # -- learn ---------------------------------------------------------------------------------------
-    def learn(self, fmt: LogFormat, key: str, text: str, how: Any, warnings: tuple[str, ...],
-              outer: str | None) -> None:
+    def learn(
+        self, fmt: LogFormat, key: str, text: str, how: Any, warnings: tuple[str, ...], outer: str | None
+    ) -> None:
         """Remember what parsing a one-line record whole (its `text` is its line, of SHAPE key `key`) taught:
         its dialect, and its template bound to the key from the key's second line on (`how`: what
         :meth:`parse` said). `outer`: the whole line's key when other text (a launcher's tag) came first."""

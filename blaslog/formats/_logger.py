@@ -16,12 +16,41 @@ from blaslog.records import Event, GemmCall
 
 Pairs = tuple[tuple[str, Any], ...]
 
-KNOWN_LEVELS = frozenset({"api", "info", "trace", "hint", "hints", "error", "debug", "warning", "warn", "bench",
-                          "profile", "extendedprofile"})
+KNOWN_LEVELS = frozenset(
+    {
+        "api",
+        "info",
+        "trace",
+        "hint",
+        "hints",
+        "error",
+        "debug",
+        "warning",
+        "warn",
+        "bench",
+        "profile",
+        "extendedprofile",
+    }
+)
 LEVEL_EVENTS = {"api": "api", "error": "error", "info": "info", "trace": "trace", "hint": "hint", "hints": "hint"}
 
-MATMUL_KEYS = frozenset({"A", "Adesc", "B", "Bdesc", "C", "Cdesc", "D", "Ddesc", "computeDesc", "workSpace",
-                         "workSpaceSizeInBytes", "beta", "stream"})
+MATMUL_KEYS = frozenset(
+    {
+        "A",
+        "Adesc",
+        "B",
+        "Bdesc",
+        "C",
+        "Cdesc",
+        "D",
+        "Ddesc",
+        "computeDesc",
+        "workSpace",
+        "workSpaceSizeInBytes",
+        "beta",
+        "stream",
+    }
+)
 """Top-level keys of both loggers' matmul line (each dialect's `known_keys` adds its own)."""
 
 # Keys that start a continuation of a record a person wrapped over several lines.
@@ -30,8 +59,10 @@ _CONTINUATION_KEY = re.compile(r"^(?:#\s+)?[A-Za-z_][\w.]*=")
 # `step 17 loss=4.21`) is not part of the record.
 _INSIDE_GROUP = re.compile(r"^(?:#\s*)?(?:[A-Za-z_][\w.]*(?:\[\w+\])?=|\])")
 _POINTER = re.compile(r"0[xX][0-9a-fA-F]+")
-_PREFIX = re.compile(r"(?:\[(?P<time>\d{4}-\d\d-\d\d[ T][\d:.]+)\])?(?:\[(?:\.\.\.|…)\]|\[(?P<library>[A-Za-z]+)\]"
-                     r"\[(?P<thread>\d+)\])?\[(?P<level>[A-Za-z]+)\]\[(?P<function>[^\]\s]+)\]")
+_PREFIX = re.compile(
+    r"(?:\[(?P<time>\d{4}-\d\d-\d\d[ T][\d:.]+)\])?(?:\[(?:\.\.\.|…)\]|\[(?P<library>[A-Za-z]+)\]"
+    r"\[(?P<thread>\d+)\])?\[(?P<level>[A-Za-z]+)\]\[(?P<function>[^\]\s]+)\]"
+)
 
 
 class KvTransformer(LeafTransformer):
@@ -102,12 +133,23 @@ class LoggerFormat(LogFormat):
         if match is None:
             return super().truncated(text, path, line, end_line)
         level = match.group("level")
-        return Event(self.library, match.group("function"), "truncated", text=text,
-                     fields=_whole_pairs(text[match.end():]), file=path, line=line, end_line=end_line,
-                     thread=match.group("thread"), timestamp=match.group("time"), level=level, log_format=self.name)
+        return Event(
+            self.library,
+            match.group("function"),
+            "truncated",
+            text=text,
+            fields=_whole_pairs(text[match.end() :]),
+            file=path,
+            line=line,
+            end_line=end_line,
+            thread=match.group("thread"),
+            timestamp=match.group("time"),
+            level=level,
+            log_format=self.name,
+        )
 
     def clean(self, lines: list[str]) -> str:
-        parts = []
+        parts: list[str] = []
         for text in lines:
             if text.endswith("\\"):
                 text = text[:-1]
@@ -119,7 +161,7 @@ class LoggerFormat(LogFormat):
         return " ".join(parts) if len(parts) > 1 else parts[0]
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
-        timestamp, library, thread, level, function, items = generic
+        timestamp, _library, thread, level, function, items = generic
         warnings: list[str] = []
         pairs = _dedupe(items, warnings, "")
         if _is_matmul(level, function, pairs):
@@ -130,20 +172,33 @@ class LoggerFormat(LogFormat):
                 raise RecordError("the matmul line has no computeDesc (cut short?)")
             kwargs = self.gemm(pairs, warnings)
             kwargs.update(
-                library=self.library, function=function, thread=thread, timestamp=timestamp,
-                level=level, log_format=self.name,
+                library=self.library,
+                function=function,
+                thread=thread,
+                timestamp=timestamp,
+                level=level,
+                log_format=self.name,
             )
             return GemmCall, kwargs, tuple(warnings)
         words = [value for key, value in items if key == ""]
         text = _render(items) if words else ""
         if level.lower() not in KNOWN_LEVELS:
             warnings.append(f"level {level!r} is not one the library is known to print; kept as an event")
-        return Event, dict(
-            library=self.library, function=function,
-            event=LEVEL_EVENTS.get(level.lower(), level.lower()),
-            text=text, fields=_flatten(tuple(p for p in items if p[0] != "")),
-            thread=thread, timestamp=timestamp, level=level, log_format=self.name,
-        ), tuple(warnings)
+        return (
+            Event,
+            {
+                "library": self.library,
+                "function": function,
+                "event": LEVEL_EVENTS.get(level.lower(), level.lower()),
+                "text": text,
+                "fields": _flatten(tuple(p for p in items if p[0] != "")),
+                "thread": thread,
+                "timestamp": timestamp,
+                "level": level,
+                "log_format": self.name,
+            },
+            tuple(warnings),
+        )
 
     fallback_rule = "text_line"
 
@@ -153,10 +208,19 @@ class LoggerFormat(LogFormat):
         level = parts.get("LEVEL", "")
         if level.lower() in ("trace", "api"):
             return None  # those must be pairs; a failure there is an error
-        return Event(self.library, parts.get("FUNCTION", "?"), LEVEL_EVENTS.get(level.lower(), level.lower()),
-                     text=parts.get("TEXT", ""), file=path, line=line, end_line=end_line,
-                     thread=parts.get("THREAD", parts.get("PROCESS")), timestamp=parts.get("TIMESTAMP"), level=level,
-                     log_format=self.name)
+        return Event(
+            self.library,
+            parts.get("FUNCTION", "?"),
+            LEVEL_EVENTS.get(level.lower(), level.lower()),
+            text=parts.get("TEXT", ""),
+            file=path,
+            line=line,
+            end_line=end_line,
+            thread=parts.get("THREAD", parts.get("PROCESS")),
+            timestamp=parts.get("TIMESTAMP"),
+            level=level,
+            log_format=self.name,
+        )
 
     def gemm(self, pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         """Keyword arguments of a GemmCall from a matmul line's pairs."""
@@ -191,12 +255,17 @@ def _whole_pairs(message: str) -> tuple[tuple[str, str], ...]:
         space = re.compile(r"\s").search(message, at)
         if space is None:
             return tuple(out)  # the value runs to the cut
-        out.append((key, message[at:space.start()]))
+        out.append((key, message[at : space.start()]))
         at = space.start()
 
 
 def _is_matmul(level: str, function: str, pairs: dict[str, Any]) -> bool:
-    return level.lower() == "trace" and "Adesc" in pairs and isinstance(pairs["Adesc"], dict) and function.lower().endswith("matmul")
+    return (
+        level.lower() == "trace"
+        and "Adesc" in pairs
+        and isinstance(pairs["Adesc"], dict)
+        and function.lower().endswith("matmul")
+    )
 
 
 def _dedupe(items: Pairs, warnings: list[str], where: str) -> dict[str, Any]:
@@ -243,19 +312,48 @@ def _render(items: Pairs) -> Any:
 
 _DESC_KEYS = {"type", "rows", "cols", "ld", "order", "batchCount", "stridedBatchOffset", "batch_count", "batch_stride"}
 _COMPUTE_KEYS = {
-    "computeType", "scaleType", "transa", "transb", "transA", "transB", "epilogue", "biasPointer", "smCountTarget",
-    "aScalePointer", "bScalePointer", "cScalePointer", "dScalePointer",
+    "computeType",
+    "scaleType",
+    "transa",
+    "transb",
+    "transA",
+    "transB",
+    "epilogue",
+    "biasPointer",
+    "smCountTarget",
+    "aScalePointer",
+    "bScalePointer",
+    "cScalePointer",
+    "dScalePointer",
 }
 _ALGO_KEYS = {
-    "algoId": ("algo_id", True), "tile": ("tile", False), "stages": ("stages", False),
-    "numSplitsK": ("num_splits_k", True), "reductionScheme": ("reduction_scheme", False),
-    "ctaSwizzling": ("cta_swizzling", True), "customOption": ("custom_option", True),
-    "innerShape": ("inner_shape", False), "clusterShape": ("cluster_shape", False),
+    "algoId": ("algo_id", True),
+    "tile": ("tile", False),
+    "stages": ("stages", False),
+    "numSplitsK": ("num_splits_k", True),
+    "reductionScheme": ("reduction_scheme", False),
+    "ctaSwizzling": ("cta_swizzling", True),
+    "customOption": ("custom_option", True),
+    "innerShape": ("inner_shape", False),
+    "clusterShape": ("cluster_shape", False),
     "schedulingMode": ("scheduling_mode", True),
 }
 _TOP_KEYS = {
-    "A", "B", "C", "D", "Adesc", "Bdesc", "Cdesc", "Ddesc", "computeDesc", "algo", "workSpaceSizeInBytes",
-    "beta", "alpha", "outOfPlace", "stream",
+    "A",
+    "B",
+    "C",
+    "D",
+    "Adesc",
+    "Bdesc",
+    "Cdesc",
+    "Ddesc",
+    "computeDesc",
+    "algo",
+    "workSpaceSizeInBytes",
+    "beta",
+    "alpha",
+    "outOfPlace",
+    "stream",
 }
 
 
@@ -289,9 +387,9 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         n = to_int(b.get("cols" if transb == "N" else "rows"), "Bdesc.cols")
     else:
         raise RecordError("the matmul line has neither Ddesc nor Bdesc")
-    out: dict[str, Any] = dict(m=m, n=n, k=k, transa=transa, transb=transb)
+    out: dict[str, Any] = {"m": m, "n": n, "k": k, "transa": transa, "transb": transb}
     batch, batched = 1, False
-    for letter, desc in zip("abcd", (a, b, c, d)):
+    for letter, desc in zip("abcd", (a, b, c, d), strict=False):
         if not desc:
             continue
         out[f"{letter}_type"] = desc.get("type")
@@ -304,7 +402,11 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         if stride is not None:
             out[f"stride_{letter}"] = to_int(stride, f"{letter.upper()}desc.stridedBatchOffset", low=None)
     out["batch_count"] = batch
-    orders = [f"{x}={desc['order']}" for x, desc in zip("ABCD", (a, b, c, d)) if desc.get("order") not in (None, "col", "ORDER_COL")]
+    orders = [
+        f"{x}={desc['order']}"
+        for x, desc in zip("ABCD", (a, b, c, d), strict=False)
+        if desc.get("order") not in (None, "col", "ORDER_COL")
+    ]
     out["order"] = " ".join(orders) or None
     out["compute_type"] = compute.get("computeType")
     out["scale_type"] = compute.get("scaleType")
@@ -329,16 +431,21 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         out[f"{letter.lower()}_ptr"] = pairs.get(letter)
     extra: list[tuple[str, Any]] = []
     pointers: list[tuple[str, Any]] = []
-    groups = (("Adesc", a, _DESC_KEYS), ("Bdesc", b, _DESC_KEYS), ("Cdesc", c, _DESC_KEYS), ("Ddesc", d, _DESC_KEYS),
-              ("computeDesc", compute, _COMPUTE_KEYS), ("algo", algo, set(_ALGO_KEYS)))
+    groups = (
+        ("Adesc", a, _DESC_KEYS),
+        ("Bdesc", b, _DESC_KEYS),
+        ("Cdesc", c, _DESC_KEYS),
+        ("Ddesc", d, _DESC_KEYS),
+        ("computeDesc", compute, _COMPUTE_KEYS),
+        ("algo", algo, set(_ALGO_KEYS)),
+    )
     for group, values, known in groups:
         for key, value in values.items():
             if key not in known:
                 (pointers if _pointer_like(value) else extra).append((f"{group}.{key}", value))
         if group == "computeDesc":
-            for key in ("biasPointer", "aScalePointer", "bScalePointer", "cScalePointer", "dScalePointer"):
-                if key in values:
-                    pointers.append((f"computeDesc.{key}", values[key]))
+            names = ("biasPointer", "aScalePointer", "bScalePointer", "cScalePointer", "dScalePointer")
+            pointers.extend((f"computeDesc.{key}", values[key]) for key in names if key in values)
     for key, value in pairs.items():
         if key in _TOP_KEYS:
             continue

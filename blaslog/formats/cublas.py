@@ -113,9 +113,14 @@ class Cublas(LogFormat):
 
     def clean(self, lines: list[str]) -> str:
         if _JULIA_HEAD.match(lines[0]):
-            lines = [_JULIA_HEAD.sub("I!", text, count=1) if i == 0 else
-                     "i!" + text[len(_JULIA_LINE):] if text.startswith(_JULIA_LINE) else text
-                     for i, text in enumerate(lines)]
+            lines = [
+                _JULIA_HEAD.sub("I!", text, count=1)
+                if i == 0
+                else "i!" + text[len(_JULIA_LINE) :]
+                if text.startswith(_JULIA_LINE)
+                else text
+                for i, text in enumerate(lines)
+            ]
         return "\n".join(lines)
 
     def whole(self, text: str) -> bool:
@@ -146,8 +151,19 @@ class Cublas(LogFormat):
         if thread is None:  # the Process line may be the cut one: its thread id is whole when `;` follows it
             match = re.search(r"^i!Process=\d+; Thread=(\d+);", lines[-1])
             thread = match.group(1) if match else None
-        return Event(self.library, function, "truncated", text=text, fields=fields, file=path, line=line,
-                     end_line=end_line, thread=thread, timestamp=timestamp, log_format=self.name)
+        return Event(
+            self.library,
+            function,
+            "truncated",
+            text=text,
+            fields=fields,
+            file=path,
+            line=line,
+            end_line=end_line,
+            thread=thread,
+            timestamp=timestamp,
+            log_format=self.name,
+        )
 
     def build(self, generic: dict[str, Any]) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         function = _function(generic["signature"])
@@ -159,20 +175,31 @@ class Cublas(LogFormat):
         if _GEMM.match(function):
             missing = [name for name in ("m", "n", "k") if name not in args]
             if not generic["args"]:
-                warnings.append("cuBLAS GEMM record without argument lines (cuBLAS 10.2 logs only the header): "
-                                "shape, transposes and types unknown")
+                warnings.append(
+                    "cuBLAS GEMM record without argument lines (cuBLAS 10.2 logs only the header): "
+                    "shape, transposes and types unknown"
+                )
             elif missing:
-                warnings.append(f"cuBLAS GEMM record without its {', '.join(missing)} line(s) (left out of the "
-                                "excerpt?): shape unknown")
+                warnings.append(
+                    f"cuBLAS GEMM record without its {', '.join(missing)} line(s) (left out of the "
+                    "excerpt?): shape unknown"
+                )
             kwargs = _gemm(function, args, generic, context)
             kwargs["extra"] += tuple(("note", note) for note in generic.get("notes", []))
             kwargs["pointers"] += _elapsed(generic)
-            kwargs.update(thread=context.get("Thread"), timestamp=generic.get("time", (None,))[0],
-                          log_format=self.name, version=generic["version"])
+            kwargs.update(
+                thread=context.get("Thread"),
+                timestamp=generic.get("time", (None,))[0],
+                log_format=self.name,
+                version=generic["version"],
+            )
             return GemmCall, kwargs, tuple(warnings)
         kwargs = _event_kwargs(generic)
-        return Event, dict(library=self.library, function=function, event="call", log_format=self.name,
-                           **kwargs), tuple(warnings)
+        return (
+            Event,
+            dict(library=self.library, function=function, event="call", log_format=self.name, **kwargs),
+            tuple(warnings),
+        )
 
 
 def _function(signature: str) -> str:
@@ -196,8 +223,11 @@ def _event_kwargs(generic: dict[str, Any]) -> dict[str, Any]:
         fields.append(("compiled_with", generic["compiled"]))
     fields += [("note", note) for note in generic.get("notes", [])]
     fields.insert(0, ("version", generic["version"]))
-    return dict(fields=tuple(fields), thread=dict(generic["context"]).get("Thread"),
-                timestamp=generic.get("time", (None,))[0])
+    return {
+        "fields": tuple(fields),
+        "thread": dict(generic["context"]).get("Thread"),
+        "timestamp": generic.get("time", (None,))[0],
+    }
 
 
 def _text(value: Any) -> Any:
@@ -211,11 +241,11 @@ def _enum(value: Any, prefix: str = "") -> str | None:
     if value is None:
         return None
     name = value[1] if isinstance(value, tuple) else value
-    return name[len(prefix):] if prefix and name.startswith(prefix) else name
+    return name[len(prefix) :] if prefix and name.startswith(prefix) else name
 
 
 def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = dict(library="cublas", function=function)
+    out: dict[str, Any] = {"library": "cublas", "function": function}
     out["transa"] = transpose(_enum(args.get("transa")), "transa")
     out["transb"] = transpose(_enum(args.get("transb")), "transb")
     for name in ("m", "n", "k"):
@@ -232,21 +262,47 @@ def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context:
     typed = re.match(r"cublas([SDCHZ])gemm", function)
     for letter in "ABC":
         value = args.get(f"{letter}type")
-        out[f"{letter.lower()}_type"] = _enum(value, "CUDA_") if value is not None else (
-            _TYPED[typed.group(1)] if typed else None
+        out[f"{letter.lower()}_type"] = (
+            _enum(value, "CUDA_") if value is not None else (_TYPED[typed.group(1)] if typed else None)
         )
     out["d_type"] = out["c_type"]
     compute = args.get("computeType")
     # CUBLAS_COMPUTE_32F(68) since CUDA 11; CUDA 10 passed a cudaDataType_t such as CUDA_R_32F(0)
-    out["compute_type"] = (_enum(compute, "CUDA_" if _enum(compute).startswith("CUDA_") else "CUBLAS_")
-                           if compute is not None else out["c_type"])
+    out["compute_type"] = (
+        _enum(compute, "CUDA_" if (_enum(compute) or "").startswith("CUDA_") else "CUBLAS_")
+        if compute is not None
+        else out["c_type"]
+    )
     if "algo" in args:
         out["requested_algo"] = _enum(args["algo"])
     for letter in "ABC":
         out[f"{letter.lower()}_ptr"] = args.get(letter)
     out["alpha"] = None
-    known = {"handle", "transa", "transb", "m", "n", "k", "lda", "ldb", "ldc", "strideA", "strideB", "strideC",
-             "batchCount", "Atype", "Btype", "Ctype", "computeType", "algo", "A", "B", "C", "alpha", "beta"}
+    known = {
+        "handle",
+        "transa",
+        "transb",
+        "m",
+        "n",
+        "k",
+        "lda",
+        "ldb",
+        "ldc",
+        "strideA",
+        "strideB",
+        "strideC",
+        "batchCount",
+        "Atype",
+        "Btype",
+        "Ctype",
+        "computeType",
+        "algo",
+        "A",
+        "B",
+        "C",
+        "alpha",
+        "beta",
+    }
     extra = [(name, _text(value)) for name, value in args.items() if name not in known and not _is_pointer(value)]
     pointers = [(name, value) for name, value in args.items() if name not in known and _is_pointer(value)]
     pointers += [(name, args[name]) for name in ("handle", "alpha", "beta") if name in args]
@@ -254,7 +310,8 @@ def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context:
         if key in ("Thread",):
             continue
         (pointers if _is_pointer(value) or key in ("Process", "Handle", "StreamId") else extra).append(
-            (f"context.{key}", _text(value)))
+            (f"context.{key}", _text(value))
+        )
     out["extra"] = tuple(extra)
     out["pointers"] = tuple(pointers)
     return out

@@ -33,8 +33,10 @@ class CublasLt(LoggerFormat):
     logging_hint = "CUBLASLT_LOG_LEVEL=2 or higher"
     grammar = "cublaslt.lark"
     # A line may begin with other text (program output without a newline); the record starts at its prefix.
-    start = re.compile(r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[cublasLt\]\[\d+\]\["
-                       rf"|(?:{_ELIDED})?{_LEVEL}\[cublasLt\w*\]|{_ELIDED}{_LEVEL}{_ELIDED}")
+    start = re.compile(
+        r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[cublasLt\]\[\d+\]\["
+        rf"|(?:{_ELIDED})?{_LEVEL}\[cublasLt\w*\]|{_ELIDED}{_LEVEL}{_ELIDED}"
+    )
     boundary = rb"\[\d{4}-\d\d-\d\d[ T][\d:.]+\]\[cublasLt\]\[\d+\]\["
     near_miss = r"\[cublasLt\]"
     known_keys = MATMUL_KEYS | {"algo", "outOfPlace", "preference", "operationDesc", "lightHandle", "result"}
@@ -42,7 +44,8 @@ class CublasLt(LoggerFormat):
     def interleaved(self, lines: list[str]) -> bool:
         """Besides an open group: a matmul `[Trace]` record is open until its last key, `stream=`, has come."""
         return super().interleaved(lines) or (
-            _TRACE_MATMUL.search(lines[0]) is not None and not any("stream=" in text for text in lines))
+            _TRACE_MATMUL.search(lines[0]) is not None and not any("stream=" in text for text in lines)
+        )
 
     def whole(self, text: str) -> bool:
         """A matmul `[Trace]` line ends with `stream=` (keys a later version adds may follow): one without it at

@@ -32,7 +32,7 @@ class _LoggerTransformer(KvTransformer):
         # [time]? [HIPBLASLT] [pid]? [Level] [function] message: the library's name tells the optional parts apart
         at = 0 if type(children[0]) is str and children[0] == "HIPBLASLT" else 1
         timestamp = children[0] if at else None
-        rest = children[at + 1:]
+        rest = children[at + 1 :]
         if len(rest) == 3:  # no process id
             rest = [None, *rest]
         return (timestamp, children[at], *rest)
@@ -44,13 +44,17 @@ class _LoggerTransformer(KvTransformer):
         return (None, None, None, *children)
 
 
-_ELIDED = (r"(?:\[(?:\.\.\.|…)\])?\[(?:Error|Trace|Hints?|Info|Api|Bench|Profile|ExtendedProfile)\]"
-           r"\[(?:rocblaslt_\w+|hipblas[Ll]t\w*|initialize)\]")
+_ELIDED = (
+    r"(?:\[(?:\.\.\.|…)\])?\[(?:Error|Trace|Hints?|Info|Api|Bench|Profile|ExtendedProfile)\]"
+    r"\[(?:rocblaslt_\w+|hipblas[Ll]t\w*|initialize)\]"
+)
 """The start of a line whose `[time][HIPBLASLT][pid]` a person cut off: a level hipBLASLt writes and a function
 only hipBLASLt has (its internal rocblaslt_ names, `initialize` of its Tensile host)."""
 _TRACE_MATMUL = re.compile(r"\[Trace\]\[\w*matmul\]")
-_PREFIX = re.compile(r"\s*(?:\[(?P<time>\d{4}-\d\d-\d\d[ T][\d:.]+)\])?(?:\[HIPBLASLT\](?:\[(?P<pid>\d+)\])?)?"
-                     r"(?:\[(?:\.\.\.|…)\])?\[(?P<level>[A-Za-z]+)\]\[(?P<function>[A-Za-z_][\w:~<>]*)?")
+_PREFIX = re.compile(
+    r"\s*(?:\[(?P<time>\d{4}-\d\d-\d\d[ T][\d:.]+)\])?(?:\[HIPBLASLT\](?:\[(?P<pid>\d+)\])?)?"
+    r"(?:\[(?:\.\.\.|…)\])?\[(?P<level>[A-Za-z]+)\]\[(?P<function>[A-Za-z_][\w:~<>]*)?"
+)
 """The parts of a logger line's prefix (any of the forms the grammar reads), for a cut line."""
 _GLUED_GROUP = re.compile(r"(?<![^\s])([ABCD])=(?:\.\.\.|…)?\[")
 """`A=[type=...]` or `A=...[type=...]`: a person merged the pointer and its layout (Adesc) into one key."""
@@ -93,8 +97,13 @@ class HipblasLt(LoggerFormat):
         match = _PREFIX.match(text)
         if match is None:
             return event
-        return replace(event, function=match.group("function") or event.function, level=match.group("level"),
-                       thread=match.group("pid"), timestamp=match.group("time"))
+        return replace(
+            event,
+            function=match.group("function") or event.function,
+            level=match.group("level"),
+            thread=match.group("pid"),
+            timestamp=match.group("time"),
+        )
 
     def clean(self, lines: list[str]) -> str:
         text = super().clean(lines)

@@ -30,24 +30,97 @@ from blaslog.formats._amd import gemm_fields as amd_gemm_fields
 from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int
 from blaslog.records import Event, GemmCall
 
-_EX = ("transA", "transB", "m", "n", "k", "alpha", "A", "a_type", "lda", "B", "b_type", "ldb", "beta", "C",
-       "c_type", "ldc", "D", "d_type", "ldd")
+_EX = (
+    "transA",
+    "transB",
+    "m",
+    "n",
+    "k",
+    "alpha",
+    "A",
+    "a_type",
+    "lda",
+    "B",
+    "b_type",
+    "ldb",
+    "beta",
+    "C",
+    "c_type",
+    "ldc",
+    "D",
+    "d_type",
+    "ldd",
+)
 _EX_TAIL = ("compute_type", "algo", "solution_index", "flags")
 
 #: Positional fields after the function name, per function family (the atomics mode may follow).
 FIELD_ORDERS: dict[str, tuple[str, ...]] = {
     "gemm_ex": _EX + _EX_TAIL,
     "gemm_ex3": _EX + _EX_TAIL,
-    "gemm_batched_ex": _EX + ("batch_count",) + _EX_TAIL,
+    "gemm_batched_ex": (*_EX, "batch_count", *_EX_TAIL),
     "gemm_strided_batched_ex": (
-        "transA", "transB", "m", "n", "k", "alpha", "A", "a_type", "lda", "stride_a", "B", "b_type", "ldb",
-        "stride_b", "beta", "C", "c_type", "ldc", "stride_c", "D", "d_type", "ldd", "stride_d", "batch_count",
-    ) + _EX_TAIL,
+        "transA",
+        "transB",
+        "m",
+        "n",
+        "k",
+        "alpha",
+        "A",
+        "a_type",
+        "lda",
+        "stride_a",
+        "B",
+        "b_type",
+        "ldb",
+        "stride_b",
+        "beta",
+        "C",
+        "c_type",
+        "ldc",
+        "stride_c",
+        "D",
+        "d_type",
+        "ldd",
+        "stride_d",
+        "batch_count",
+        *_EX_TAIL,
+    ),
     "gemm": ("transA", "transB", "m", "n", "k", "alpha", "A", "lda", "B", "ldb", "beta", "C", "ldc"),
-    "gemm_batched": ("transA", "transB", "m", "n", "k", "alpha", "A", "lda", "B", "ldb", "beta", "C", "ldc",
-                     "batch_count"),
-    "gemm_strided_batched": ("transA", "transB", "m", "n", "k", "alpha", "A", "lda", "stride_a", "B", "ldb",
-                             "stride_b", "beta", "C", "ldc", "stride_c", "batch_count"),
+    "gemm_batched": (
+        "transA",
+        "transB",
+        "m",
+        "n",
+        "k",
+        "alpha",
+        "A",
+        "lda",
+        "B",
+        "ldb",
+        "beta",
+        "C",
+        "ldc",
+        "batch_count",
+    ),
+    "gemm_strided_batched": (
+        "transA",
+        "transB",
+        "m",
+        "n",
+        "k",
+        "alpha",
+        "A",
+        "lda",
+        "stride_a",
+        "B",
+        "ldb",
+        "stride_b",
+        "beta",
+        "C",
+        "ldc",
+        "stride_c",
+        "batch_count",
+    ),
 }
 _TYPED = {"h": "f16_r", "s": "f32_r", "d": "f64_r", "c": "f32_c", "z": "f64_c"}
 _TYPED_FAMILIES = ("gemm", "gemm_batched", "gemm_strided_batched")
@@ -137,16 +210,26 @@ class RocblasTrace(LogFormat):
         warnings: list[str] = []
         family, precision = _family(function)
         if family is None or family not in FIELD_ORDERS:
-            return Event, dict(library=self.library, function=function, event="call",
-                               fields=tuple((str(i), value) for i, value in enumerate(fields, 1)),
-                               log_format=self.name), ()
+            return (
+                Event,
+                {
+                    "library": self.library,
+                    "function": function,
+                    "event": "call",
+                    "fields": tuple((str(i), value) for i, value in enumerate(fields, 1)),
+                    "log_format": self.name,
+                },
+                (),
+            )
         order = FIELD_ORDERS[family]
-        values: dict[str, Any] = dict(zip(order, fields))
+        values: dict[str, Any] = dict(zip(order, fields, strict=False))
         if len(fields) == len(order) + 1:
             values["atomics_mode"] = fields[-1]
             if fields[-1] not in _ATOMICS:
-                raise RecordError(f"{function} trace line ends in {str(fields[-1])[:40]!r}, not the atomics mode "
-                                  f"({' or '.join(sorted(_ATOMICS))}): cut short?")
+                raise RecordError(
+                    f"{function} trace line ends in {str(fields[-1])[:40]!r}, not the atomics mode "
+                    f"({' or '.join(sorted(_ATOMICS))}): cut short?"
+                )
         elif len(fields) != len(order):
             raise RecordError(
                 f"{function} trace line has {len(fields)} fields after the name; expected {len(order) + 1} "
@@ -203,8 +286,11 @@ class RocblasBench(BenchFormat):
         if routine in FIELD_ORDERS:
             # what the logger always writes for a GEMM (a typed GEMM's precision -r included)
             needed = ["m", "n", "k", "transposeA", "transposeB", "ldc"]
-            needed += (["r|precision"] if routine in _TYPED_FAMILIES else
-                       ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type", "flags"])
+            needed += (
+                ["r|precision"]
+                if routine in _TYPED_FAMILIES
+                else ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type", "flags"]
+            )
             if "source" in values:  # the kernel-selection comment ends with the API that called the GEMM
                 needed.append("parent_api")
             check_complete(self.program, options, needed)
@@ -219,8 +305,17 @@ class RocblasBench(BenchFormat):
             function = f"rocblas_{routine}"
         function += "_64" if ilp64 else ""
         if routine not in FIELD_ORDERS:
-            return Event, dict(library=self.library, function=function, event="call",
-                               fields=tuple((k, v or "") for k, v in values.items()), log_format=self.name), tuple(warnings)
+            return (
+                Event,
+                {
+                    "library": self.library,
+                    "function": function,
+                    "event": "call",
+                    "fields": tuple((k, v or "") for k, v in values.items()),
+                    "log_format": self.name,
+                },
+                tuple(warnings),
+            )
         values["transA"] = values.get("transposeA", "N")
         values["transB"] = values.get("transposeB", "N")
         if "atomics_not_allowed" in values:
@@ -292,5 +387,15 @@ class RocblasMessage(LogFormat):
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         _source, level, text = generic
-        return Event, dict(library=self.library, function="rocBLAS", event=str(level), text=text, level=str(level),
-                           log_format=self.name), ()
+        return (
+            Event,
+            {
+                "library": self.library,
+                "function": "rocBLAS",
+                "event": str(level),
+                "text": text,
+                "level": str(level),
+                "log_format": self.name,
+            },
+            (),
+        )

@@ -26,14 +26,26 @@ from blaslog.records import Event, GemmCall
 
 #: TunableOp's C++ type names (TypeName<T>, c10::ScalarType) -> the BLAS type names rocBLAS and hipBLASLt log.
 DTYPES: dict[str, str] = {
-    "float": "f32_r", "tf32": "f32_r", "double": "f64_r", "Half": "f16_r", "BFloat16": "bf16_r",
-    "c10::complex<float>": "f32_c", "c10::complex<double>": "f64_c",
-    "Float8_e4m3fn": "f8_r", "Float8_e5m2": "bf8_r", "Float8_e4m3fnuz": "f8_fnuz_r", "Float8_e5m2fnuz": "bf8_fnuz_r",
-    "Float4_e2m1fn_x2": "f4_r", "Float": "f32_r",
+    "float": "f32_r",
+    "tf32": "f32_r",
+    "double": "f64_r",
+    "Half": "f16_r",
+    "BFloat16": "bf16_r",
+    "c10::complex<float>": "f32_c",
+    "c10::complex<double>": "f64_c",
+    "Float8_e4m3fn": "f8_r",
+    "Float8_e5m2": "bf8_r",
+    "Float8_e4m3fnuz": "f8_fnuz_r",
+    "Float8_e5m2fnuz": "bf8_fnuz_r",
+    "Float4_e2m1fn_x2": "f4_r",
+    "Float": "f32_r",
 }
 #: The compute type TunableOp's ComputeTypeFor<T> names for each input type (fp16, bf16 and fp8 accumulate in f32).
 COMPUTE: dict[str, str] = {
-    "float": "f32_r", "tf32": "xf32_r", "double": "f64_r", "c10::complex<float>": "f32_c",
+    "float": "f32_r",
+    "tf32": "xf32_r",
+    "double": "f64_r",
+    "c10::complex<float>": "f32_c",
     "c10::complex<double>": "f64_c",
 }
 
@@ -120,8 +132,17 @@ class TunableOp(LogFormat):
         kind = generic[0]
         if kind == "validator":
             key, value = str(_value(generic[1])), _value(generic[2])
-            return Event, {"library": self.library, "function": "Validator", "event": "info", "fields": ((key, value),),
-                               "log_format": self.name}, ()
+            return (
+                Event,
+                {
+                    "library": self.library,
+                    "function": "Validator",
+                    "event": "info",
+                    "fields": ((key, value),),
+                    "log_format": self.name,
+                },
+                (),
+            )
         _, op_leaf, params, tail = generic
         return GemmCall, *self._gemm(str(_value(op_leaf)), params, tail)
 
@@ -133,8 +154,10 @@ class TunableOp(LogFormat):
             raise RecordError(f"parameters {params['DIMS']!r} are not TRANS_M_N_K")
         ta, tb, m, n, k = dims.groups()
         if (ta + tb).upper() != layout:
-            warnings.append(f"the operator's layout {layout} and the parameters' {ta}{tb} differ; the parameters' "
-                            "transposes are used")
+            warnings.append(
+                f"the operator's layout {layout} and the parameters' {ta}{tb} differ; the parameters' "
+                "transposes are used"
+            )
         blas = [DTYPES.get(t) for t in types]
         for name, value in zip(types, blas, strict=True):
             if value is None:
@@ -148,10 +171,18 @@ class TunableOp(LogFormat):
         else:
             a, b_, c = spelled[0], spelled[1], spelled[-1]
         out: dict[str, Any] = {
-            "library": self.library, "function": kind, "log_format": self.name,
-            "m": to_int(m, "m"), "n": to_int(n, "n"), "k": to_int(k, "k"),
-            "transa": transpose(ta.upper(), "transa"), "transb": transpose(tb.upper(), "transb"),
-            "a_type": a, "b_type": b_, "c_type": c, "d_type": c,
+            "library": self.library,
+            "function": kind,
+            "log_format": self.name,
+            "m": to_int(m, "m"),
+            "n": to_int(n, "n"),
+            "k": to_int(k, "k"),
+            "transa": transpose(ta.upper(), "transa"),
+            "transb": transpose(tb.upper(), "transb"),
+            "a_type": a,
+            "b_type": b_,
+            "c_type": c,
+            "d_type": c,
             "compute_type": COMPUTE.get(types[0], "f32_r" if blas[0] is not None else None),
         }
         extra: list[tuple[str, Any]] = [("op", op)]
@@ -190,19 +221,55 @@ class TunableOp(LogFormat):
         if tail.get("TIME") is not None:
             extra.append(("time_ms", tail["TIME"]))
         if tail.get("BLAS_PARAMS") is not None:
-            extra.append(("blas_params", str(tail["BLAS_PARAMS"])[len("BLAS_PARAMS:"):].strip()))
+            extra.append(("blas_params", str(tail["BLAS_PARAMS"])[len("BLAS_PARAMS:") :].strip()))
         out["extra"] = tuple(extra)
         return out, tuple(warnings)
 
 
 #: hipblaslt-bench's CSV columns up to the compute type: the same in every version.
-_BENCH_HEAD = ("transA", "transB", "grouped_gemm", "batch_count", "m", "n", "k", "alpha", "lda", "stride_a", "beta",
-               "ldb", "stride_b", "ldc", "stride_c", "ldd", "stride_d", "a_type", "b_type", "c_type", "d_type",
-               "compute_type")
+_BENCH_HEAD = (
+    "transA",
+    "transB",
+    "grouped_gemm",
+    "batch_count",
+    "m",
+    "n",
+    "k",
+    "alpha",
+    "lda",
+    "stride_a",
+    "beta",
+    "ldb",
+    "stride_b",
+    "ldc",
+    "stride_c",
+    "ldd",
+    "stride_d",
+    "a_type",
+    "b_type",
+    "c_type",
+    "d_type",
+    "compute_type",
+)
 #: The 37 fields of a tuning row of hipBLASLt 0.10-0.12 (the bench's columns, `soulution_index`, arch, CUs).
-LEGACY_37 = (*_BENCH_HEAD, "scaleA", "scaleB", "scaleC", "scaleD", "amaxD", "activation_type", "bias_vector",
-             "bias_type", "rotating_buffer", "hipblaslt-Gflops", "hipblaslt-GB/s", "us", "solution_index",
-             "gcnArchName", "CUs")
+LEGACY_37 = (
+    *_BENCH_HEAD,
+    "scaleA",
+    "scaleB",
+    "scaleC",
+    "scaleD",
+    "amaxD",
+    "activation_type",
+    "bias_vector",
+    "bias_type",
+    "rotating_buffer",
+    "hipblaslt-Gflops",
+    "hipblaslt-GB/s",
+    "us",
+    "solution_index",
+    "gcnArchName",
+    "CUs",
+)
 #: The 10 fields of the first override reader's rows.
 LEGACY_10 = ("transA", "transB", "batch_count", "m", "n", "k", "a_type", "c_type", "compute_type", "solution_index")
 
@@ -230,7 +297,8 @@ class HipblasLtTuning(LogFormat):
     start = re.compile(
         r"^(?:Git Version: \S"
         r"|\s*[NTC],[NTC],(?:[^,\n]*,){7,}[^,\n]*,gfx[0-9a-zA-Z]+(?::[^,\s]*)?,\d+\s*$"
-        r"|\s*[NTC],[NTC],\d+,\d+,\d+,\d+,\w+,\w+,\w+,-?\d+\s*$)")
+        r"|\s*[NTC],[NTC],\d+,\d+,\d+,\d+,\w+,\w+,\w+,-?\d+\s*$)"
+    )
     transformer = _TuningTransformer
 
     def clean(self, lines: list[str]) -> str:
@@ -239,8 +307,17 @@ class HipblasLtTuning(LogFormat):
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         if generic[0] == "version":
-            return Event, {"library": self.library, "function": "tuning", "event": "info",
-                               "fields": (("git_version", generic[1]),), "log_format": self.name}, ()
+            return (
+                Event,
+                {
+                    "library": self.library,
+                    "function": "tuning",
+                    "event": "info",
+                    "fields": (("git_version", generic[1]),),
+                    "log_format": self.name,
+                },
+                (),
+            )
         cells = generic[1]
         warnings: list[str] = []
         if len(cells) == len(LEGACY_10):
@@ -252,10 +329,12 @@ class HipblasLtTuning(LogFormat):
             # a newer bench with more columns: the first 22 and the last three are known
             values = dict(zip(_BENCH_HEAD, cells, strict=False))
             values.update(solution_index=cells[-3], gcnArchName=cells[-2], CUs=cells[-1])
-            values["columns"] = "|".join(str(c) for c in cells[len(_BENCH_HEAD):-3])
+            values["columns"] = "|".join(str(c) for c in cells[len(_BENCH_HEAD) : -3])
         else:
-            raise RecordError(f"a tuning row of {len(cells)} fields; blaslog reads rows of 10 fields, 37 fields, or "
-                              "the bench's columns followed by solution index, arch and CU count")
+            raise RecordError(
+                f"a tuning row of {len(cells)} fields; blaslog reads rows of 10 fields, 37 fields, or "
+                "the bench's columns followed by solution index, arch and CU count"
+            )
         values = {k: v for k, v in values.items() if v not in ("", None)}
         out = hipblaslt_gemm_fields(values, ("m", "n", "k"), bias=values.get("bias_vector") == "1")
         out.update(library=self.library, function="hipblaslt-tuning", log_format=self.name)

@@ -55,8 +55,12 @@ def probe(configs: list[dict[str, Any]], *, timeout: float = TIMEOUT, gpu_info: 
     try:
         completed = subprocess.run(
             [sys.executable, "-m", "blaslog.native._worker"],
-            input=json.dumps({"configs": configs, "gpu_info": gpu_info}), capture_output=True, text=True,
-            timeout=timeout, env=env, check=False,
+            input=json.dumps({"configs": configs, "gpu_info": gpu_info}),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         raise NativeError(f"the probe did not finish within {timeout:.0f} s (the GPU or driver may be hung)") from None
@@ -82,19 +86,26 @@ def probe(configs: list[dict[str, Any]], *, timeout: float = TIMEOUT, gpu_info: 
             result.errors.append((configs[message["index"]], message["error"]))
             started = None
     if completed.returncode != 0:
-        how = (f"signal {signal.Signals(-completed.returncode).name}" if completed.returncode < 0
-               else f"exit status {completed.returncode}")
+        how = (
+            f"signal {signal.Signals(-completed.returncode).name}"
+            if completed.returncode < 0
+            else f"exit status {completed.returncode}"
+        )
         doing = f" while probing {_describe(configs[started])}" if started is not None else ""
-        error = ProbeCrashed(f"the native library crashed the probe ({how}){doing}; "
-                             f"{len(result.entries)} configurations were probed before it")
+        error = ProbeCrashed(
+            f"the native library crashed the probe ({how}){doing}; "
+            f"{len(result.entries)} configurations were probed before it"
+        )
         error.partial = result  # type: ignore[attr-defined]
         raise error
     return result
 
 
 def _describe(config: dict[str, Any]) -> str:
-    return (f"algoId {config.get('algoId')} {config.get('computeType')} scale {config.get('scaleType')} "
-            f"types {config.get('Atype')},{config.get('Btype')},{config.get('Ctype')},{config.get('Dtype')}")
+    return (
+        f"algoId {config.get('algoId')} {config.get('computeType')} scale {config.get('scaleType')} "
+        f"types {config.get('Atype')},{config.get('Btype')},{config.get('Ctype')},{config.get('Dtype')}"
+    )
 
 
 def configs_from_records(records: Any) -> list[dict[str, Any]]:
@@ -106,8 +117,15 @@ def configs_from_records(records: Any) -> list[dict[str, Any]]:
         key = caps_key(record)
         if key is None or key in seen or None in key[1:]:
             continue
-        seen[key] = {"algoId": key[0], "computeType": key[1], "scaleType": key[2], "Atype": key[3],
-                     "Btype": key[4], "Ctype": key[5], "Dtype": key[6]}
+        seen[key] = {
+            "algoId": key[0],
+            "computeType": key[1],
+            "scaleType": key[2],
+            "Atype": key[3],
+            "Btype": key[4],
+            "Ctype": key[5],
+            "Dtype": key[6],
+        }
     return list(seen.values())
 
 

@@ -39,16 +39,31 @@ PROTOTYPES: dict[str, tuple[Any, ...]] = {
     # cublasStatus_t cublasLtMatmulAlgoInit(cublasLtHandle_t, cublasComputeType_t, cudaDataType_t scaleType,
     #     cudaDataType_t Atype, cudaDataType_t Btype, cudaDataType_t Ctype, cudaDataType_t Dtype, int algoId,
     #     cublasLtMatmulAlgo_t* algo)
-    "cublasLtMatmulAlgoInit": (c_status, c_void_p, c_int, c_int, c_int, c_int, c_int, c_int, c_int,
-                               POINTER(MatmulAlgo)),
+    "cublasLtMatmulAlgoInit": (
+        c_status,
+        c_void_p,
+        c_int,
+        c_int,
+        c_int,
+        c_int,
+        c_int,
+        c_int,
+        c_int,
+        POINTER(MatmulAlgo),
+    ),
     # cublasStatus_t cublasLtMatmulAlgoCapGetAttribute(const cublasLtMatmulAlgo_t* algo,
     #     cublasLtMatmulAlgoCapAttributes_t attr, void* buf, size_t sizeInBytes, size_t* sizeWritten)
-    "cublasLtMatmulAlgoCapGetAttribute": (c_status, POINTER(MatmulAlgo), c_int, c_void_p, c_size_t,
-                                          POINTER(c_size_t)),
+    "cublasLtMatmulAlgoCapGetAttribute": (c_status, POINTER(MatmulAlgo), c_int, c_void_p, c_size_t, POINTER(c_size_t)),
     # cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLtMatmulAlgo_t* algo,
     #     cublasLtMatmulAlgoConfigAttributes_t attr, void* buf, size_t sizeInBytes, size_t* sizeWritten)
-    "cublasLtMatmulAlgoConfigGetAttribute": (c_status, POINTER(MatmulAlgo), c_int, c_void_p, c_size_t,
-                                             POINTER(c_size_t)),
+    "cublasLtMatmulAlgoConfigGetAttribute": (
+        c_status,
+        POINTER(MatmulAlgo),
+        c_int,
+        c_void_p,
+        c_size_t,
+        POINTER(c_size_t),
+    ),
 }
 
 STATUS_NAMES = {v: k for k, v in _enums.table("cublasStatus_t").items()}
@@ -69,8 +84,9 @@ class Binding:
             try:
                 fn = getattr(self.lib, name)
             except AttributeError:
-                raise SymbolNotFound(f"{name} is missing from {self.path or 'libcublasLt'}"
-                                     f" (version {self.version_text()})") from None
+                raise SymbolNotFound(
+                    f"{name} is missing from {self.path or 'libcublasLt'} (version {self.version_text()})"
+                ) from None
             restype, *argtypes = PROTOTYPES[name]
             fn.restype = restype
             fn.argtypes = argtypes
@@ -115,8 +131,9 @@ class Binding:
         """Release a handle."""
         self.call("cublasLtDestroy", handle)
 
-    def algo_init(self, handle: c_void_p, algo_id: int, compute_type: str, scale_type: str,
-                  types: tuple[str, str, str, str]) -> MatmulAlgo:
+    def algo_init(
+        self, handle: c_void_p, algo_id: int, compute_type: str, scale_type: str, types: tuple[str, str, str, str]
+    ) -> MatmulAlgo:
         """cublasLtMatmulAlgoInit for an algorithm id and its types (names as the logs print them)."""
         algo = MatmulAlgo()
         try:
@@ -133,8 +150,14 @@ class Binding:
         value = ctype()
         written = c_size_t()
         attr = _enums.value("cublasLtMatmulAlgoCapAttributes_t", attribute)
-        self.call("cublasLtMatmulAlgoCapGetAttribute", ctypes.byref(algo), attr, ctypes.byref(value),
-                  ctypes.sizeof(value), ctypes.byref(written))
+        self.call(
+            "cublasLtMatmulAlgoCapGetAttribute",
+            ctypes.byref(algo),
+            attr,
+            ctypes.byref(value),
+            ctypes.sizeof(value),
+            ctypes.byref(written),
+        )
         return int(value.value)
 
     def cap_array(self, algo: MatmulAlgo, attribute: str) -> list[int]:
@@ -146,6 +169,12 @@ class Binding:
         if count == 0:
             return []
         buffer = (ctypes.c_uint32 * count)()
-        self.call("cublasLtMatmulAlgoCapGetAttribute", ctypes.byref(algo), attr, buffer, ctypes.sizeof(buffer),
-                  ctypes.byref(written))
+        self.call(
+            "cublasLtMatmulAlgoCapGetAttribute",
+            ctypes.byref(algo),
+            attr,
+            buffer,
+            ctypes.sizeof(buffer),
+            ctypes.byref(written),
+        )
         return list(buffer)[: written.value // 4]

@@ -19,8 +19,8 @@ def value(enum: str, name: str) -> int:
     names = table(enum)
     key = name.strip()
     for prefix in ("CUBLASLT_", "CUBLAS_", "CUDA_"):
-        if key.startswith(prefix) and key[len(prefix):] in names:
-            key = key[len(prefix):]
+        if key.startswith(prefix) and key[len(prefix) :] in names:
+            key = key[len(prefix) :]
     if key in names:
         return names[key]
     if key.lstrip("-").isdigit():

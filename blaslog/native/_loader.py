@@ -26,13 +26,11 @@ def candidates() -> list[str]:
     override = os.environ.get(ENV)
     if override:
         return [override]
-    out = []
+    out: list[str] = []
     for entry in sys.path:
         for parts in WHEEL_DIRS:
             folder = Path(entry or ".").joinpath(*parts)
-            for soname in SONAMES:
-                if (folder / soname).exists():
-                    out.append(str(folder / soname))
+            out.extend(str(folder / soname) for soname in SONAMES if (folder / soname).exists())
     out.extend(SONAMES)
     return out
 
@@ -56,7 +54,8 @@ def load() -> tuple[ctypes.CDLL, str]:
                 raise LibraryLoadError(f"libcublasLt found at {candidate} but could not be loaded: {exc}") from exc
             tried.append(f"{candidate}: {exc}")
     raise LibraryNotFound(
-        "libcublasLt not found; looked in: " + "; ".join(tried)
+        "libcublasLt not found; looked in: "
+        + "; ".join(tried)
         + f". Install nvidia-cublas-cu12 (or nvidia-cublas for CUDA 13), or set {ENV}=/path/to/libcublasLt.so.N "
         f"({ENV}=0 skips the probe)"
     )

@@ -8,6 +8,7 @@ Run as ``python -m blaslog.native._worker``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import sys
@@ -75,13 +76,15 @@ def probe_one(binding: Binding, handle: Any, config: dict[str, Any]) -> dict[str
         try:
             value = binding.cap(algo, attribute, ctype)
             entry[key] = hex(value) if key.endswith("Mask") else value
-        except CublasStatusError as exc:
+        except CublasStatusError as exc:  # noqa: PERF203 (each capability fails on its own, as the library says)
             entry[key] = f"error: {exc.name}"
-    for key, attribute, enum in (("tiles", "TILE_IDS", "cublasLtMatmulTile_t"),
-                                 ("stages", "STAGES_IDS", "cublasLtMatmulStages_t")):
+    for key, attribute, enum in (
+        ("tiles", "TILE_IDS", "cublasLtMatmulTile_t"),
+        ("stages", "STAGES_IDS", "cublasLtMatmulStages_t"),
+    ):
         try:
             entry[key] = [_enums.name(enum, v) for v in binding.cap_array(algo, attribute)]
-        except CublasStatusError as exc:
+        except CublasStatusError as exc:  # noqa: PERF203 (each capability fails on its own, as the library says)
             entry[key] = f"error: {exc.name}"
     return entry
 
@@ -96,15 +99,24 @@ def main() -> int:
     except NativeError as exc:
         _emit({"type": "fatal", "kind": type(exc).__name__, "error": str(exc)})
         return 0
-    info = {"type": "info", "path": path, "version": version,
-            "version_text": f"{version // 10000}.{version // 100 % 100}.{version % 100}"}
+    info = {
+        "type": "info",
+        "path": path,
+        "version": version,
+        "version_text": f"{version // 10000}.{version // 100 % 100}.{version % 100}",
+    }
     info["gpu"] = gpu_info() if request.get("gpu_info", True) else {}
     _emit(info)
     try:
         handle = binding.create()
     except NativeError as exc:
-        _emit({"type": "fatal", "kind": type(exc).__name__,
-               "error": f"libcublasLt {info['version_text']} was found at {path}, but CUDA could not start: {exc}"})
+        _emit(
+            {
+                "type": "fatal",
+                "kind": type(exc).__name__,
+                "error": f"libcublasLt {info['version_text']} was found at {path}, but CUDA could not start: {exc}",
+            }
+        )
         return 0
     try:
         for index, config in enumerate(request.get("configs", [])):
@@ -114,10 +126,8 @@ def main() -> int:
             except (BlaslogError, ValueError) as exc:
                 _emit({"type": "error", "index": index, "error": str(exc)})
     finally:
-        try:
+        with contextlib.suppress(NativeError):
             binding.destroy(handle)
-        except NativeError:
-            pass
     return 0
 
 

@@ -42,7 +42,7 @@ class Reporter(ABC):
         """Text before the first record."""
         return ""
 
-    def stream_rows(self, rows: Iterable[dict[str, Any]], first: bool) -> Iterator[str]:
+    def stream_rows(self, rows: Iterable[Any], first: bool) -> Iterator[str]:
         """Text of rows; `first` says whether no row of the output came before them."""
         raise NotImplementedError
 

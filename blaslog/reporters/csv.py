@@ -65,7 +65,7 @@ class CsvReporter(Reporter):
         csv.writer(out, lineterminator="\n").writerow(self._columns())
         return out.getvalue()
 
-    def stream_rows(self, rows: Iterable[dict[str, Any]], first: bool) -> Iterator[str]:
+    def stream_rows(self, rows: Iterable[Any], first: bool) -> Iterator[str]:
         columns = self._columns()
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")

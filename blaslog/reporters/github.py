@@ -59,12 +59,16 @@ class GithubReporter(Reporter):
     description = "GitHub Actions annotations (::error/::warning/::notice), 10 per level"
 
     def render(self, report: Report) -> str:
-        lines = [command("error", f"{path} could not be read", file=path, title="blaslog: unreadable input")
-                 for path in report.failed]
+        lines = [
+            command("error", f"{path} could not be read", file=path, title="blaslog: unreadable input")
+            for path in report.failed
+        ]
         levels = [report.level(f) for f in report.findings]
         used = {level: len(report.failed) if level == "error" else 0 for level in LEVELS}
-        room = {level: PER_LEVEL - used[level] - (1 if used[level] + levels.count(level) > PER_LEVEL else 0)
-                for level in LEVELS}
+        room = {
+            level: PER_LEVEL - used[level] - (1 if used[level] + levels.count(level) > PER_LEVEL else 0)
+            for level in LEVELS
+        }
         shown = dict.fromkeys(LEVELS, 0)
         left = dict.fromkeys(LEVELS, 0)
         for finding, level in zip(report.findings, levels, strict=True):  # already most severe first
@@ -75,15 +79,24 @@ class GithubReporter(Reporter):
                 left[level] += 1
         for level, count in left.items():
             if count:
-                lines.append(command(level, f"{count} more {level} findings not shown here (GitHub shows "
-                                            f"{PER_LEVEL} per level): see the step summary or the SARIF/JSON report.",
-                                     title=f"blaslog: {count} more {level} findings"))
+                lines.append(
+                    command(
+                        level,
+                        f"{count} more {level} findings not shown here (GitHub shows "
+                        f"{PER_LEVEL} per level): see the step summary or the SARIF/JSON report.",
+                        title=f"blaslog: {count} more {level} findings",
+                    )
+                )
         for summary in report.files:
             if summary.unparsable_lines and report.command == "parse":
                 first = next((p for p in summary.problems if p.severity == "error"), None)
-                lines.append(command("warning", f"{summary.unparsable_lines} unparsable lines"
-                                     + (f"; first: {first.message}" if first else ""),
-                                     file=summary.path, line=first.line if first else 0,
-                                     title="blaslog: unparsable lines"))
+                lines.append(
+                    command(
+                        "warning",
+                        f"{summary.unparsable_lines} unparsable lines" + (f"; first: {first.message}" if first else ""),
+                        file=summary.path,
+                        line=first.line if first else 0,
+                        title="blaslog: unparsable lines",
+                    )
+                )
         return defuse_old_syntax("\n".join(lines)) + ("\n" if lines else "")
-

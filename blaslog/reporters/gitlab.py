@@ -21,11 +21,14 @@ class GitlabReporter(Reporter):
     description = "GitLab Code Quality report (JSON array)"
 
     def render(self, report: Report) -> str:
-        issues = [{
-            "description": printable(f"{f.cls}: {f.title}. {f.explanation}", 5000),
-            "check_name": f"blaslog/{f.cls}",
-            "fingerprint": fingerprint,
-            "severity": f.finding_class.gitlab_severity,
-            "location": {"path": printable(f.location.file, 1000), "lines": {"begin": max(f.location.line, 1)}},
-        } for f, fingerprint in zip(report.findings, unique_fingerprints(report.findings), strict=True)]
+        issues = [
+            {
+                "description": printable(f"{f.cls}: {f.title}. {f.explanation}", 5000),
+                "check_name": f"blaslog/{f.cls}",
+                "fingerprint": fingerprint,
+                "severity": f.finding_class.gitlab_severity,
+                "location": {"path": printable(f.location.file, 1000), "lines": {"begin": max(f.location.line, 1)}},
+            }
+            for f, fingerprint in zip(report.findings, unique_fingerprints(report.findings), strict=True)
+        ]
         return defuse_commands(dumps(issues, indent=2) + "\n", "json")

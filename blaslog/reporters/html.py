@@ -35,9 +35,34 @@ MAX_ROWS = 2000
 MAX_BATCH_CHARTS = 24
 
 #: Colours of algorithms in the map (qualitative, distinguishable; repeated past the end).
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-           "#bab0ac", "#1f77b4", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
-           "#c7c7c7", "#dbdb8d", "#9edae5", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173")
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#59a14f",
+    "#e15759",
+    "#76b7b2",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+    "#1f77b4",
+    "#aec7e8",
+    "#ffbb78",
+    "#98df8a",
+    "#ff9896",
+    "#c5b0d5",
+    "#c49c94",
+    "#f7b6d2",
+    "#c7c7c7",
+    "#dbdb8d",
+    "#9edae5",
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#843c39",
+    "#7b4173",
+)
 
 
 class MissingExtraError(BlaslogError):
@@ -50,8 +75,9 @@ def _require() -> tuple[Any, Any]:
         import jinja2
         import plotly.graph_objects as go  # type: ignore[import-untyped]
     except ImportError as exc:
-        raise MissingExtraError(f"--format html needs jinja2 and plotly ({exc.name or exc} is not installed): "
-                                f"{INSTALL_HINT}") from None
+        raise MissingExtraError(
+            f"--format html needs jinja2 and plotly ({exc.name or exc} is not installed): {INSTALL_HINT}"
+        ) from None
     return jinja2, go
 
 
@@ -86,8 +112,15 @@ def _json_for_script(value: object) -> str:
     """JSON to put inside a <script type="application/json"> element: nothing in it can end the element or
     read as markup, and `##[` is spelled with a JSON escape (see defuse_commands)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    for raw, escaped in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"), ("'", "\\u0027"),
-                         ("##[", "##\\u005b"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for raw, escaped in (
+        ("&", "\\u0026"),
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("'", "\\u0027"),
+        ("##[", "##\\u005b"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(raw, escaped)
     return text
 
@@ -123,8 +156,11 @@ def _verdict(report: Report) -> dict[str, Any]:
         state, text = "trouble", f"{len(report.failed)} input(s) could not be read"
     elif report.command in ("diff", "check"):
         state = "fail" if failing else "pass"
-        text = (f"{len(failing)} finding(s) at or above --fail-on {report.fail_on}" if failing
-                else f"nothing at or above --fail-on {report.fail_on}")
+        text = (
+            f"{len(failing)} finding(s) at or above --fail-on {report.fail_on}"
+            if failing
+            else f"nothing at or above --fail-on {report.fail_on}"
+        )
     else:
         state, text = "info", f"{len(report.findings)} finding(s)"
     classes = [dict(row, color=FINDING_CLASSES[str(row["class"])].color) for row in class_summary(report)]
@@ -135,9 +171,16 @@ def _comparisons(report: Report) -> list[dict[str, Any]]:
     out = []
     for row in report.document.get("comparisons", []) if report.command == "diff" else []:
         inference = row.get("tp_inference", {})
-        out.append({"sharded": row.get("sharded"), "unsharded": row.get("unsharded"), "tp": row.get("tp"),
-                    "how": row.get("tp_how"), "confidence": row.get("tp_confidence"),
-                    "text": inference.get("text", "")})
+        out.append(
+            {
+                "sharded": row.get("sharded"),
+                "unsharded": row.get("unsharded"),
+                "tp": row.get("tp"),
+                "how": row.get("tp_how"),
+                "confidence": row.get("tp_confidence"),
+                "text": inference.get("text", ""),
+            }
+        )
     return out
 
 
@@ -148,19 +191,36 @@ def _occurrences(report: Report, finding: Finding) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for occurrence in finding.occurrences:
         sharded = rank_file.get(occurrence.rank) or finding.location.file
-        out.append({"where": f"{sharded}:{occurrence.sharded_line}", "rank": occurrence.rank,
-                    "what": f"paired with {unsharded}:{occurrence.unsharded_line}" if unsharded else
-                    f"paired with line {occurrence.unsharded_line}"})
+        out.append(
+            {
+                "where": f"{sharded}:{occurrence.sharded_line}",
+                "rank": occurrence.rank,
+                "what": f"paired with {unsharded}:{occurrence.unsharded_line}"
+                if unsharded
+                else f"paired with line {occurrence.unsharded_line}",
+            }
+        )
     for variant in finding.data.get("variants", ()) if isinstance(finding.data.get("variants"), list) else ():
-        out.extend({"where": f"{finding.location.file}:{line}", "rank": "",
-                    "what": f"{variant.get('algo') or variant.get('flags') or ''}"}
-                   for line in variant.get("lines", ())[:MAX_OCCURRENCES])
-    out.extend({"where": f"{finding.location.file}:{span.get('line')}", "rank": "",
-                "what": f"{finding.data.get('dimension', '')} {span.get('from')}..{span.get('to')}: {span.get('algo')}"}
-               for span in (finding.data.get("ranges", ()) if isinstance(finding.data.get("ranges"), list) else ()))
+        out.extend(
+            {
+                "where": f"{finding.location.file}:{line}",
+                "rank": "",
+                "what": f"{variant.get('algo') or variant.get('flags') or ''}",
+            }
+            for line in variant.get("lines", ())[:MAX_OCCURRENCES]
+        )
+    out.extend(
+        {
+            "where": f"{finding.location.file}:{span.get('line')}",
+            "rank": "",
+            "what": f"{finding.data.get('dimension', '')} {span.get('from')}..{span.get('to')}: {span.get('algo')}",
+        }
+        for span in (finding.data.get("ranges", ()) if isinstance(finding.data.get("ranges"), list) else ())
+    )
     if not out:
-        out.append({"where": f"{finding.location.file}:{finding.location.line}", "rank": "",
-                    "what": finding.location.role})
+        out.append(
+            {"where": f"{finding.location.file}:{finding.location.line}", "rank": "", "what": finding.location.role}
+        )
         out.extend({"where": f"{loc.file}:{loc.line}", "rank": "", "what": loc.role} for loc in finding.related)
     return out
 
@@ -170,24 +230,44 @@ def _cards(report: Report) -> list[dict[str, Any]]:
     for index, finding in enumerate(report.findings, 1):
         row = finding.finding_class
         places = _occurrences(report, finding)
-        cards.append({
-            "id": card_id(index), "index": index, "cls": finding.cls, "color": row.color, "count": finding.count,
-            "level": report.level(finding), "fails": report.fails(finding), "title": finding.title,
-            "kind": finding.kind, "explanation": finding.explanation, "remedy": row.help, "meaning": row.meaning,
-            "ranks": rank_span(finding.ranks), "fields": [(name, list(values)) for name, values in finding.fields],
-            "shown": places[:SHOWN_OCCURRENCES], "more": places[SHOWN_OCCURRENCES:MAX_OCCURRENCES],
-            "left_out": max(len(places) - MAX_OCCURRENCES, 0), "fingerprint": finding.fingerprint(),
-        })
+        cards.append(
+            {
+                "id": card_id(index),
+                "index": index,
+                "cls": finding.cls,
+                "color": row.color,
+                "count": finding.count,
+                "level": report.level(finding),
+                "fails": report.fails(finding),
+                "title": finding.title,
+                "kind": finding.kind,
+                "explanation": finding.explanation,
+                "remedy": row.help,
+                "meaning": row.meaning,
+                "ranks": rank_span(finding.ranks),
+                "fields": [(name, list(values)) for name, values in finding.fields],
+                "shown": places[:SHOWN_OCCURRENCES],
+                "more": places[SHOWN_OCCURRENCES:MAX_OCCURRENCES],
+                "left_out": max(len(places) - MAX_OCCURRENCES, 0),
+                "fingerprint": finding.fingerprint(),
+            }
+        )
     return cards
 
 
-def _table(title: str, rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None,
-           limit: int = MAX_ROWS) -> dict[str, Any]:
+def _table(
+    title: str, rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None, limit: int = MAX_ROWS
+) -> dict[str, Any]:
     """A sortable, filterable table's data: header and cells as text (the template escapes them)."""
     columns = list(columns or (rows[0].keys() if rows else []))
     body = [[_cell_text(row.get(c)) for c in columns] for row in rows[:limit]]
-    return {"title": title, "columns": columns, "rows": body, "left_out": max(len(rows) - limit, 0),
-            "slug": "t-" + "".join(ch if ch.isalnum() else "-" for ch in title.lower())}
+    return {
+        "title": title,
+        "columns": columns,
+        "rows": body,
+        "left_out": max(len(rows) - limit, 0),
+        "slug": "t-" + "".join(ch if ch.isalnum() else "-" for ch in title.lower()),
+    }
 
 
 def _cell_text(value: object) -> str:
@@ -250,25 +330,59 @@ def _map_figure(report: Report, go: Any, ids: dict[str, str]) -> dict[str, Any] 
     for index in range(n):
         scale += [[index / n, _color(index)], [(index + 1) / n, _color(index)]]
     figure = go.Figure()
-    figure.add_trace(go.Heatmap(
-        x=x, y=y, z=z, customdata=custom, hovertext=text, hoverinfo="text", colorscale=scale, zmin=-0.5,
-        zmax=n - 0.5, showscale=False, xgap=1, ygap=1, name="algorithm", hoverongaps=False))
+    figure.add_trace(
+        go.Heatmap(
+            x=x,
+            y=y,
+            z=z,
+            customdata=custom,
+            hovertext=text,
+            hoverinfo="text",
+            colorscale=scale,
+            zmin=-0.5,
+            zmax=n - 0.5,
+            showscale=False,
+            xgap=1,
+            ygap=1,
+            name="algorithm",
+            hoverongaps=False,
+        )
+    )
     for name, row in FINDING_CLASSES.items():  # most severe first, so the legend reads like the verdict
         if name not in marks:
             continue
         mark = marks[name]
-        figure.add_trace(go.Scatter(
-            x=mark["x"], y=mark["y"], customdata=mark["id"], hovertext=mark["text"], hoverinfo="text",
-            mode="markers", name=_e(name), marker={"symbol": "square-open", "size": 16, "color": row.color,
-                                                  "line": {"width": 3, "color": row.color}}))
+        figure.add_trace(
+            go.Scatter(
+                x=mark["x"],
+                y=mark["y"],
+                customdata=mark["id"],
+                hovertext=mark["text"],
+                hoverinfo="text",
+                mode="markers",
+                name=_e(name),
+                marker={
+                    "symbol": "square-open",
+                    "size": 16,
+                    "color": row.color,
+                    "line": {"width": 3, "color": row.color},
+                },
+            )
+        )
     height = 120 + 34 * len(rows)
     figure.update_layout(
-        height=height, width=max(560, 260 + 24 * len(columns)), margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        height=height,
+        width=max(560, 260 + 24 * len(columns)),
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
         showlegend=bool(marks),
         xaxis={"type": "category", "title": {"text": "GEMM signatures, in call order"}, "side": "bottom"},
         yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-        plot_bgcolor="#f3f4f6", paper_bgcolor="#ffffff", hovermode="closest", clickmode="event")
+        plot_bgcolor="#f3f4f6",
+        paper_bgcolor="#ffffff",
+        hovermode="closest",
+        clickmode="event",
+    )
     return _figure_json(figure)
 
 
@@ -282,8 +396,11 @@ def _row_label(row: dict[str, Any], index: int) -> str:
 
 
 def _hover(column: dict[str, Any], row: dict[str, Any], cell: dict[str, Any]) -> str:
-    lines = [f"<b>{_e(column['label'], 120)}</b>", f"{_e(row['label'], 120)}, here {_e(cell['shape'])}",
-             f"{cell['calls']} call(s), first at line {cell['line']}"]
+    lines = [
+        f"<b>{_e(column['label'], 120)}</b>",
+        f"{_e(row['label'], 120)}, here {_e(cell['shape'])}",
+        f"{cell['calls']} call(s), first at line {cell['line']}",
+    ]
     for algo, count in cell["algos"][:4]:
         lines.append(f"{_e(algo, 160)} x{count}")
     if len(cell["algos"]) > 4:
@@ -319,11 +436,19 @@ def _batch_figures(report: Report, go: Any, ids: dict[str, str]) -> list[dict[st
             low, high = span.get("from"), span.get("to")
             values += [v for v in (low, high) if isinstance(v, (int, float)) and v > 0]
             colour = _color(colour_of.get(algo, len(colour_of) + len(figure.data)))
-            figure.add_trace(go.Scatter(
-                x=[low, high], y=[_e(labels[algo], 60)] * 2, mode="lines+markers", showlegend=False,
-                line={"width": 10, "color": colour}, marker={"size": 12, "color": colour},
-                hovertext=[_e(f"{dimension} {low}..{high}: {algo} (line {span.get('line')})")] * 2,
-                hoverinfo="text", customdata=[card_id(index)] * 2))
+            figure.add_trace(
+                go.Scatter(
+                    x=[low, high],
+                    y=[_e(labels[algo], 60)] * 2,
+                    mode="lines+markers",
+                    showlegend=False,
+                    line={"width": 10, "color": colour},
+                    marker={"size": 12, "color": colour},
+                    hovertext=[_e(f"{dimension} {low}..{high}: {algo} (line {span.get('line')})")] * 2,
+                    hoverinfo="text",
+                    customdata=[card_id(index)] * 2,
+                )
+            )
         xaxis: dict[str, Any] = {"title": {"text": _e(dimension)}}
         if values:
             low_v, high_v = min(values), max(values)
@@ -333,10 +458,22 @@ def _batch_figures(report: Report, go: Any, ids: dict[str, str]) -> list[dict[st
                 pad = max((high_v - low_v) * 0.1, 1)
                 xaxis.update(type="linear", range=[low_v - pad, high_v + pad])
         figure.update_layout(
-            height=110 + 40 * len(labels), margin={"l": 10, "r": 20, "t": 10, "b": 40}, xaxis=xaxis,
-            yaxis={"type": "category", "automargin": True}, plot_bgcolor="#f3f4f6", clickmode="event")
-        entry = {"id": f"batch-{index}", "card": card_id(index), "title": finding.title, "cls": finding.cls,
-                 "color": finding_class(finding.cls).color, "figure": _figure_json(figure), "inputs": 1}
+            height=110 + 40 * len(labels),
+            margin={"l": 10, "r": 20, "t": 10, "b": 40},
+            xaxis=xaxis,
+            yaxis={"type": "category", "automargin": True},
+            plot_bgcolor="#f3f4f6",
+            clickmode="event",
+        )
+        entry = {
+            "id": f"batch-{index}",
+            "card": card_id(index),
+            "title": finding.title,
+            "cls": finding.cls,
+            "color": finding_class(finding.cls).color,
+            "figure": _figure_json(figure),
+            "inputs": 1,
+        }
         seen[finding.fingerprint()] = entry
         figures.append(entry)
     return figures
@@ -359,8 +496,10 @@ def _legend(report: Report) -> list[dict[str, Any]]:
         for cell in row["cells"].values():
             for algo, count in cell["algos"]:
                 calls[algo] = calls.get(algo, 0) + count
-    return [{"color": _color(i), "algo": algo, "calls": calls.get(algo, 0)}
-            for i, algo in enumerate(report.gemm_map.get("algorithms") or [])]
+    return [
+        {"color": _color(i), "algo": algo, "calls": calls.get(algo, 0)}
+        for i, algo in enumerate(report.gemm_map.get("algorithms") or [])
+    ]
 
 
 def _signatures(report: Report) -> dict[str, Any] | None:
@@ -392,11 +531,20 @@ def _main_rows(report: Report) -> dict[str, Any] | None:
 
 
 def _inputs(report: Report) -> dict[str, Any]:
-    rows = [{"file": s.path, "lines": s.lines, "gemm_records": s.gemm_records, "other_records": s.other_records,
-             "record_lines": s.record_lines, "foreign_lines": s.foreign_lines,
-             "unparsable_lines": s.unparsable_lines,
-             "formats": ", ".join(f"{k}={v}" for k, v in sorted(s.formats.items())),
-             "problems": len(s.problems) + s.more_problems} for s in report.files]
+    rows = [
+        {
+            "file": s.path,
+            "lines": s.lines,
+            "gemm_records": s.gemm_records,
+            "other_records": s.other_records,
+            "record_lines": s.record_lines,
+            "foreign_lines": s.foreign_lines,
+            "unparsable_lines": s.unparsable_lines,
+            "formats": ", ".join(f"{k}={v}" for k, v in sorted(s.formats.items())),
+            "problems": len(s.problems) + s.more_problems,
+        }
+        for s in report.files
+    ]
     return _table("Inputs", rows)
 
 
@@ -413,14 +561,14 @@ def context(report: Report) -> dict[str, Any]:
         "comparisons": _comparisons(report),
         "settings": settings,
         "cards": _cards(report),
-        "classes": [{"name": row.name, "color": row.color, "meaning": row.meaning}
-                    for row in FINDING_CLASSES.values()],
+        "classes": [{"name": row.name, "color": row.color, "meaning": row.meaning} for row in FINDING_CLASSES.values()],
         "map": figure,
         "map_left_out": report.gemm_map.get("left_out", 0),
         "legend": _legend(report),
         "signatures": _signatures(report),
         "agreement": _table("Agreement with the reference per GEMM", report.document["agreement"])
-        if report.document.get("agreement") else None,
+        if report.document.get("agreement")
+        else None,
         "batch": _batch_figures(report, go, ids),
         "sections": sections,
         "main": _main_rows(report),

@@ -75,7 +75,7 @@ class ShapeTexts:
         for j in (count, count + 1):  # the line numbers are integers: their marks take the quotes with them
             text = text.replace(f'"\\u0000{j}\\u0000"', f"\\u0000{j}\\u0000")
         parts = _MARK.split(text)
-        pieces = (parts[0], list(zip(map(int, parts[1::2]), parts[2::2])))
+        pieces = (parts[0], list(zip(map(int, parts[1::2]), parts[2::2], strict=False)))
         return pieces if self._fill(pieces, item.call) == self._encode(item.row()) else False
 
 
@@ -127,10 +127,15 @@ class JsonLinesReporter(Reporter):
         if report.command == "parse":
             return self.render_streamed(report)
         doc = report.to_json()
-        items = doc.get("records") if report.command == "parse" else (
-            doc.get("findings") if report.command in ("diff", "check") else doc.get("signatures", report.rows))
-        lines = [dumps({"type": "item", **item} if isinstance(item, dict) else {"type": "item", "value": item})
-                 for item in items or []]
+        items = (
+            doc.get("records")
+            if report.command == "parse"
+            else (doc.get("findings") if report.command in ("diff", "check") else doc.get("signatures", report.rows))
+        )
+        lines = [
+            dumps({"type": "item", **item} if isinstance(item, dict) else {"type": "item", "value": item})
+            for item in items or []
+        ]
         tail = {k: v for k, v in doc.items() if k not in ("records", "findings", "signatures")}
         lines.append(dumps({"type": "summary", **tail, "schema_version": SCHEMA_VERSION}))
         return defuse_commands("\n".join(lines) + "\n", "json")
@@ -143,5 +148,14 @@ class JsonLinesReporter(Reporter):
         yield from _chunks(map(ShapeTexts(lambda row: dumps({"type": "item", **row}) + "\n").text, rows))
 
     def stream_end(self, files: list[Any], any_rows: bool) -> str:
-        return dumps({"type": "summary", "schema_version": SCHEMA_VERSION, "command": "parse",
-                      "summary": {"files": [f.to_dict() for f in files]}}) + "\n"
+        return (
+            dumps(
+                {
+                    "type": "summary",
+                    "schema_version": SCHEMA_VERSION,
+                    "command": "parse",
+                    "summary": {"files": [f.to_dict() for f in files]},
+                }
+            )
+            + "\n"
+        )

@@ -49,13 +49,25 @@ class JunitReporter(Reporter):
         cases = _cases(report)
         failures = sum(1 for c in cases if any(report.fails(f) for f in c.failures))
         tests, errors = len(cases) + len(report.failed), len(report.failed)
-        suites = ET.Element("testsuites", name="blaslog", tests=str(tests), failures=str(failures),
-                            errors=str(errors))
-        suite = ET.SubElement(suites, "testsuite", name=f"blaslog {report.command}", tests=str(tests),
-                              failures=str(failures), errors=str(errors), skipped="0")
+        suites = ET.Element("testsuites", name="blaslog", tests=str(tests), failures=str(failures), errors=str(errors))
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=f"blaslog {report.command}",
+            tests=str(tests),
+            failures=str(failures),
+            errors=str(errors),
+            skipped="0",
+        )
         for path in report.failed:
-            element = ET.SubElement(suite, "testcase", classname="inputs", name=xml_text(f"read {path}", 300),
-                                    file=xml_text(path, 500), time="0")
+            element = ET.SubElement(
+                suite,
+                "testcase",
+                classname="inputs",
+                name=xml_text(f"read {path}", 300),
+                file=xml_text(path, 500),
+                time="0",
+            )
             ET.SubElement(element, "error", type="unreadable_input", message=xml_text(f"{path} could not be read", 500))
         seen: dict[tuple[str, str], int] = {}
         for case in cases:
@@ -64,8 +76,14 @@ class JunitReporter(Reporter):
             seen[key] = seen.get(key, 0) + 1
             if seen[key] > 1:  # GitLab rejects two tests with the same name and class
                 name = f"{name} #{seen[key]}"
-            element = ET.SubElement(suite, "testcase", classname=xml_text(case.classname, 300), name=name,
-                                    file=xml_text(case.file, 500), time="0")
+            element = ET.SubElement(
+                suite,
+                "testcase",
+                classname=xml_text(case.classname, 300),
+                name=name,
+                file=xml_text(case.file, 500),
+                time="0",
+            )
             if case.line:
                 element.set("line", str(case.line))
             passed: list[str] = []
@@ -73,8 +91,9 @@ class JunitReporter(Reporter):
                 if not report.fails(finding):
                     passed.append(_detail(finding))
                     continue
-                failure = ET.SubElement(element, "failure", type=finding.cls,
-                                        message=xml_text(f"{finding.cls}: {finding.title}", 500))
+                failure = ET.SubElement(
+                    element, "failure", type=finding.cls, message=xml_text(f"{finding.cls}: {finding.title}", 500)
+                )
                 failure.text = xml_text(finding.explanation, 20000)
             if passed:
                 out = ET.SubElement(element, "system-out")

@@ -46,9 +46,11 @@ def render_markdown(report: Report, max_findings: int = 50) -> str:
     if report.command in ("diff", "check"):
         parts.append(f"### Findings by class\n\n{table(class_summary(report), limit=300)}")  # meaning uncut
         for index, finding in enumerate(report.findings[:max_findings], 1):
-            parts.append(f"**{index}. {md(finding.cls)} x{finding.count}** ({report.level(finding)}): "
-                         f"{md(finding.title, 300)}  \n{code(f'{finding.location.file}:{finding.location.line}')}  \n"
-                         f"{md(finding.explanation, 2000)}\n")
+            parts.append(
+                f"**{index}. {md(finding.cls)} x{finding.count}** ({report.level(finding)}): "
+                f"{md(finding.title, 300)}  \n{code(f'{finding.location.file}:{finding.location.line}')}  \n"
+                f"{md(finding.explanation, 2000)}\n"
+            )
         if len(report.findings) > max_findings:
             parts.append(f"_{len(report.findings) - max_findings} more findings: see the JSON or SARIF report._\n")
     elif report.rows:

@@ -55,9 +55,14 @@ def _result(finding: Finding, rule_index: int, level: str) -> dict[str, Any]:
         result["properties"]["ranks"] = list(finding.ranks)
     if finding.related:
         result["relatedLocations"] = [
-            {"id": i, "message": {"text": printable(loc.role or "related", 200)},
-             "physicalLocation": {"artifactLocation": {"uri": artifact_uri(loc.file)},
-                                  "region": {"startLine": max(loc.line, 1)}}}
+            {
+                "id": i,
+                "message": {"text": printable(loc.role or "related", 200)},
+                "physicalLocation": {
+                    "artifactLocation": {"uri": artifact_uri(loc.file)},
+                    "region": {"startLine": max(loc.line, 1)},
+                },
+            }
             for i, loc in enumerate(finding.related[:100])
         ]
     return result
@@ -79,11 +84,19 @@ class SarifReporter(Reporter):
         document = {
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",
-            "runs": [{
-                "tool": {"driver": {"name": "blaslog", "semanticVersion": __version__,
-                                    "informationUri": "https://github.com/blaslog/blaslog", "rules": rules}},
-                "automationDetails": {"id": f"blaslog/{report.command}/"},
-                "results": results,
-            }],
+            "runs": [
+                {
+                    "tool": {
+                        "driver": {
+                            "name": "blaslog",
+                            "semanticVersion": __version__,
+                            "informationUri": "https://github.com/blaslog/blaslog",
+                            "rules": rules,
+                        }
+                    },
+                    "automationDetails": {"id": f"blaslog/{report.command}/"},
+                    "results": results,
+                }
+            ],
         }
         return defuse_commands(dumps(document, indent=2) + "\n", "json")

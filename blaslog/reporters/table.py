@@ -31,8 +31,7 @@ class Terminal:
 
     def paint_class(self, name: str, text: str | None = None) -> str:
         """`text` (by default the class name) in the colour of finding class `name`."""
-        return self.paint(name if text is None else text, FINDING_CLASSES[name].ansi if name in FINDING_CLASSES
-                          else "")
+        return self.paint(name if text is None else text, FINDING_CLASSES[name].ansi if name in FINDING_CLASSES else "")
 
 
 PLAIN = Terminal()
@@ -61,6 +60,7 @@ def terminal_for(stream: Any, color: str = "auto", environ: Mapping[str, str] | 
     width = shutil.get_terminal_size().columns if tty else None
     return Terminal(width, colored)
 
+
 #: The narrowest a wrapped column gets, and the least width a table is fitted into.
 _MIN_COLUMN = 6
 _MIN_WIDTH = 40
@@ -77,8 +77,9 @@ def section(title: str, rows: list[dict[str, object]], fmt: str = "simple", term
     return f"{title}\n{fitted(headers, [[r.get(h) for h in headers] for r in rows], terminal)}\n"
 
 
-def fitted(headers: list[str], rows: list[list[object]], terminal: Terminal,
-           paint: dict[int, str] | None = None) -> str:
+def fitted(
+    headers: list[str], rows: list[list[object]], terminal: Terminal, paint: dict[int, str] | None = None
+) -> str:
     """A table no wider than the terminal: the widest columns are narrowed until it fits, and their cells
     wrapped (never cut); `paint` colours the cells of a column by the finding class they name."""
     width = max(terminal.width or 0, _MIN_WIDTH)
@@ -88,8 +89,10 @@ def fitted(headers: list[str], rows: list[list[object]], terminal: Terminal,
     natural = [max(c, len(h) + 2) for c, h in zip(cells, headers, strict=True)]
     room = width - 2 * (len(headers) - 1)
     # a column keeps at least its header's longest word (split at `_` too), so headers stay readable
-    least = [min(n, max(_MIN_COLUMN, *(len(word) + 2 for word in h.replace("_", " ").split()))) for h, n in
-             zip(headers, natural, strict=True)]
+    least = [
+        min(n, max(_MIN_COLUMN, *(len(word) + 2 for word in h.replace("_", " ").split())))
+        for h, n in zip(headers, natural, strict=True)
+    ]
     if sum(least) > room:
         return _listed(headers, body, width, terminal, paint or {})
     widths = list(natural)
@@ -103,10 +106,17 @@ def fitted(headers: list[str], rows: list[list[object]], terminal: Terminal,
     for i, column in (paint or {}).items():  # colour after measuring: tabulate skips escape codes when aligning
         for row in body:
             row[i] = terminal.paint_class(row[i]) if column == "class" else row[i]
-    return tabulate(body, headers=headers, tablefmt="simple", disable_numparse=True,
-                    maxcolwidths=[w if w < c else None for w, c in zip(widths, cells, strict=True)],
-                    maxheadercolwidths=[w - 2 if w - 2 < len(h) else None  # type: ignore[misc]  # None: as it is
-                                        for w, h in zip(widths, headers, strict=True)])
+    return tabulate(
+        body,
+        headers=headers,
+        tablefmt="simple",
+        disable_numparse=True,
+        maxcolwidths=[w if w < c else None for w, c in zip(widths, cells, strict=True)],
+        maxheadercolwidths=[
+            w - 2 if w - 2 < len(h) else None  # type: ignore[misc]  # None: as it is
+            for w, h in zip(widths, headers, strict=True)
+        ],
+    )
 
 
 def class_summary(report: Report) -> list[dict[str, object]]:
@@ -115,13 +125,19 @@ def class_summary(report: Report) -> list[dict[str, object]]:
     for row in FINDING_CLASSES.values():
         found = [f for f in report.findings if f.cls == row.name]
         if found:
-            rows.append({"class": row.name, "level": ci_level(row.name, report.fail_on), "findings": len(found),
-                         "occurrences": sum(f.count for f in found), "meaning": row.meaning})
+            rows.append(
+                {
+                    "class": row.name,
+                    "level": ci_level(row.name, report.fail_on),
+                    "findings": len(found),
+                    "occurrences": sum(f.count for f in found),
+                    "meaning": row.meaning,
+                }
+            )
     return rows
 
 
-def _listed(headers: list[str], body: list[list[str]], width: int, terminal: Terminal,
-            paint: dict[int, str]) -> str:
+def _listed(headers: list[str], body: list[list[str]], width: int, terminal: Terminal, paint: dict[int, str]) -> str:
     """Rows too wide for the terminal as a table, one block each: `column  value` lines, values wrapped."""
     key_width = max(len(h) for h in headers) + 2
     blocks = []
@@ -159,16 +175,21 @@ class TableReporter(Reporter):
             for index, finding in enumerate(report.findings, 1):
                 where = f"{finding.location.file}:{finding.location.line}"
                 others = ", ".join(f"{r.role} {r.file}:{r.line}" for r in finding.related[:3])
-                head = (f"[{index}] {finding.cls.upper()} x{finding.count} ({report.level(finding)})  "
-                        f"{printable(finding.title, 200)}")
-                body = textwrap.fill(printable(finding.explanation), width=110, initial_indent="    ",
-                                     subsequent_indent="    ")
-                parts.append(f"{head}\n    at {printable(where)}" + (f" ({printable(others)})" if others else "")
-                             + f"\n{body}\n")
+                head = (
+                    f"[{index}] {finding.cls.upper()} x{finding.count} ({report.level(finding)})  "
+                    f"{printable(finding.title, 200)}"
+                )
+                body = textwrap.fill(
+                    printable(finding.explanation), width=110, initial_indent="    ", subsequent_indent="    "
+                )
+                parts.append(
+                    f"{head}\n    at {printable(where)}" + (f" ({printable(others)})" if others else "") + f"\n{body}\n"
+                )
         elif report.rows:
             columns = report.columns or list(report.rows[0].keys())
-            table = [[cell(row.get(c), 160 if c in ("algorithms", "algo") else 60) for c in columns]
-                     for row in report.rows]
+            table = [
+                [cell(row.get(c), 160 if c in ("algorithms", "algo") else 60) for c in columns] for row in report.rows
+            ]
             parts.append(tabulate(table, headers=columns, tablefmt="simple", disable_numparse=True) + "\n")
         elif report.command in ("parse", "summary"):
             parts.append("no GEMM records\n")
@@ -186,8 +207,13 @@ class TableReporter(Reporter):
             summary = class_summary(report)
             if summary:
                 headers = list(summary[0])
-                parts.append("Findings by class\n" + fitted(headers, [[r[h] for h in headers] for r in summary], term,
-                                                             {headers.index("class"): "class"}) + "\n")
+                parts.append(
+                    "Findings by class\n"
+                    + fitted(
+                        headers, [[r[h] for h in headers] for r in summary], term, {headers.index("class"): "class"}
+                    )
+                    + "\n"
+                )
             else:
                 parts.append("Findings by class: none\n")
             for index, finding in enumerate(report.findings, 1):
@@ -198,13 +224,18 @@ class TableReporter(Reporter):
                 heading = textwrap.wrap(printable(finding.title), width=max(width - len(lead), 20)) or [""]
                 lines = [f"[{index}] {label} x{finding.count} ({report.level(finding)})  {heading[0]}"]
                 lines += [" " * len(lead) + rest for rest in heading[1:]]
-                lines += textwrap.wrap(f"at {printable(where)}" + (f" ({printable(others)})" if others else ""),
-                                       width=width, initial_indent="    ", subsequent_indent="      ")
+                lines += textwrap.wrap(
+                    f"at {printable(where)}" + (f" ({printable(others)})" if others else ""),
+                    width=width,
+                    initial_indent="    ",
+                    subsequent_indent="      ",
+                )
                 for name, values in finding.fields:
                     shown = " vs ".join(term.paint(printable(v if v is not None else "-"), "1;33") for v in values)
                     lines.append(f"    {term.paint(printable(name), '1')}: {shown}")
-                lines += textwrap.wrap(printable(finding.explanation), width=width, initial_indent="    ",
-                                       subsequent_indent="    ")
+                lines += textwrap.wrap(
+                    printable(finding.explanation), width=width, initial_indent="    ", subsequent_indent="    "
+                )
                 parts.append("\n".join(lines) + "\n")
         elif report.rows:
             columns = report.columns or list(report.rows[0].keys())

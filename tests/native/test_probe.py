@@ -22,8 +22,9 @@ def _build(tmp_path_factory, name: str, *flags: str) -> Path:
     if compiler is None:
         pytest.skip("no C compiler to build the libcublasLt stub")
     out = tmp_path_factory.mktemp(name) / "libcublasLt.so.12"
-    subprocess.run([compiler, "-shared", "-fPIC", "-O1", *flags, "-o", str(out), str(HERE / "stub_cublaslt.c")],
-                   check=True)
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", "-O1", *flags, "-o", str(out), str(HERE / "stub_cublaslt.c")], check=True
+    )
     return out
 
 
@@ -40,8 +41,14 @@ def with_stub(stub, monkeypatch):
     return stub
 
 
-SEED_CONFIG = {"computeType": "COMPUTE_32F_FAST_TF32", "scaleType": "R_32F", "Atype": "R_32F", "Btype": "R_32F",
-               "Ctype": "R_32F", "Dtype": "R_32F"}
+SEED_CONFIG = {
+    "computeType": "COMPUTE_32F_FAST_TF32",
+    "scaleType": "R_32F",
+    "Atype": "R_32F",
+    "Btype": "R_32F",
+    "Ctype": "R_32F",
+    "Dtype": "R_32F",
+}
 
 
 def test_probe_reads_flags_tiles_stages_and_version(with_stub):
@@ -61,7 +68,7 @@ def test_probe_reads_flags_tiles_stages_and_version(with_stub):
 def test_unknown_algo_is_an_error_with_the_status_name(with_stub):
     result = native.probe([dict(SEED_CONFIG, algoId=99), dict(SEED_CONFIG, algoId=21)], gpu_info=False)
     assert len(result.entries) == 1
-    (config, error), = result.errors
+    ((config, error),) = result.errors
     assert config["algoId"] == 99 and "CUBLAS_STATUS_INVALID_VALUE" in error and "cublasLtMatmulAlgoInit" in error
 
 
@@ -82,7 +89,7 @@ def test_missing_symbol(tmp_path_factory, monkeypatch):
     lib = _build(tmp_path_factory, "nosym", "-DOMIT_ALGO_INIT")
     monkeypatch.setenv("BLASLOG_CUBLASLT", str(lib))
     result = native.probe([dict(SEED_CONFIG, algoId=0)], gpu_info=False)
-    (_, error), = result.errors
+    ((_, error),) = result.errors
     assert "cublasLtMatmulAlgoInit is missing" in error and "12.9.3" in error
 
 
@@ -96,8 +103,10 @@ def test_import_loads_nothing():
     import subprocess
     import sys
 
-    code = ("import blaslog, blaslog.native, blaslog.cli; "
-            "print('libcublasLt' in open('/proc/self/maps').read(), blaslog.native._loader.load.cache_info().currsize)")
+    code = (
+        "import blaslog, blaslog.native, blaslog.cli; "
+        "print('libcublasLt' in open('/proc/self/maps').read(), blaslog.native._loader.load.cache_info().currsize)"
+    )
     if not Path("/proc/self/maps").exists():
         pytest.skip("needs /proc")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -105,8 +114,20 @@ def test_import_loads_nothing():
 
 
 def test_cli_probe_one_algorithm(with_stub, runner):
-    result = runner.invoke(cli, ["probe", "--algo-id", "21", "--compute-type", "COMPUTE_32F_FAST_TF32",
-                                 "--scale-type", "R_32F", "--types", "R_32F,R_32F,R_32F,R_32F"])
+    result = runner.invoke(
+        cli,
+        [
+            "probe",
+            "--algo-id",
+            "21",
+            "--compute-type",
+            "COMPUTE_32F_FAST_TF32",
+            "--scale-type",
+            "R_32F",
+            "--types",
+            "R_32F,R_32F,R_32F,R_32F",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "libcublasLt 12.9.3" in result.stdout
     assert "0x40202: tensor-core MMA (HMMA) with TF32 inputs and FP32 accumulation" in result.stdout
@@ -115,15 +136,19 @@ def test_cli_probe_one_algorithm(with_stub, runner):
 
 def test_cli_probe_from_logs_writes_caps_that_diff_uses(with_stub, runner, tmp_path):
     caps = tmp_path / "caps.json"
-    result = runner.invoke(cli, ["probe", "--from", str(SEED / "sharded.log"), "--from", str(SEED / "unsharded.log"),
-                                 "--out", str(caps)])
+    result = runner.invoke(
+        cli, ["probe", "--from", str(SEED / "sharded.log"), "--from", str(SEED / "unsharded.log"), "--out", str(caps)]
+    )
     assert result.exit_code == 0, result.output
     document = json.loads(caps.read_text())
     assert document["kind"] == "blaslog-caps" and document["library_version"] == "12.9.3"
-    assert sorted((e["algoId"], e["numericalImplFlags"]) for e in document["entries"]) == [(0, "0x80201"),
-                                                                                        (21, "0x40202")]
-    diff = runner.invoke(cli, ["diff", str(SEED / "sharded.log"), str(SEED / "unsharded.log"), "--caps", str(caps),
-                               "-f", "json", "-q"])
+    assert sorted((e["algoId"], e["numericalImplFlags"]) for e in document["entries"]) == [
+        (0, "0x80201"),
+        (21, "0x40202"),
+    ]
+    diff = runner.invoke(
+        cli, ["diff", str(SEED / "sharded.log"), str(SEED / "unsharded.log"), "--caps", str(caps), "-f", "json", "-q"]
+    )
     assert diff.exit_code == 1
     assert json.loads(diff.stdout)["findings"][0]["class"] == "precision"
 
@@ -138,8 +163,9 @@ def test_cli_probe_failure_exits_2_without_traceback(with_stub, runner, monkeypa
 def test_cli_probe_crash_reports_and_keeps_what_it_learned(with_stub, runner, monkeypatch, tmp_path):
     monkeypatch.setenv("STUB_CRASH_ALGO", "21")
     caps = tmp_path / "caps.json"
-    result = runner.invoke(cli, ["probe", "--from", str(SEED / "sharded.log"), "--from", str(SEED / "unsharded.log"),
-                                 "--out", str(caps)])
+    result = runner.invoke(
+        cli, ["probe", "--from", str(SEED / "sharded.log"), "--from", str(SEED / "unsharded.log"), "--out", str(caps)]
+    )
     assert "crashed the probe (signal SIGSEGV)" in result.stderr
     assert [e["algoId"] for e in json.loads(caps.read_text())["entries"]] == [0]
 

@@ -23,9 +23,16 @@ from tests.test_injection import runner_commands
 pytestmark = pytest.mark.property
 SCALE = int(os.environ.get("BLASLOG_FUZZ_SCALE", "1"))
 
-LINES = [line for path in (SEED / "sharded_joined.log", GENERATED / "rocblas_fp16_trace.log",
-                           GENERATED / "hipblaslt_bf16_tp2_rank0.bench.log", GENERATED / "cublas_classic_fp16.log")
-         for line in path.read_text().splitlines()[:30]]
+LINES = [
+    line
+    for path in (
+        SEED / "sharded_joined.log",
+        GENERATED / "rocblas_fp16_trace.log",
+        GENERATED / "hipblaslt_bf16_tp2_rank0.bench.log",
+        GENERATED / "cublas_classic_fp16.log",
+    )
+    for line in path.read_text().splitlines()[:30]
+]
 NOISE = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 
 
@@ -42,8 +49,11 @@ def logs(draw) -> str:
         elif kind == "splice":
             line = line[:at] + draw(NOISE) + line[at:]
         elif kind == "command":
-            line = line[:at] + draw(st.sampled_from(["##[set-output name=a]b", "\r::error::x", "\n::warning::y"])) \
+            line = (
+                line[:at]
+                + draw(st.sampled_from(["##[set-output name=a]b", "\r::error::x", "\n::warning::y"]))
                 + line[at:]
+            )
         out.append(line)
     return "\n".join(out) + draw(st.sampled_from(["\n", "", "\r\n"]))
 
@@ -63,8 +73,11 @@ def _well_formed(fmt: str, text: str) -> None:
 def test_every_command_and_format_on_mutated_logs(tmp_path, text):
     path = tmp_path / "fuzz.log"
     path.write_text(text, encoding="utf-8", errors="surrogateescape")
-    calls = {"parse": lambda: api.parse_report([str(path)], kind="all"), "summary": lambda: api.summary([str(path)]),
-             "check": lambda: api.check([str(path)])}
+    calls = {
+        "parse": lambda: api.parse_report([str(path)], kind="all"),
+        "summary": lambda: api.summary([str(path)]),
+        "check": lambda: api.check([str(path)]),
+    }
     for command, call in calls.items():
         try:
             report = call()
@@ -100,8 +113,14 @@ def test_output_targets(tmp_path_factory, target, fmt):
     root = tmp_path_factory.mktemp("out")
     log = root / "in.log"
     log.write_bytes((SEED / "sharded.log").read_bytes())
-    out = {"new": root / "r.out", "existing": root / "old.out", "folder": root / "dir", "input": log,
-           "symlink-to-input": root / "link.log", "missing-folder": root / "no" / "r.out"}[target]
+    out = {
+        "new": root / "r.out",
+        "existing": root / "old.out",
+        "folder": root / "dir",
+        "input": log,
+        "symlink-to-input": root / "link.log",
+        "missing-folder": root / "no" / "r.out",
+    }[target]
     if target == "existing":
         out.write_text("old\n")
     elif target == "folder":
@@ -114,4 +133,4 @@ def test_output_targets(tmp_path_factory, target, fmt):
         assert result.exit_code == 0 and out.read_text() != "old\n"
     else:
         assert result.exit_code == 2 and "Traceback" not in result.output
-    assert not [p for p in root.rglob("*.part")]
+    assert not list(root.rglob("*.part"))

@@ -21,8 +21,7 @@ def main() -> int:
         args = args[1:]
     workers = []
     for rank in range(nproc):
-        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(nproc),
-                   LOCAL_WORLD_SIZE=str(nproc))
+        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(nproc), LOCAL_WORLD_SIZE=str(nproc))
         workers.append(subprocess.Popen(args, env=env))
 
     def forward(number: int, frame: object) -> None:

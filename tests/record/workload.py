@@ -41,12 +41,14 @@ def _file(variable: str, pid_names: bool) -> str | None:
 
 def _lt_trace(pid: int, a_rows: int, a_cols: int, n: int, algo: str) -> str:
     m, k = a_cols, a_rows  # A is transposed: op(A) is m x k
-    return (f"{STAMP}[cublasLt][{pid}][Trace][cublasLtMatmul] A=0X1521C0400000 Adesc=[type=R_32F rows={a_rows} "
-            f"cols={a_cols} ld={a_rows}] B=0X1523C0000000 Bdesc=[type=R_32F rows={k} cols={n} ld={k}] "
-            f"C=0X1523C0400000 Cdesc=[type=R_32F rows={m} cols={n} ld={m}] D=0X1523C0400000 Ddesc=[type=R_32F "
-            f"rows={m} cols={n} ld={m}] computeDesc=[computeType=COMPUTE_32F_FAST_TF32 scaleType=R_32F "
-            f"transa=OP_T] algo=[{algo}] workSpace=0X1521C0000000 workSpaceSizeInBytes=4194304 beta=0 "
-            "outOfPlace=0 stream=0X0\n")
+    return (
+        f"{STAMP}[cublasLt][{pid}][Trace][cublasLtMatmul] A=0X1521C0400000 Adesc=[type=R_32F rows={a_rows} "
+        f"cols={a_cols} ld={a_rows}] B=0X1523C0000000 Bdesc=[type=R_32F rows={k} cols={n} ld={k}] "
+        f"C=0X1523C0400000 Cdesc=[type=R_32F rows={m} cols={n} ld={m}] D=0X1523C0400000 Ddesc=[type=R_32F "
+        f"rows={m} cols={n} ld={m}] computeDesc=[computeType=COMPUTE_32F_FAST_TF32 scaleType=R_32F "
+        f"transa=OP_T] algo=[{algo}] workSpace=0X1521C0000000 workSpaceSizeInBytes=4194304 beta=0 "
+        "outOfPlace=0 stream=0X0\n"
+    )
 
 
 def _lt_api(pid: int, a_rows: int, a_cols: int, n: int) -> list[str]:
@@ -67,52 +69,74 @@ def _lt_api(pid: int, a_rows: int, a_cols: int, n: int) -> list[str]:
 
 
 def _lt_api_after() -> list[str]:
-    return [f"{STAMP}[cublasLt][1][Api][cublasLtMatmulPreferenceDestroy] matmulPref=0X55A04C63F6E0\n",
-            f"{STAMP}[cublasLt][1][Api][cublasLtMatrixLayoutDestroy] matLayout=0X55A04C63F680\n",
-            f"{STAMP}[cublasLt][1][Api][cublasLtMatmulDescDestroy] matmulDesc=0X55A04C63F4A0\n"]
+    return [
+        f"{STAMP}[cublasLt][1][Api][cublasLtMatmulPreferenceDestroy] matmulPref=0X55A04C63F6E0\n",
+        f"{STAMP}[cublasLt][1][Api][cublasLtMatrixLayoutDestroy] matLayout=0X55A04C63F680\n",
+        f"{STAMP}[cublasLt][1][Api][cublasLtMatmulDescDestroy] matmulDesc=0X55A04C63F4A0\n",
+    ]
 
 
 def _cublas(pid: int, m: int, n: int, k: int) -> str:
-    fields = [("handle", "cublasHandle_t", "POINTER (IN HEX:0x0x55a178c7a2a0)"),
-              ("transa", "cublasOperation_t", "CUBLAS_OP_T(1)"), ("transb", "cublasOperation_t", "CUBLAS_OP_N(0)"),
-              ("m", "int", m), ("n", "int", n), ("k", "int", k),
-              ("alpha", "void", "POINTER (IN HEX:0x0x7ffce76e9b74)"),
-              ("A", "void", "POINTER (IN HEX:0x0x7f74c0000000)"),
-              ("Atype", "cudaDataType_t", "CUDA_R_32F(0)"), ("lda", "int", k),
-              ("B", "void", "POINTER (IN HEX:0x0x7f76c0000000)"), ("Btype", "cudaDataType_t", "CUDA_R_32F(0)"),
-              ("ldb", "int", k), ("beta", "void", "POINTER (IN HEX:0x0x7ffce76e9b78)"),
-              ("C", "void", "POINTER (IN HEX:0x0x7f76c0400000)"), ("Ctype", "cudaDataType_t", "CUDA_R_32F(0)"),
-              ("ldc", "int", m), ("computeType", "cublasComputeType_t", "CUBLAS_COMPUTE_32F_FAST_TF32(77)"),
-              ("algo", "SOME TYPE", "CUBLAS_GEMM_DEFAULT_TENSOR_OP(99)")]
-    lines = ["I! cuBLAS (v12.9.3) function cublasStatus_t cublasGemmEx(cublasHandle_t, cublasOperation_t, "
-             "cublasOperation_t, int, int, int, const void*, const void*, cudaDataType_t, int, const void*, "
-             "cudaDataType_t, int, const void*, void*, cudaDataType_t, int, cublasComputeType_t, cublasGemmAlgo_t) "
-             "called:\n"]
+    fields = [
+        ("handle", "cublasHandle_t", "POINTER (IN HEX:0x0x55a178c7a2a0)"),
+        ("transa", "cublasOperation_t", "CUBLAS_OP_T(1)"),
+        ("transb", "cublasOperation_t", "CUBLAS_OP_N(0)"),
+        ("m", "int", m),
+        ("n", "int", n),
+        ("k", "int", k),
+        ("alpha", "void", "POINTER (IN HEX:0x0x7ffce76e9b74)"),
+        ("A", "void", "POINTER (IN HEX:0x0x7f74c0000000)"),
+        ("Atype", "cudaDataType_t", "CUDA_R_32F(0)"),
+        ("lda", "int", k),
+        ("B", "void", "POINTER (IN HEX:0x0x7f76c0000000)"),
+        ("Btype", "cudaDataType_t", "CUDA_R_32F(0)"),
+        ("ldb", "int", k),
+        ("beta", "void", "POINTER (IN HEX:0x0x7ffce76e9b78)"),
+        ("C", "void", "POINTER (IN HEX:0x0x7f76c0400000)"),
+        ("Ctype", "cudaDataType_t", "CUDA_R_32F(0)"),
+        ("ldc", "int", m),
+        ("computeType", "cublasComputeType_t", "CUBLAS_COMPUTE_32F_FAST_TF32(77)"),
+        ("algo", "SOME TYPE", "CUBLAS_GEMM_DEFAULT_TENSOR_OP(99)"),
+    ]
+    lines = [
+        "I! cuBLAS (v12.9.3) function cublasStatus_t cublasGemmEx(cublasHandle_t, cublasOperation_t, "
+        "cublasOperation_t, int, int, int, const void*, const void*, cudaDataType_t, int, const void*, "
+        "cudaDataType_t, int, const void*, void*, cudaDataType_t, int, cublasComputeType_t, cublasGemmAlgo_t) "
+        "called:\n"
+    ]
     lines += [f"i!  {name}: type={kind}; val={value}\n" for name, kind, value in fields]
-    lines += ["i! Time: 2026-06-06T16:20:31 elapsed from start 0.033333 minutes or 2.000000 seconds\n",
-              f"i!Process={pid}; Thread=139694885058368; GPU=0; Handle=POINTER (IN HEX:0x0x55a178c7a2a0); "
-              "StreamId=POINTER (IN HEX:0x(nil)) (defaultStream); MathMode=CUBLAS_DEFAULT_MATH\n",
-              "i! COMPILED WITH: GNU GCC/G++ / 8.5.0 20210514 (Red Hat 8.5.0-22)\n"]
+    lines += [
+        "i! Time: 2026-06-06T16:20:31 elapsed from start 0.033333 minutes or 2.000000 seconds\n",
+        f"i!Process={pid}; Thread=139694885058368; GPU=0; Handle=POINTER (IN HEX:0x0x55a178c7a2a0); "
+        "StreamId=POINTER (IN HEX:0x(nil)) (defaultStream); MathMode=CUBLAS_DEFAULT_MATH\n",
+        "i! COMPILED WITH: GNU GCC/G++ / 8.5.0 20210514 (Red Hat 8.5.0-22)\n",
+    ]
     return "".join(lines)
 
 
 def _rocblas_trace(m: int, n: int, k: int) -> str:
-    return (f"rocblas_gemm_ex,T,N,{m},{n},{k},1,0x7f2c1e600000,f32_r,{k},0x7f2e1e600000,f32_r,{k},0,"
-            f"0x7f2e1ea00000,f32_r,{m},0x7f2e1ea00000,f32_r,{m},f32_r,0,0,none,atomics_allowed\n")
+    return (
+        f"rocblas_gemm_ex,T,N,{m},{n},{k},1,0x7f2c1e600000,f32_r,{k},0x7f2e1e600000,f32_r,{k},0,"
+        f"0x7f2e1ea00000,f32_r,{m},0x7f2e1ea00000,f32_r,{m},f32_r,0,0,none,atomics_allowed\n"
+    )
 
 
 def _rocblas_bench(m: int, n: int, k: int) -> str:
-    return (f"./rocblas-bench -f gemm_ex --transposeA T --transposeB N -m {m} -n {n} -k {k} --alpha 1 --a_type f32_r "
-            f"--lda {k} --b_type f32_r --ldb {k} --beta 0 --c_type f32_r --ldc {m} --d_type f32_r --ldd {m} "
-            "--compute_type f32_r --algo 0 --solution_index 0 --flags 0\n")
+    return (
+        f"./rocblas-bench -f gemm_ex --transposeA T --transposeB N -m {m} -n {n} -k {k} --alpha 1 --a_type f32_r "
+        f"--lda {k} --b_type f32_r --ldb {k} --beta 0 --c_type f32_r --ldc {m} --d_type f32_r --ldd {m} "
+        "--compute_type f32_r --algo 0 --solution_index 0 --flags 0\n"
+    )
 
 
 def _hipblaslt_bench(m: int, n: int, k: int, solution: int) -> str:
-    return (f"hipblaslt-bench --api_method c -m {m} -n {n} -k {k} --lda {k} --ldb {k} --ldc {m} --ldd {m}  "
-            "--stride_a 0 --stride_b 0 --stride_c 0 --stride_d 0  --alpha 1.000000 --beta 0.000000 --transA T "
-            "--transB N --batch_count 1 --scaleA 0 --scaleB 0  --a_type f32_r --b_type f32_r --c_type f32_r "
-            "--d_type f32_r --scale_type f32_r --bias_type f32_r   --compute_type f32_r --algo_method index "
-            f"--solution_index {solution} --activation_type none \n")
+    return (
+        f"hipblaslt-bench --api_method c -m {m} -n {n} -k {k} --lda {k} --ldb {k} --ldc {m} --ldd {m}  "
+        "--stride_a 0 --stride_b 0 --stride_c 0 --stride_d 0  --alpha 1.000000 --beta 0.000000 --transA T "
+        "--transB N --batch_count 1 --scaleA 0 --scaleB 0  --a_type f32_r --b_type f32_r --c_type f32_r "
+        "--d_type f32_r --scale_type f32_r --bias_type f32_r   --compute_type f32_r --algo_method index "
+        f"--solution_index {solution} --activation_type none \n"
+    )
 
 
 class Logs:
@@ -137,8 +161,10 @@ def run_step(logs: Logs, rank: int, tp: int, plant_rank: int | None, platform: s
     pid = os.getpid()
     hidden, tokens = 64, 1024
     # (A rows = K, A cols = M): column-parallel QKV (M / tp), row-parallel output projection (K / tp)
-    gemms = [(hidden, 3 * hidden // tp, "algoId=21 tile=MATMUL_TILE_64x64 stages=MATMUL_STAGES_32x6"),
-             (hidden // tp, hidden, "algoId=21 tile=MATMUL_TILE_64x64 stages=MATMUL_STAGES_32x6")]
+    gemms = [
+        (hidden, 3 * hidden // tp, "algoId=21 tile=MATMUL_TILE_64x64 stages=MATMUL_STAGES_32x6"),
+        (hidden // tp, hidden, "algoId=21 tile=MATMUL_TILE_64x64 stages=MATMUL_STAGES_32x6"),
+    ]
     if plant_rank == rank:
         gemms[1] = (hidden // tp, hidden, "algoId=0 tile=MATMUL_TILE_128x32 ctaSwizzling=1")
     nvidia = platform == "nvidia"

@@ -25,12 +25,19 @@ def _init():
 
 
 backends = SimpleNamespace(
-    cuda=SimpleNamespace(matmul=SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
-                                                allow_bf16_reduced_precision_reduction=True),
-                         preferred_blas_library=lambda: "_BlasBackend.Cublas"),
+    cuda=SimpleNamespace(
+        matmul=SimpleNamespace(
+            allow_tf32=False, allow_fp16_reduced_precision_reduction=True, allow_bf16_reduced_precision_reduction=True
+        ),
+        preferred_blas_library=lambda: "_BlasBackend.Cublas",
+    ),
     cudnn=SimpleNamespace(allow_tf32=True, version=lambda: 90100),
 )
-cuda = SimpleNamespace(init=_init, is_initialized=lambda: _started[0], current_device=lambda: 0,
-                       get_device_name=lambda device=0: "NVIDIA Fake GPU",
-                       get_device_capability=lambda device=0: (9, 0))
+cuda = SimpleNamespace(
+    init=_init,
+    is_initialized=lambda: _started[0],
+    current_device=lambda: 0,
+    get_device_name=lambda device=0: "NVIDIA Fake GPU",
+    get_device_capability=lambda device=0: (9, 0),
+)
 distributed = SimpleNamespace(is_available=lambda: True, is_initialized=lambda: False)
