@@ -458,19 +458,7 @@ def _joined_rows(parts: list[tuple[bytes, FileSummary, bytes]], name: str) -> li
     """The rows of consecutive pieces as one text, and the whole input's accounting."""
     summary = FileSummary(name)
     for _, part, _ in parts:
-        for key in (
-            "lines",
-            "gemm_records",
-            "other_records",
-            "record_lines",
-            "foreign_lines",
-            "unparsable_lines",
-            "more_problems",
-        ):
-            setattr(summary, key, getattr(summary, key) + getattr(part, key))
-        for dialect, count in part.formats.items():
-            summary.formats[dialect] = summary.formats.get(dialect, 0) + count
-        summary.problems.extend(p for p in part.problems if p.message != "empty input")
+        summary.absorb(part)
     chunks = [chunk for data, _, _ in parts for chunk in pickle.loads(zlib.decompress(data))]
     return [(zlib.compress(pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL), 1), summary, parts[0][2])]
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from blaslog.records import GEMM_FIELD_NAMES, Event, GemmCall, ParseResult, Record
 
-_INT_COLUMNS = (
+#: GEMM fields held as integers (nullable Int64 in frames, int64 in Parquet).
+INT_COLUMNS = (
     "m",
     "n",
     "k",
@@ -56,7 +57,8 @@ _CATEGORY_COLUMNS = (
     "file",
     "thread",
 )
-_BOOL_COLUMNS = ("bias_pointer", "scale_pointers", "out_of_place")
+#: GEMM fields held as booleans.
+BOOL_COLUMNS = ("bias_pointer", "scale_pointers", "out_of_place")
 EVENT_COLUMNS = (
     "library",
     "function",
@@ -156,7 +158,7 @@ def _to_frame(records: Iterable[Record] | ParseResult, kind: str) -> Any:
         return frame
     gemms = [r for r in records if isinstance(r, GemmCall)]
     frame = pd.DataFrame([[getattr(r, c) for c in GEMM_FIELD_NAMES] for r in gemms], columns=list(GEMM_FIELD_NAMES))
-    for column in _INT_COLUMNS:
+    for column in INT_COLUMNS:
         values = frame[column].tolist()
         try:
             frame[column] = pd.array(values, dtype="Int64")
@@ -165,6 +167,6 @@ def _to_frame(records: Iterable[Record] | ParseResult, kind: str) -> Any:
             frame[column] = pd.Series(values, dtype=object)
     for column in _CATEGORY_COLUMNS:
         frame[column] = frame[column].astype("category")
-    for column in _BOOL_COLUMNS:
+    for column in BOOL_COLUMNS:
         frame[column] = pd.array(frame[column].tolist(), dtype="boolean")
     return frame

@@ -19,46 +19,20 @@ from pathlib import Path
 from typing import Any
 
 from blaslog.errors import BlaslogError
+from blaslog.frame import BOOL_COLUMNS, INT_COLUMNS
 from blaslog.records import GEMM_FIELD_NAMES, FileSummary, GemmCall
 
 SCHEMA_VERSION = 1
 """Version of the columns below; raised when a column is renamed, removed or changes type (adding one is
 compatible and does not raise it)."""
 
-_INTEGERS = frozenset(
-    (
-        "m",
-        "n",
-        "k",
-        "batch_count",
-        "lda",
-        "ldb",
-        "ldc",
-        "ldd",
-        "stride_a",
-        "stride_b",
-        "stride_c",
-        "stride_d",
-        "algo_id",
-        "num_splits_k",
-        "cta_swizzling",
-        "custom_option",
-        "scheduling_mode",
-        "workspace_size",
-        "sm_count_target",
-        "flags",
-        "solution_index",
-        "algo",
-        "call_count",
-        "line",
-        "end_line",
-    )
-)
-_BOOLEANS = frozenset(("bias_pointer", "scale_pointers", "out_of_place"))
 _JSON = frozenset(("extra", "pointers"))
 
 COLUMNS: tuple[tuple[str, str], ...] = (
-    *((name, "int64" if name in _INTEGERS else "bool" if name in _BOOLEANS else "string") for name in GEMM_FIELD_NAMES),
+    *(
+        (name, "int64" if name in INT_COLUMNS else "bool" if name in BOOL_COLUMNS else "string")
+        for name in GEMM_FIELD_NAMES
+    ),
     ("overflow", "string"),
 )
 """(column, Parquet type) of every file, in order: the fields of :class:`~blaslog.records.GemmCall`, `extra` and

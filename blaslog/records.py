@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -423,6 +423,29 @@ class FileSummary:
     """Unparsable lines and warnings, in line order (the first MAX_PROBLEMS of them)."""
     more_problems: int = 0
     """Problems beyond the first MAX_PROBLEMS, counted only (a log with a problem on every line stays small)."""
+
+    def absorb(self, part: FileSummary, line_offset: int = 0) -> None:
+        """Add the accounting of the next piece of the same input (its lines numbered from 1, or from after
+        `line_offset` lines of this one); a piece's "empty input" warning is no warning of the whole."""
+        for name in (
+            "lines",
+            "gemm_records",
+            "other_records",
+            "record_lines",
+            "foreign_lines",
+            "unparsable_lines",
+            "more_problems",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(part, name))
+        for dialect, count in part.formats.items():
+            self.formats[dialect] = self.formats.get(dialect, 0) + count
+        self.problems.extend(
+            replace(p, path=self.path, line=p.line + line_offset if p.line else 0)
+            if line_offset or p.path != self.path
+            else p
+            for p in part.problems
+            if p.message != "empty input"
+        )
 
     def balanced(self) -> bool:
         """True when every line is accounted for."""

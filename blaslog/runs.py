@@ -196,16 +196,7 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactR
             if index is None:
                 index = run._call(replace(occurrence.call, file=name))  # equal to the call: file is not compared
             run._append(index, occurrence.line + offset, occurrence.end_line + offset, occurrence.thread)
-        for field in ("lines", "gemm_records", "other_records", "record_lines", "foreign_lines", "unparsable_lines"):
-            setattr(summary, field, getattr(summary, field) + getattr(piece_summary, field))
-        for fmt, count in piece_summary.formats.items():
-            summary.formats[fmt] = summary.formats.get(fmt, 0) + count
-        summary.problems.extend(
-            replace(p, path=name, line=p.line + offset if p.line else 0)
-            for p in piece_summary.problems
-            if not (p.message == "empty input" and lines)
-        )
-        summary.more_problems += piece_summary.more_problems
+        summary.absorb(piece_summary, offset)
         run.overflow += piece.overflow
         offset += lines
     return run, summary

@@ -130,25 +130,8 @@ def _stream_pieces(
         parts = [f.result() for f in futures]
     summary = FileSummary(name)
     for part in parts:
-        _absorb(summary, part)
+        summary.absorb(part)
     return outs, summary
-
-
-def _absorb(summary: FileSummary, part: FileSummary) -> None:
-    """Add the accounting of a piece to the whole input's."""
-    for name in (
-        "lines",
-        "gemm_records",
-        "other_records",
-        "record_lines",
-        "foreign_lines",
-        "unparsable_lines",
-        "more_problems",
-    ):
-        setattr(summary, name, getattr(summary, name) + getattr(part, name))
-    for dialect, count in part.formats.items():
-        summary.formats[dialect] = summary.formats.get(dialect, 0) + count
-    summary.problems.extend(p for p in part.problems if p.message != "empty input")
 
 
 def write_behind(write: Callable[[str], Any], chunks: Iterable[str]) -> None:

@@ -34,6 +34,19 @@ def trace_line(
     )
 
 
+def layer3_log(folder: Path) -> Path:
+    """A ROCBLAS_LAYER=3 log written to `folder`: each call's trace line followed by its bench line."""
+    bench = iter((GENERATED / "rocblas_fp16_bench.log").read_text().splitlines())
+    mixed = []
+    for line in (GENERATED / "rocblas_fp16_trace.log").read_text().splitlines():
+        mixed.append(line)
+        if line.startswith("rocblas_gemm"):
+            mixed.append(next(bench))
+    path = folder / "layer3.log"
+    path.write_text("\n".join(mixed) + "\n")
+    return path
+
+
 def expected_findings() -> list[dict]:
     """The planted findings of fixtures/generated (EXPECTED.jsonl)."""
     return [json.loads(line) for line in (GENERATED / "EXPECTED.jsonl").read_text().splitlines() if line.strip()]

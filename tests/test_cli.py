@@ -7,7 +7,7 @@ import json
 import pytest
 
 from blaslog.cli import cli
-from tests.conftest import GENERATED, NVIDIA, SEED
+from tests.conftest import GENERATED, NVIDIA, SEED, layer3_log
 
 
 def invoke(runner, *args, env=None):
@@ -351,15 +351,7 @@ def test_progress_line_only_for_large_inputs_on_a_terminal(monkeypatch, tmp_path
 
 def test_layer_3_rocblas_log_counts_each_call_once(runner, tmp_path):
     """ROCBLAS_LAYER=3 writes a trace line and a bench line per call: summary counts each call once."""
-    trace = (GENERATED / "rocblas_fp16_trace.log").read_text().splitlines()
-    bench = iter((GENERATED / "rocblas_fp16_bench.log").read_text().splitlines())
-    mixed = []
-    for line in trace:
-        mixed.append(line)
-        if line.startswith("rocblas_gemm"):
-            mixed.append(next(bench))
-    path = tmp_path / "layer3.log"
-    path.write_text("\n".join(mixed) + "\n")
+    path = layer3_log(tmp_path)
     result = invoke(runner, "summary", path, "-f", "json")
     assert json.loads(result.stdout)["overview"]["gemm_calls"] == 80
     assert "rocblas-bench lines are left out" in result.stderr

@@ -17,6 +17,7 @@ from blaslog import api
 from blaslog.cli import cli
 from blaslog.errors import InputError
 from blaslog.ranks import assign_ranks, compact_ranks, find_inputs, rank_from_path, rank_from_tags
+from tests.conftest import layer3_log
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "fixtures" / "seed"
@@ -204,15 +205,7 @@ def test_readme_api_example_gives_the_commands_answer():
 
 def test_summary_counts_each_call_once_in_the_api_too(tmp_path):
     """ROCBLAS_LAYER=3 logs a trace and a bench line per call: the library's summary counts 80, as the command."""
-    trace = (GENERATED / "rocblas_fp16_trace.log").read_text().splitlines()
-    bench = iter((GENERATED / "rocblas_fp16_bench.log").read_text().splitlines())
-    mixed = []
-    for line in trace:
-        mixed.append(line)
-        if line.startswith("rocblas_gemm"):
-            mixed.append(next(bench))
-    path = tmp_path / "layer3.log"
-    path.write_text("\n".join(mixed) + "\n")
+    path = layer3_log(tmp_path)
     report = api.summary([str(path)])
     assert report.document["overview"]["gemm_calls"] == 80
     assert any("left out" in note for note in report.notes)
