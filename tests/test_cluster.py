@@ -24,6 +24,7 @@ distributed = pytest.importorskip(
 import blaslog._parallel as parallel  # noqa: E402
 from blaslog import cluster  # noqa: E402
 from blaslog.cli import cli  # noqa: E402
+from blaslog.errors import BlaslogError  # noqa: E402
 from blaslog.runs import read_run  # noqa: E402
 from tests.conftest import GENERATED, ROOT, trace_line  # noqa: E402
 
@@ -168,6 +169,7 @@ def test_a_worker_that_dies_twice_on_an_input_is_an_input_finding(scheduler):
     finally:
         client.unregister_worker_plugin(DieOn.name)
         client.restart()  # workers without the patch
+        client.wait_for_workers(2, timeout=60)
     assert result.exit_code == 1, result.output
     report = json.loads(result.stdout)
     died = [f for f in report["findings"] if f["class"] == "input"]
@@ -180,9 +182,18 @@ def test_a_worker_that_dies_twice_on_an_input_is_an_input_finding(scheduler):
 
 def test_interrupting_cancels_the_tasks(scheduler):
     client = cluster.connect(scheduler)
-    work = cluster._Work(client, time.sleep, ())
-    results = work.run([cluster._Unit([0]), cluster._Unit([3])])  # type: ignore[list-item]
-    next(results)  # the quick task; the slow one is running
+    for _attempt in range(3):
+        # a worker the previous test killed may be restarted by its nanny a moment later, cancelling what ran
+        # on it: wait for both workers, and start again if the quick task came back cancelled that way
+        client.wait_for_workers(2, timeout=60)
+        work = cluster._Work(client, time.sleep, ())
+        results = work.run([cluster._Unit([0]), cluster._Unit([3])])  # type: ignore[list-item]
+        try:
+            next(results)  # the quick task; the slow one is running
+        except BlaslogError:
+            time.sleep(1)
+            continue
+        break
     (slow,) = work.pending
     with pytest.raises(KeyboardInterrupt):
         results.throw(KeyboardInterrupt)
