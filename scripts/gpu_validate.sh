@@ -5,7 +5,10 @@
 #   2. real level-5 cuBLASLt logs of a small TP simulation (scripts/tp_simulation.py),
 #   3. blaslog probe --from those logs -> caps.json,
 #   4. blaslog diff of every sharded run against the unsharded one, with and without TF32,
-# everything written to one folder (default: gpu-validation/, or $OUT when set).
+#   5. blaslog record --probe around torchrun (TP 2 and TP 1, one process per rank), then diff of the two run
+#      folders (ranks from the manifest, caps from the folders, settings compared),
+# everything written to one folder (default: gpu-validation/, or $OUT when set). Keep $OUT/logs, $OUT/runs and
+# $OUT/caps.json as fixtures: they are real cuBLASLt output of this GPU.
 #
 #   bash scripts/gpu_validate.sh [OUT]
 set -uo pipefail
@@ -31,7 +34,7 @@ echo "== 2. TP simulation logs" | tee -a "$out/summary.txt"
 timeout 300 python3 scripts/tp_simulation.py --out "$out/logs" 2>&1 | tee -a "$out/summary.txt" || status=1
 
 echo "== 3. probe" | tee -a "$out/summary.txt"
-timeout 120 python3 -m blaslog probe --from "$out/logs/*/*.log" --out "$out/caps.json" > "$out/probe.txt" 2>&1 || status=1
+timeout 120 python3 -m blaslog probe --from "$out/logs/*/*.log" -o "$out/caps.json" > "$out/probe.txt" 2>&1 || status=1
 head -20 "$out/probe.txt" | tee -a "$out/summary.txt"
 
 echo "== 4. diffs" | tee -a "$out/summary.txt"
@@ -46,5 +49,17 @@ for mode in tf32 fp32; do
   done
 done
 python3 -m blaslog check "$out/logs/*/*.log" --caps "$out/caps.json" --exit-zero > "$out/check.txt" 2>&1
+
+echo "== 5. blaslog record around torchrun" | tee -a "$out/summary.txt"
+for tp in 1 2; do
+  timeout 300 python3 -m blaslog record --probe --force --out "$out/runs/tf32_tp$tp" -- \
+    python3 -m torch.distributed.run --standalone --nproc_per_node="$tp" scripts/tp_simulation.py --rank-shard --tf32 1 \
+    > "$out/record_tp$tp.txt" 2>&1 || status=1
+  tail -3 "$out/record_tp$tp.txt" | tee -a "$out/summary.txt"
+done
+python3 -m blaslog diff "$out/runs/tf32_tp2" "$out/runs/tf32_tp1" --format json --output "$out/record_diff.json" \
+  --exit-zero -q || status=1
+python3 -m blaslog diff "$out/runs/tf32_tp2" "$out/runs/tf32_tp1" --exit-zero > "$out/record_diff.txt" 2>&1 || status=1
+head -40 "$out/record_diff.txt" | tee -a "$out/summary.txt"
 echo "exit status $status" | tee -a "$out/summary.txt"
 exit $status

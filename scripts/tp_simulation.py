@@ -6,6 +6,9 @@ in_features / TP), forward and backward, with TF32 on and off. cuBLASLt reads it
 it is loaded, so each configuration runs in its own process:
 
     python scripts/tp_simulation.py --out OUT          # writes OUT/<tf32|fp32>_tp<N>/blaslt_<pid>.log
+    torchrun --standalone --nproc_per_node=N scripts/tp_simulation.py --rank-shard --tf32 1
+                                                       # one process per rank, each its N-way shard (for
+                                                       # `blaslog record`, which names the logs by rank)
 
 Needs PyTorch with CUDA and an NVIDIA GPU.
 """
@@ -40,12 +43,23 @@ def run_one(tp: int, tf32: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out", help="folder for the logs (the whole simulation)")
     parser.add_argument("--child", nargs=2, metavar=("TP", "TF32"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--rank-shard",
+        action="store_true",
+        help="run this rank's shard (TP = the launcher's WORLD_SIZE) in this process",
+    )
+    parser.add_argument("--tf32", choices=["0", "1"], default="1", help="with --rank-shard: TF32 on (1) or off (0)")
     args = parser.parse_args()
+    if args.rank_shard:
+        run_one(int(os.environ.get("WORLD_SIZE", "1")), args.tf32 == "1")
+        return
     if args.child:
         run_one(int(args.child[0]), args.child[1] == "1")
         return
+    if not args.out:
+        parser.error("give --out OUT (or --rank-shard under a launcher)")
     for tf32 in (True, False):
         for tp in (1, 2, 4):
             folder = Path(args.out) / f"{'tf32' if tf32 else 'fp32'}_tp{tp}"
