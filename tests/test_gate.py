@@ -447,3 +447,24 @@ def test_integers_beyond_64_bits_reach_a_frame_unchanged():
     call = blaslog.GemmCall("cublasLt", "cublasLtMatmul", m=-(2**70), n=4, k=8)
     frame = blaslog.to_frame([call])
     assert frame["m"].tolist() == [-(2**70)] and str(frame["n"].dtype) == "Int64"
+
+
+def test_ctrl_c_ends_a_wait_on_a_fifo_without_writer(tmp_path):
+    """A FIFO nobody writes to is opened once, by the parser, and waits only as long as the user lets it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "blaslog", "parse", str(fifo), "-q"],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(1.5)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == 130 and "interrupted" in err
