@@ -80,6 +80,8 @@ class _FileParser:
         self.summary = FileSummary(reader.name)
         self.progress: Callable[[int, int], None] | None = None
         self.prefixes: set[str] = set()
+        self.overlong: tuple[str, int] | None = None
+        """(dialect, first line) of a record cut at MAX_RECORD_LINES, while its further lines come."""
         self.pending: _Pending | None = None
         """The record being assembled."""
         self.number = 0
@@ -220,6 +222,7 @@ class _FileParser:
                 if (
                     fmt is None
                     and pending.held < MAX_HELD_LINES
+                    and len(pending.lines) < MAX_RECORD_LINES
                     and pending.fmt.interleaved(pending.lines)
                     and self.sniffer.sniff(text) is None
                 ):
@@ -228,11 +231,18 @@ class _FileParser:
                     pending.held += 1
                     self._other(number, text)
                     continue
+                if (
+                    fmt is None
+                    and len(pending.lines) >= MAX_RECORD_LINES
+                    and pending.fmt.continues(pending.lines, body)
+                ):
+                    self.overlong = (pending.fmt.name, pending.first)  # its further lines say whose they are
                 record = self._finish(pending, number - 1, at_end=False)
                 pending = None
                 if record is not None:
                     yield record
             if fmt is not None:
+                self.overlong = None
                 pending = _Pending(fmt, [text], number, shape)
                 continue
             found = self.sniffer.sniff(text)
@@ -298,13 +308,20 @@ class _FileParser:
     def _other(self, number: int, text: str) -> None:
         if self.sniffer.near_miss(text):
             self.summary.unparsable_lines += 1
-            reason = (
-                "a cuBLAS `i!` line outside a record (its `I! cuBLAS (...) function ... called:` header is missing)"
-                if text.lstrip().startswith("i!")
-                else "looks like BLAS library output, but no known log format starts like this"
-            )
+            if self.overlong is not None:
+                reason = (
+                    f"continues the {self.overlong[0]} record begun at line {self.overlong[1]}, which runs past "
+                    f"{MAX_RECORD_LINES} lines (no BLAS log record is that long): the record was cut there"
+                )
+            elif text.lstrip().startswith("i!"):
+                reason = (
+                    "a cuBLAS `i!` line outside a record (its `I! cuBLAS (...) function ... called:` header is missing)"
+                )
+            else:
+                reason = "looks like BLAS library output, but no known log format starts like this"
             self.problem(number, reason, text)
         else:
+            self.overlong = None
             self.summary.foreign_lines += 1
 
     def _finish(self, pending: _Pending, last: int, at_end: bool) -> Record | ShapedCall | None:

@@ -179,3 +179,16 @@ def test_a_log_of_ever_new_calls_keeps_bounded_tables(monkeypatch):
     (finding,) = [f for f in check.findings if f.kind == "too_many_distinct_calls"]
     assert finding.cls == "input" and "7 GEMM calls" in finding.title and check.exit_status() == 1
     os.unlink(handle.name)
+
+
+def test_a_record_past_the_line_limit_says_whose_lines_follow():
+    import blaslog
+
+    head = "I! cuBLAS (v12.9.3) function cublasStatus_t cublasGemmEx(cublasHandle_t, cublasOperation_t) called:\n"
+    body = "".join(f"i!  x{i}: type=int; val={i}\n" for i in range(300))
+    text = head + body + "i! COMPILED WITH: GNU\n" + "step 1\n" + "i!  orphan: type=int; val=1\n"
+    summary = blaslog.parse_text(text).files[0]
+    errors = [p for p in summary.problems if p.severity == "error"]
+    assert summary.balanced() and summary.record_lines == 256
+    assert errors[0].line == 257 and "continues the cublas record begun at line 1" in errors[0].message
+    assert "header is missing" in errors[-1].message and errors[-1].line == 304  # after other text: an orphan
