@@ -303,9 +303,10 @@ def limits(blaslog: list[str]) -> None:
     DATA.mkdir(exist_ok=True)
     wide = DATA / "wide_line.log"
     head = "[2024-01-01 00:00:00][cublasLt][1][Api][cublasLtMatmul] "
-    wide.write_text(head + " ".join(f"k={i}" for i in range(100_000)) + "\n")
+    ok = (HERE.parent / "fixtures" / "seed" / "sharded.log").read_text()  # a log around the line: exit 1, not 2
+    wide.write_text(ok + head + " ".join(f"k={i}" for i in range(100_000)) + "\n")
     deep = DATA / "deep_line.log"
-    deep.write_text(head + "a=" + "[" * 400_000 + "]" * 400_000 + "\n")
+    deep.write_text(ok + head + "a=" + "[" * 400_000 + "]" * 400_000 + "\n")
     distinct = generate("distinct", 160)
     print("\n| input | command | wall s | CPU s | peak MB |\n|---|---|---|---|---|")
     for what, path, command in (

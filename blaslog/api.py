@@ -263,9 +263,19 @@ def _without(run: CompactRun, dialect: str) -> CompactRun:
     """The calls of `run` not logged in `dialect`."""
     out = CompactRun(run.path, run.max_distinct)
     out.overflow = run.overflow
-    for call in run:
-        if call.log_format != dialect:
-            out.add(call.record())
+    kept = {i: call for i, call in enumerate(run.calls) if call.log_format != dialect}
+    index = {old: new for new, old in enumerate(kept)}  # distinct calls renumbered; threads and spans carried over
+    out.calls = list(kept.values())
+    out._index = {(call, call.log_format): i for i, call in enumerate(out.calls)}
+    out.threads, out._thread_index = run.threads, run._thread_index
+    for position, (which, line, thread) in enumerate(zip(run.which, run.lines, run.thread_of, strict=True)):
+        new = index.get(which)
+        if new is not None:
+            if position in run.spans:
+                out.spans[len(out.which)] = run.spans[position]
+            out.which.append(new)
+            out.lines.append(line)
+            out.thread_of.append(thread)
     return out
 
 
