@@ -251,3 +251,25 @@ def test_every_bundled_dialect_declares_itself():
             "HIPBLASLT_LOG_MASK=32",
         )
     )
+
+
+def test_the_command_lists_it_in_help_and_in_the_logging_hint(toy, tmp_path):
+    """No edit outside the dialect: `--log-format` help and the "was logging on?" error read the registry."""
+    from click.testing import CliRunner
+
+    from blaslog.cli import cli
+
+    runner = CliRunner()
+    help_text = " ".join(runner.invoke(cli, ["parse", "--help"]).stdout.split())
+    assert "toy, toy-bench" in help_text
+    empty = tmp_path / "quiet.log"
+    empty.write_text("step 1 loss=4.2\n")
+    result = runner.invoke(cli, ["summary", str(empty)])
+    assert result.exit_code == 2 and "was logging on?" in result.stderr and "TOY_LOG=1" in result.stderr
+    found = runner.invoke(cli, ["summary", "-f", "json", "-q", str(_write(tmp_path / "toy.log"))])
+    assert found.exit_code == 0 and '"gemm_calls": 6' in found.stdout
+
+
+def _write(path):
+    path.write_text("".join(_toy_line(i) + "\n" for i in range(6)))
+    return path
