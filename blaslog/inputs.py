@@ -42,20 +42,6 @@ class Batch:
     """Index in `lines` -> (problem, fatal) for lines that could not be used as they are."""
 
 
-@dataclass(slots=True)
-class Line:
-    """One physical line of an input."""
-
-    number: int
-    """1-based."""
-    text: str
-    """The line without its end (`\\n` or `\\r\\n`)."""
-    problem: str | None = None
-    """Set when the bytes could not be used as they are (binary data, invalid UTF-8, too long)."""
-    fatal: bool = False
-    """True when the line must not be parsed (binary, too long)."""
-
-
 @dataclass
 class Reader:
     """Iterates the lines of one input and remembers how the input ended."""
@@ -74,16 +60,6 @@ class Reader:
     """Computes the batches' line shapes (its caches live as long as the reader)."""
     block: int = BLOCK
     """Bytes read at a time (about the size of a batch)."""
-
-    def lines(self) -> Iterator[Line]:
-        """The lines one by one (see :meth:`batches` for the fast path)."""
-        for batch in self.batches():
-            for index, text in enumerate(batch.lines):
-                problem = batch.problems.get(index) if batch.problems else None
-                if problem is None:
-                    yield Line(batch.start + index, text)
-                else:
-                    yield Line(batch.start + index, text, problem[0], problem[1])
 
     def batches(self, block: int | None = None) -> Iterator[Batch]:
         """The lines in batches of about `block` bytes (the reader's `block`), each with its lines' shapes when

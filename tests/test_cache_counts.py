@@ -33,7 +33,7 @@ LOGS = (
 def _counts(path: Path) -> dict[str, dict[str, int]]:
     """The cache's counts for the log read twice over (the second copy is all shapes seen before), with all
     records built and with GEMMs only (the path of `summary`, `check` and `diff`)."""
-    text = "".join(line.text + "\n" for line in Reader(str(path)).lines()) * 2
+    text = "".join(line + "\n" for batch in Reader(str(path)).batches() for line in batch.lines) * 2
     out = {}
     for mode, events in (("all", True), ("gemms", False)):
         parser = _FileParser(text_reader(text, path.name), Sniffer(), "warn", events=events)
@@ -86,7 +86,7 @@ def test_grammar_runs_do_not_go_up(path, golden, update_golden, capsys):
 def test_lines_of_shapes_seen_before_are_all_served_from_the_cache():
     """The second copy of a log of repeated training steps costs no grammar run at all."""
     log = GENERATED / "lt_fp32_tp4" / "blaslt_321674.log"
-    text = "".join(line.text + "\n" for line in Reader(str(log)).lines())
+    text = "".join(line + "\n" for batch in Reader(str(log)).batches() for line in batch.lines)
     runs = []
     for copies in (2, 3):
         parser = _FileParser(text_reader(text * copies, "x"), Sniffer(), "warn", events=True)

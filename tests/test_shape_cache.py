@@ -25,7 +25,7 @@ LOGS = (
 
 def _text(path):
     """The file's lines as blaslog reads them (a cut gzip file gives what is there)."""
-    return "".join(line.text + "\n" for line in Reader(str(path)).lines())
+    return "".join(line + "\n" for batch in Reader(str(path)).batches() for line in batch.lines)
 
 
 def _without_cache(monkeypatch, fn):

@@ -50,15 +50,6 @@ class Reporter(ABC):
         """Text after the last record (the inputs' accounting)."""
         return ""
 
-    def stream(self, rows: Iterable[dict[str, Any]], files: Callable[[], list[Any]]) -> Iterator[str] | None:
-        """Records as they are parsed, for `blaslog parse` on large inputs; None when the format cannot stream.
-
-        `files` gives the inputs' FileSummary objects once `rows` is exhausted.
-        """
-        if not self.streams:
-            return None
-        return self._stream(rows, files)
-
     def render_streamed(self, report: Report) -> str:
         """A parse report as the streamed output gives it (so that the library and the command write one text)."""
         return "".join(self._stream(report.document.get("records", report.rows), lambda: report.files))
