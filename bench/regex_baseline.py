@@ -15,6 +15,7 @@ import sys
 PAIR = re.compile(r"(\w+)=(\[[^\]]*\]|\S+)")
 TRACE = re.compile(r"\]\[(\d+)\]\[Trace\]\[(\w*Matmul)\] (.*)")
 OPTION = re.compile(r"--?(\w+) (\S+)")
+_OTHER_STARTS = frozenset("r.hIi")  # the first characters of the other dialects' GEMM lines
 CLASSIC = re.compile(r"^i!\s+(\w+): type=[^;]*; val=(\S+)")
 
 
@@ -50,6 +51,8 @@ def main() -> None:
                     algo.get("reductionScheme"),
                     algo.get("ctaSwizzling"),
                 )
+            elif line[:1] not in _OTHER_STARTS:  # most lines of a cuBLASLt log: one test, as a user would write
+                continue
             elif line.startswith("rocblas_gemm"):
                 parts = line.rstrip("\n").split(",")
                 row = (parts[0], parts[3], parts[4], parts[5], parts[8], parts[-6], parts[-5], parts[-4], parts[-3])
