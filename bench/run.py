@@ -54,8 +54,14 @@ def generate(kind: str, size: float, run: str = "tp4", pointers: str = "cycle", 
 
 
 def measure_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds, peak MB) of a command run once in its own process (output to a pipe)."""
-    timer = ["/usr/bin/time", "-f", "%M %U %S"]
+    """(wall seconds, CPU seconds, peak MB) of a command run once in its own process, under /usr/bin/time when it is
+    there (else the children's rusage).
+
+    Output goes through a pipe to `cat > /dev/null`: GNU grep stops at the first match when its output
+    is /dev/null itself, which would make the grep baseline look infinitely fast.
+    """
+    timer = ["/usr/bin/time", "-f", "%M %U %S"] if Path("/usr/bin/time").exists() else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     sink = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
     start = time.perf_counter()
     result = subprocess.run([*timer, *command], stdout=sink.stdin, stderr=subprocess.PIPE, env=env, check=False)
@@ -64,8 +70,12 @@ def measure_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple[
     sink.wait()
     if result.returncode not in (0, 1):
         raise SystemExit(f"failed: {' '.join(command)}\n{result.stderr.decode()[-2000:]}")
-    peak, user, system = result.stderr.decode().strip().splitlines()[-1].split()
-    return seconds, float(user) + float(system), float(peak) / 1024
+    if timer:
+        peak, user, system = result.stderr.decode().strip().splitlines()[-1].split()
+        return seconds, float(user) + float(system), float(peak) / 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return seconds, cpu, after.ru_maxrss / 1024
 
 
 def paired(blaslog: list[str], baseline: list[str], runs: int = 3) -> tuple[tuple[float, float, float], ...]:
@@ -83,23 +93,9 @@ def paired(blaslog: list[str], baseline: list[str], runs: int = 3) -> tuple[tupl
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(seconds, peak MB) of a command run once in its own process, under /usr/bin/time when it is there.
-
-    Output goes through a pipe to `cat > /dev/null`: GNU grep stops at the first match when its output
-    is /dev/null itself, which would make the grep baseline look infinitely fast.
-    """
-    timer = ["/usr/bin/time", "-f", "%M"] if Path("/usr/bin/time").exists() else []
-    sink = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    start = time.perf_counter()
-    result = subprocess.run([*timer, *command], stdout=sink.stdin, stderr=subprocess.PIPE, env=env, check=False)
-    seconds = time.perf_counter() - start
-    sink.stdin.close()  # type: ignore[union-attr]
-    sink.wait()
-    if result.returncode not in (0, 1):
-        raise SystemExit(f"failed: {' '.join(command)}\n{result.stderr.decode()[-2000:]}")
-    if timer:
-        return seconds, float(result.stderr.decode().strip().splitlines()[-1]) / 1024
-    return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    """(seconds, peak MB) of a command run once in its own process (see measure_cpu)."""
+    seconds, _, peak = measure_cpu(command, env)
+    return seconds, peak
 
 
 def main() -> None:
