@@ -479,8 +479,12 @@ def _overflow_findings(report: Report, runs: Sequence[Run], what: str) -> None:
 
 
 def _finish(report: Report, inputs: Inputs) -> Report:
+    """The inputs' errors and notes, and each file's rank and how it was known, into the report."""
     report.failed = list(inputs.failed)
     report.notes[:0] = inputs.notes
+    report.document["ranks"] = [
+        {"file": run.input.path, "rank": run.input.rank, "how": run.input.how} for run in inputs.runs
+    ]
     return report
 
 

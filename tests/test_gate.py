@@ -468,3 +468,10 @@ def test_ctrl_c_ends_a_wait_on_a_fifo_without_writer(tmp_path):
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=30)
     assert child.returncode == 130 and "interrupted" in err
+
+
+@pytest.mark.parametrize("command", ["summary", "check"])
+def test_every_report_names_each_files_rank_and_how(command, tmp_path):
+    files = _ranked_layout(tmp_path / "tp4", ["rank0.log", "rank1.log"])
+    doc = json.loads(run(command, str(tmp_path / "tp4"), "-f", "json", "-q").stdout)
+    assert doc["ranks"] == [{"file": str(f), "rank": i, "how": "path"} for i, f in enumerate(files)]
