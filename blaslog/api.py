@@ -838,7 +838,7 @@ def _coverage_finding(coverage: Coverage, minimum: float) -> Finding:
             "tensor-parallel degree was not inferred right (give --tp)."
         ),
         location=Location(coverage.file, 1, "sharded"),
-        data={"key": f"coverage|{coverage.file}"},
+        key=f"coverage|{coverage.file}",
     )
 
 
