@@ -6,9 +6,9 @@ a run is made of and which rank wrote each (:mod:`blaslog.ranks`), which dialect
 kept, which file is the reference of a diff, how much of a diff must be paired. So the Python API and the
 command give the same answers::
 
-    import blaslog
-    report = blaslog.diff("logs/tp4/", "logs/tp1.log")   # what `blaslog diff logs/tp4/ logs/tp1.log` prints
-    report.findings, report.exit_status("precision")
+    from blaslog import api
+    report = api.diff("logs/tp4/", "logs/tp1.log")       # what `blaslog diff logs/tp4/ logs/tp1.log` prints
+    report.findings, report.exit_status()
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from blaslog.caps import Caps, load_caps
+from blaslog.caps import Caps, entry_key, load_caps
 from blaslog.diff import DiffResult, diff_runs
 from blaslog.errors import InputError
 from blaslog.formats import Sniffer, logging_hints
@@ -236,7 +236,7 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
     inputs.notes.extend(notes)
     for run in inputs.runs:
         if run.summary.path in drop:
-            run.calls = _without(run.calls, drop[run.summary.path])
+            run.calls = run.calls.without(drop[run.summary.path])
     return inputs
 
 
@@ -259,24 +259,9 @@ def _read_one(name: str, options: Options) -> tuple[CompactRun, FileSummary]:
             display.close()
 
 
-def _without(run: CompactRun, dialect: str) -> CompactRun:
-    """The calls of `run` not logged in `dialect`."""
-    out = CompactRun(run.path, run.max_distinct)
-    out.overflow = run.overflow
-    kept = {i: call for i, call in enumerate(run.calls) if call.log_format != dialect}
-    index = {old: new for new, old in enumerate(kept)}  # distinct calls renumbered; threads and spans carried over
-    out.calls = list(kept.values())
-    out._index = {(call, call.log_format): i for i, call in enumerate(out.calls)}
-    out.threads, out._thread_index = run.threads, run._thread_index
-    for position, (which, line, thread) in enumerate(zip(run.which, run.lines, run.thread_of, strict=True)):
-        new = index.get(which)
-        if new is not None:
-            if position in run.spans:
-                out.spans[len(out.which)] = run.spans[position]
-            out.which.append(new)
-            out.lines.append(line)
-            out.thread_of.append(thread)
-    return out
+def holds_nothing(summaries: Sequence[FileSummary]) -> bool:
+    """True when inputs were read and not one record was found in them."""
+    return bool(summaries) and all(s.gemm_records + s.other_records == 0 for s in summaries)
 
 
 def nothing_found(what: str = "BLAS log records", files: Sequence[FileSummary] = ()) -> str:
@@ -406,7 +391,7 @@ def parse_report(
         raise InputError("; ".join(failed))
     summaries: list[FileSummary] = []
     found: list[Record] = list(records(good, kind=kind, options=options, summaries=summaries))
-    if good and all(s.gemm_records + s.other_records == 0 for s in summaries):
+    if holds_nothing(summaries):
         raise InputError(nothing_found(files=summaries))
     loaded, caps_notes = _caps_for(caps, names)
     report = build(ParseResult(tuple(found), tuple(summaries)), kind=kind, caps=loaded)
@@ -438,9 +423,13 @@ def check(
 ) -> Report:
     """What `blaslog check` prints: GEMMs inside one run that ran with different algorithms, flags or solutions
     (each file on its own); with `batch`, also the algorithm ranges along the dimension that varies."""
+    return _check(_read_for_report(names, options), names, caps=caps, batch=batch, fail_on=fail_on)
+
+
+def _check(inputs: Inputs, names: Sequence[str], *, caps: Caps | str | None, batch: bool, fail_on: str) -> Report:
+    """`check` of inputs read already."""
     from blaslog.views import check_report
 
-    inputs = _read_for_report(names, options)
     loaded, caps_notes = _caps_for(caps, names)
     report = check_report(inputs.occurrences(), inputs.files, caps=loaded, batch=batch)
     report.fail_on = fail_on
@@ -482,10 +471,13 @@ def _finish(report: Report, inputs: Inputs) -> Report:
     """The inputs' errors and notes, and each file's rank and how it was known, into the report."""
     report.failed = list(inputs.failed)
     report.notes[:0] = inputs.notes
-    report.document["ranks"] = [
-        {"file": run.input.path, "rank": run.input.rank, "how": run.input.how} for run in inputs.runs
-    ]
+    report.document["ranks"] = _rank_rows(inputs.runs)
     return report
+
+
+def _rank_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """Each file's rank and how it was known, as every report states them."""
+    return [{"file": run.input.path, "rank": run.input.rank, "how": run.input.how} for run in runs]
 
 
 # ---- diff ------------------------------------------------------------------------------------------------------
@@ -552,9 +544,19 @@ def diff(
         min_coverage=min_coverage,
         options=options or Options(),
         fail_on=fail_on,
-    )[0]
+    ).report
     report.notes.extend(caps_notes)
     return report
+
+
+@dataclass(slots=True)
+class _Diffed:
+    """A diff's report, its per-rank results, and what was read on each side (for callers that need more)."""
+
+    report: Report
+    results: list[DiffResult]
+    sharded: Inputs
+    unsharded: Inputs
 
 
 def _diff(
@@ -567,7 +569,7 @@ def _diff(
     min_coverage: float,
     options: Options,
     fail_on: str,
-) -> tuple[Report, list[DiffResult]]:
+) -> _Diffed:
     ref_inputs, ref = _reference(_names(unsharded), options)
     side = _read_for_report(_names(sharded), options)
     runs = side.runs
@@ -594,7 +596,7 @@ def _diff(
     _tunableop_validators(report, runs, ref)
     report.fail_on = fail_on
     add_settings(report, _names(sharded), _names(unsharded))
-    return report, results
+    return _Diffed(report, results, side, ref_inputs)
 
 
 def split_diff_arguments(arguments: Sequence[str]) -> tuple[list[str], list[str], str | None]:
@@ -654,9 +656,10 @@ def diff_many(
     agreement: dict[Any, dict[str, set[str]]] = {}
     order: list[Any] = []
     for name in runs:
-        report, results = _diff(
+        diffed = _diff(
             name, reference, tp=tp, rank=rank, caps=loaded, min_coverage=min_coverage, options=options, fail_on=fail_on
         )
+        report, results = diffed.report, diffed.results
         reports.append(report)
         per_run.append(
             {
@@ -805,7 +808,7 @@ def _diff_report(
     _overflow_findings(report, [*runs, *refs], "compared")
     report.sections.insert(0, ("Coverage", [dict(row, coverage=f"{row['coverage']:.0%}") for row in rows]))
     report.document["coverage"] = rows
-    report.document["ranks"] = [{"file": run.input.path, "rank": run.input.rank, "how": run.input.how} for run in runs]
+    report.document["ranks"] = _rank_rows(runs)
     report.failed = side.failed + ref_inputs.failed
     report.notes[:0] = side.notes + ref_inputs.notes
     report.notes.insert(
@@ -1028,8 +1031,8 @@ def check_tunableop(
     from blaslog.tunableop import Source, cross_check, is_tuned, ordinal
 
     options = options or Options()
-    report = check(names, caps=caps, batch=batch, options=options, fail_on=fail_on)
-    logs = read_run_files(names, options)
+    logs = _read_for_report(names, options)
+    report = _check(logs, names, caps=caps, batch=batch, fail_on=fail_on)
     tuned_options = Options(log_format=("tunableop", "hipblaslt-tuning"), strict=options.strict)
     tables = read_run_files(tunableop, tuned_options)
     if not tables.runs or not any(len(run.calls) for run in tables.runs):
@@ -1070,19 +1073,17 @@ def tunableop_pins(
     that solution ran for its exact signature; ``blaslog.tunableop.render(pinning)`` is the file to write."""
     from blaslog.tunableop import is_tuned, pin, validators
 
-    options = options or Options()
-    report, results = _diff(
+    diffed = _diff(
         sharded,
         unsharded,
         tp=tp,
         rank=rank,
         caps=_load(caps),
         min_coverage=min_coverage,
-        options=options,
+        options=options or Options(),
         fail_on=fail_on,
     )
-    side = read_run_files(_names(sharded), options)
-    ref_side = read_run_files(_names(unsharded), options)
+    report, results, side, ref_side = diffed.report, diffed.results, diffed.sharded, diffed.unsharded
     evidence = [occ for run in [*side.runs, *ref_side.runs] for occ in run.calls]
 
     def _validators(runs: Sequence[Run]) -> dict[str, str]:
@@ -1144,18 +1145,7 @@ def caps_from_probe(probed: Any, existing: Caps | None = None) -> Caps:
     caps = existing if existing is not None else Caps()
     caps.library_version, caps.gpu = probed.version_text, probed.gpu
     for entry in probed.entries:
-        caps.add(
-            (
-                int(entry["algoId"]),
-                entry["computeType"],
-                entry["scaleType"],
-                entry["Atype"],
-                entry["Btype"],
-                entry["Ctype"],
-                entry["Dtype"],
-            ),
-            entry,
-        )
+        caps.add(entry_key(entry), entry)
     return caps
 
 

@@ -37,6 +37,19 @@ from blaslog.records import GemmCall
 CapsKey = tuple[int, str | None, str | None, str | None, str | None, str | None, str | None]
 
 
+def entry_key(entry: dict[str, Any]) -> CapsKey:
+    """The configuration a caps entry (a probe's answer, or an entry of a caps file) describes."""
+    return (
+        int(entry["algoId"]),
+        entry.get("computeType"),
+        entry.get("scaleType"),
+        entry.get("Atype"),
+        entry.get("Btype"),
+        entry.get("Ctype"),
+        entry.get("Dtype"),
+    )
+
+
 def caps_key(record: GemmCall) -> CapsKey | None:
     """The configuration a record's algorithm was initialised with, or None without an algoId."""
     if record.algo_id is None:
@@ -165,17 +178,8 @@ def load_caps(path: str | Path) -> Caps:
                 f"{name}: entry {index}: numericalImplFlags {flags!r} is not a flags value "
                 '(an unsigned integer, or its hex text such as "0x40202")'
             )
-        config = (
-            algo,
-            entry.get("computeType"),
-            entry.get("scaleType"),
-            entry.get("Atype"),
-            entry.get("Btype"),
-            entry.get("Ctype"),
-            entry.get("Dtype"),
-        )
         try:
-            caps.add(config, entry)
+            caps.add(entry_key(entry), entry)
         except FlagsError as exc:
             raise CapsError(f"{name}: entry {index}: numericalImplFlags: {exc}") from None
     return caps

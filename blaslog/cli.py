@@ -478,20 +478,16 @@ def _stream_parse(
     else:
         with Output(output, names) as out:
             write_behind(out.write, chunks)
-            ok = not failed and not _nothing_found(summaries)
+            ok = not failed and not api.holds_nothing(summaries)
             if ok:
                 out.keep()
     _account(summaries, quiet)
     for message in failed:
         warn(f"blaslog: error: {message}")
-    if _nothing_found(summaries):
+    if api.holds_nothing(summaries):
         warn(f"blaslog: error: {api.nothing_found(files=summaries)}")
         sys.exit(2)
     sys.exit(2 if failed or not ok else 0)
-
-
-def _nothing_found(summaries: Sequence[FileSummary]) -> bool:
-    return bool(summaries) and all(s.gemm_records + s.other_records == 0 for s in summaries)
 
 
 def _parquet(

@@ -121,6 +121,26 @@ class CompactRun:
         self.lines.append(line)
         self.thread_of.append(thread)
 
+    def without(self, dialect: str) -> CompactRun:
+        """The calls not logged in `dialect` (the other dialect of doubly logged calls), without rebuilding a call:
+        the distinct calls renumbered, the arrays filtered, threads and spans carried over."""
+        out = CompactRun(self.path, self.max_distinct)
+        out.overflow = self.overflow
+        kept = [i for i, call in enumerate(self.calls) if call.log_format != dialect]
+        index = {old: new for new, old in enumerate(kept)}
+        out.calls = [self.calls[i] for i in kept]
+        out._index = {(call, call.log_format): i for i, call in enumerate(out.calls)}
+        out.threads, out._thread_index = self.threads, self._thread_index
+        for position, (which, line, thread) in enumerate(zip(self.which, self.lines, self.thread_of, strict=True)):
+            new = index.get(which)
+            if new is not None:
+                if position in self.spans:
+                    out.spans[len(out.which)] = self.spans[position]
+                out.which.append(new)
+                out.lines.append(line)
+                out.thread_of.append(thread)
+        return out
+
     def extend(self, records: Iterable[Any]) -> CompactRun:
         """Append GEMM records (others are ignored); returns self."""
         for record in records:
