@@ -108,12 +108,12 @@ class Inputs:
 # ---- reading ---------------------------------------------------------------------------------------------------
 
 
-def looks_like_log(path: str) -> bool:
+def looks_like_log(path: str, sniffer: Sniffer | None = None) -> bool:
     """True when the first lines of `path` hold a line a BLAS dialect begins a record with (or nearly)."""
     head = _head(path)
     if not head:
         return False
-    sniffer = Sniffer()
+    sniffer = sniffer or Sniffer()
     text = head.decode("utf-8", "replace")
     return any(sniffer.sniff(line) is not None or sniffer.near_miss(line) for line in text.splitlines())
 
@@ -240,13 +240,26 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
     return inputs
 
 
+def _log_test() -> Callable[[str], bool]:
+    """`looks_like_log` with one Sniffer for a whole folder search (not one compiled per file), made only when a
+    folder is searched."""
+    made: list[Sniffer] = []
+
+    def test(path: str) -> bool:
+        if not made:
+            made.append(Sniffer())
+        return looks_like_log(path, made[0])
+
+    return test
+
+
 def _find_inputs(names: Sequence[str], options: Options) -> list[str]:
     """The files `names` stand for (with a scheduler, URLs too)."""
     if options.scheduler:
         from blaslog.cluster import find_names
 
-        return find_names(names, looks_like_log=looks_like_log)
-    return find_inputs(names, looks_like_log=looks_like_log)
+        return find_names(names, looks_like_log=_log_test())
+    return find_inputs(names, looks_like_log=_log_test())
 
 
 def _read_one(name: str, options: Options) -> tuple[CompactRun, FileSummary]:
@@ -311,7 +324,7 @@ def parse(
     With `jobs` > 1 several files are parsed in parallel processes. Every record is kept (both dialects of a
     doubly logged call, too); :func:`summary`, :func:`check` and :func:`diff` count each call once.
     """
-    files = find_inputs([names] if isinstance(names, str) else list(names), looks_like_log=looks_like_log)
+    files = find_inputs([names] if isinstance(names, str) else list(names), looks_like_log=_log_test())
     if not files:
         raise InputError("no input given")
     formats = [log_format] if isinstance(log_format, str) else list(log_format or []) or None

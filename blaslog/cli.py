@@ -457,21 +457,9 @@ def _stream_parse(
     if not names:
         raise CliError("; ".join(failed))
     summaries: list[FileSummary] = []
-    if options.scheduler:  # rows rendered by the workers
-        from blaslog.cluster import parse_chunks as cluster_chunks
-        from blaslog.reporters._base import defuse_commands
-        from blaslog.views import record_rows
-
-        chunks: Iterator[str] = (
-            defuse_commands(chunk, reporter.defuse_style)
-            for chunk in cluster_chunks(
-                names, reporter, record_rows, kind=kind, caps=_caps(caps_path), options=options, summaries=summaries
-            )
-        )
-    else:
-        chunks = parse_chunks(
-            names, reporter, kind=kind, caps_path=caps_path, caps=_caps(caps_path), options=options, summaries=summaries
-        )
+    chunks = parse_chunks(
+        names, reporter, kind=kind, caps_path=caps_path, caps=_caps(caps_path), options=options, summaries=summaries
+    )
     if output is None:
         write_behind(_echo, chunks)
         ok = True

@@ -46,9 +46,17 @@ def parse_chunks(
     """The text of `blaslog parse` in `reporter`'s streaming format; each input's FileSummary is appended to
     `summaries` once it is read. No chunk can carry a CI workflow command (see defuse_commands)."""
     style = reporter.defuse_style
-    for chunk in _parse_chunks(
-        names, reporter, kind=kind, caps_path=caps_path, caps=caps, options=options, summaries=summaries
-    ):
+    if options.scheduler:  # the rows rendered by the cluster's workers
+        from blaslog.cluster import parse_chunks as cluster_chunks
+
+        chunks = cluster_chunks(
+            names, reporter, record_rows, kind=kind, caps=caps, options=options, summaries=summaries
+        )
+    else:
+        chunks = _parse_chunks(
+            names, reporter, kind=kind, caps_path=caps_path, caps=caps, options=options, summaries=summaries
+        )
+    for chunk in chunks:
         yield defuse_commands(chunk, style)
 
 
