@@ -203,26 +203,9 @@ def assign_ranks(paths: Sequence[str], heads: Sequence[bytes], rank_from: str | 
         return [
             RankedInput(p, r, "manifest") if r is not None else others[p] for p, r in zip(paths, recorded, strict=True)
         ]
-    if len(paths) == 1 and not rank_from:
-        tags = rank_from_tags(heads[0])
-        named = rank_from_path(paths[0])
-        if len(tags) == 1:
-            return [RankedInput(paths[0], tags.pop(), "launcher tag")]
-        if named is not None:
-            return [RankedInput(paths[0], named, "path")]
-        return [RankedInput(paths[0], None, "single input")]
-    out: list[RankedInput | None] = []
-    for path, head in zip(paths, heads, strict=True):
-        if pattern is not None:
-            rank = rank_from_path(path, pattern)
-            out.append(RankedInput(path, rank, "--rank-from") if rank is not None else None)
-            continue
-        tags = rank_from_tags(head)
-        if len(tags) == 1:
-            out.append(RankedInput(path, tags.pop(), "launcher tag"))
-            continue
-        rank = rank_from_path(path)
-        out.append(RankedInput(path, rank, "path") if rank is not None else None)
+    out = [_named_rank(path, head, pattern) for path, head in zip(paths, heads, strict=True)]
+    if len(paths) == 1 and pattern is None:
+        return [out[0] or RankedInput(paths[0], None, "single input")]
     known = [r for r in out if r is not None]
     if len(known) == len(out) and len({r.rank for r in known}) == len(known):
         return [r for r in out if r is not None]
@@ -237,9 +220,16 @@ def assign_ranks(paths: Sequence[str], heads: Sequence[bytes], rank_from: str | 
     return [RankedInput(path, ordered.index(path), "name order (guessed)") for path in paths]
 
 
-def describe_ranks(inputs: Sequence[RankedInput]) -> str:
-    """`rank 0 a.log (path), rank 1 b.log (path)` for a note."""
-    return ", ".join(f"{r.label()}: {r.path} ({r.how})" for r in inputs)
+def _named_rank(path: str, head: bytes, pattern: re.Pattern[str] | None) -> RankedInput | None:
+    """The rank `--rank-from` finds in the path, or else a launcher's tag in the head, or else the path; None."""
+    if pattern is not None:
+        rank = rank_from_path(path, pattern)
+        return RankedInput(path, rank, "--rank-from") if rank is not None else None
+    tags = rank_from_tags(head)
+    if len(tags) == 1:
+        return RankedInput(path, tags.pop(), "launcher tag")
+    rank = rank_from_path(path)
+    return RankedInput(path, rank, "path") if rank is not None else None
 
 
 def compact_ranks(ranks: Iterable[int]) -> str:

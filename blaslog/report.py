@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from blaslog.ranks import compact_ranks
 from blaslog.records import SCHEMA_VERSION, FileSummary
 
 
@@ -288,20 +289,9 @@ def rank_span(ranks: Sequence[str]) -> str:
     """`rank 3`, `ranks 0-7`, `ranks 0,2,5-6` (integer runs joined with a dash; other names listed as they are)."""
     if not ranks:
         return ""
-    parts: list[str] = []
-    if all(r.isdigit() for r in ranks):
-        numbers = sorted({int(r) for r in ranks})
-        start = prev = numbers[0]
-        for number in [*numbers[1:], None]:
-            if number is not None and number == prev + 1:
-                prev = number
-                continue
-            parts.append(str(start) if start == prev else f"{start}-{prev}")
-            if number is not None:
-                start = prev = number
-    else:
-        parts = list(dict.fromkeys(ranks))
-    return ("rank " if len(ranks) == 1 else "ranks ") + ",".join(parts)
+    numeric = all(r.isdigit() for r in ranks)
+    text = compact_ranks(int(r) for r in ranks) if numeric else ",".join(dict.fromkeys(ranks))
+    return ("rank " if len(ranks) == 1 else "ranks ") + text
 
 
 def fold_ranks(findings_per_rank: Sequence[tuple[str | int, Sequence[Finding]]]) -> list[Finding]:
