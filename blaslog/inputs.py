@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +24,9 @@ MAX_LINE = 1 << 20
 """Longest line (bytes) handed to a grammar; longer lines are reported, not parsed."""
 ENDS_EARLY = "the input ends early"
 """How the problem of an input that could not be read to its end begins (a cut compressed stream)."""
-BLOCK = 1 << 22
-"""Bytes read at a time."""
+BLOCK = 1 << 19
+"""Bytes read at a time (smaller blocks stay in the CPU's caches and in memory the allocator reuses: 512 kB
+measured fastest on level-5 logs, against 256 kB, 1 MB and 4 MB)."""
 
 
 @dataclass(slots=True)
@@ -40,6 +42,8 @@ class Batch:
     needed line-by-line decoding."""
     problems: dict[int, tuple[str, bool]]
     """Index in `lines` -> (problem, fatal) for lines that could not be used as they are."""
+    counts: dict[str, int] | None = None
+    """Each distinct line -> how many times it occurs in the batch (with `shapes`; same order)."""
 
 
 @dataclass
@@ -144,7 +148,8 @@ class Reader:
                     return self._checked(number, data)
                 if "\r" in text:
                     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-                return Batch(number, lines, self.shaper.keys(lines), {})
+                counts = Counter(lines)  # C-level: a block of a level-5 log holds a few distinct lines in ten
+                return Batch(number, lines, self.shaper.keys(counts), {}, counts)
         return self._checked(number, data)
 
     def _checked(self, number: int, data: bytes) -> Batch:

@@ -13,7 +13,6 @@ writing) is kept as an Event of kind ``truncated`` with a warning.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import compress
@@ -120,51 +119,63 @@ class _FileParser:
         if summary.lines == 0 and not self.reader.stream_error:
             self.problem(0, "empty input", severity="warning")
 
-    def _classify(self, batch: Batch) -> tuple[list[int], list[Any]]:
+    def _classify(self, batch: Batch) -> tuple[list[int], dict[int, Any]]:
         """Count the batch's lines that are whole records of a known shape with nothing to build; return the
-        indices of the others, for :meth:`_lines`, and each line's mark.
+        indices of the others, for :meth:`_lines`, and the mark of each of those.
 
         Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
-        so it can be counted without visiting it. Counting works on the batch's distinct lines and on C-level
-        passes over the list. A visited line of a new shape may continue the record before it, so that line is
-        visited too; so is the batch's last line (the next batch may continue it). A GEMM line of a uniform
-        shape followed by a line of a known shape is marked (dialect, template): :meth:`_lines` builds it from
-        the template, hands it to the sink or yields it as a ShapedCall, without assembling it.
+        so it can be counted without visiting it. Counting works on the batch's distinct lines (and their
+        counts) and on C-level passes over the list. A visited line of a new shape may continue the record
+        before it, so that line is visited too; so is the batch's last line (the next batch may continue it).
+        A GEMM line of a uniform shape followed by a line of a known shape is marked (dialect, template):
+        :meth:`_lines` builds it from the template, hands it to the sink or yields it as a ShapedCall, without
+        assembling it.
         """
-        shortcuts, known, shapes, lines = self.cache.shortcuts, self.cache.known, batch.shapes, batch.lines
-        assert shapes is not None
-        marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=False))
-        visited = {line: mark is None or type(mark) is tuple for line, mark in marks.items()}
-        per_line = list(map(marks.__getitem__, lines))
-        visit = list(compress(range(len(lines)), map(visited.__getitem__, lines)))
+        shortcuts, known, shapes, counts, lines = (
+            self.cache.shortcuts,
+            self.cache.known,
+            batch.shapes,
+            batch.counts,
+            batch.lines,
+        )
+        assert shapes is not None and counts is not None
+        marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
+        visited = {line for line, mark in marks.items() if mark is None or type(mark) is tuple}
+        visit = list(compress(range(len(lines)), map(visited.__contains__, lines)))
         last = len(lines) - 1
-        before = {last} if per_line and per_line[-1] is not None else set()
+        before = {last} if lines and marks[lines[last]] is not None else set()
         for i in visit:
-            if per_line[i] is None:  # a line of a new shape may continue the record before it
-                if i and per_line[i - 1] is not None and shapes[lines[i]] not in known:
+            if marks[lines[i]] is None:  # a line of a new shape may continue the record before it
+                if i and marks[lines[i - 1]] is not None and shapes[lines[i]] not in known:
                     before.add(i - 1)
-            elif i == last or (per_line[i + 1] is None and shapes[lines[i + 1]] not in known):
+            elif i == last or (marks[lines[i + 1]] is None and shapes[lines[i + 1]] not in known):
                 before.add(i)  # a GEMM the next line may continue: assemble it the ordinary way
+        tally: dict[Any, int] = {}
+        for line, mark in marks.items():
+            if mark is not None:
+                tally[mark] = tally.get(mark, 0) + counts[line]
+        for i in before:
+            tally[marks[lines[i]]] -= 1
+        of = dict(zip(visit, map(marks.__getitem__, map(lines.__getitem__, visit)), strict=True))
         if before:
-            for i in before:
-                per_line[i] = None
+            of.update(dict.fromkeys(before))
             visit = sorted(before.union(visit))
-        counts = Counter(per_line)
-        counts.pop(None, None)
         summary = self.summary
-        self.cache.stats.hits += sum(counts.values())
-        for mark, count in counts.items():
+        for mark, count in tally.items():
+            if not count:
+                continue
+            self.cache.stats.hits += count
             fmt = mark[0] if type(mark) is tuple else mark
             summary.record_lines += count
             if fmt is mark:
                 summary.other_records += count
             else:
                 summary.gemm_records += count  # handed on by _lines
-            summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count  # type: ignore[union-attr]
-        return visit, per_line
+            summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count
+        return visit, of
 
     def _lines(
-        self, batch: Batch, indices: Iterable[int], marks: list[Any] | None = None
+        self, batch: Batch, indices: Iterable[int], marks: dict[int, Any] | None = None
     ) -> Iterator[Record | ShapedCall]:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
@@ -359,6 +370,29 @@ class _FileParser:
                     return self._accept(fmt, record, template.warnings, first, count, lines[0])
                 cache.stats.hits -= 1  # the line's values do not fit the key: the plain path reads it
         text = fmt.clean(lines)
+        key = None
+        if len(lines) > 1 and not cut and text == "\n".join(lines):
+            # a record of several lines (cuBLAS `i!` lines): its SHAPE key is its lines' keys joined, as no SHAPE
+            # match holds a line end and the look-arounds read a line end as they read the text's edges
+            parts = list(map(cache.shaper.split, lines))
+            key = "\n".join([part[0] for part in parts])
+            template = cache.line_template(fmt, key)
+            if template is not None:
+                values = [value for part in parts for value in part[1]]
+                if self.sink is not None and template.uniform and len(values) == template.count:
+                    cache.stats.hits += 1
+                    self.sink.add_shaped(template, values, self.reader.name, first, last)
+                    self._count(fmt, True, template.warnings, first, count, text)
+                    return None
+                fields = template.fields(values, self.reader.name, first, last)
+                if fields is not None:
+                    cache.stats.hits += 1
+                    record = (
+                        ShapedCall(template, values, self.reader.name, first, last)
+                        if self.lazy and template.verbatim
+                        else template.make(fields)
+                    )
+                    return self._accept(fmt, record, template.warnings, first, count, text)
         try:
             record, warnings, how = cache.parse(fmt, text, self.reader.name, first, last)
             if cut:  # it parses, but its last value may be cut (`val=C` of `val=CUBLAS_COMPUTE_32F(68)`)
@@ -393,6 +427,8 @@ class _FileParser:
             return None
         if shape is not None and len(lines) == 1 and text == lines[0]:
             cache.learn(fmt, shape, text, how, warnings, pending.outer)
+        elif key is not None:
+            cache.learn_record(fmt, key, text, how)
         return self._accept(fmt, record, warnings, first, count, text)
 
     def _accept(

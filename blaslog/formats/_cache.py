@@ -8,7 +8,8 @@ parser of an input learns about shapes lives here, and the parser uses it throug
   parser's classifying pass reads (lines counted without a visit);
 * parse through it: :meth:`ShapeCache.parse` (a record from its shape's template, or from the grammar, which
   then teaches the cache the shape);
-* learn: :meth:`ShapeCache.learn` (after a one-line record was parsed whole) and :meth:`ShapeCache.shortcut`.
+* learn: :meth:`ShapeCache.learn` (after a one-line record was parsed whole), :meth:`ShapeCache.learn_record`
+  (a record of several lines) and :meth:`ShapeCache.shortcut`.
 
 Dialects declare their grammar and build step and hold no cache state. :attr:`ShapeCache.stats` counts, the
 same way on every run, the records served from a learnt shape and the texts sent through a grammar, so that
@@ -173,6 +174,13 @@ class ShapeCache:
                 self.shortcut(key, fmt, fmt, outer)  # free text: nothing to build when events are not wanted
         elif how is not UNCACHEABLE:
             self._bind(fmt, key, how, text, outer)
+
+    def learn_record(self, fmt: LogFormat, key: str, text: str, how: Any) -> None:
+        """Remember what parsing a record of several lines joined by line ends (`text`, of SHAPE key `key`: the
+        keys of its lines joined the same way) taught: its template, bound to the key from the key's second
+        record on. Such records are never counted without a visit (a record's lines are assembled first)."""
+        if how is not FALLBACK and how is not UNCACHEABLE:
+            self._bind(fmt, key, how, text, None)
 
     def _bind(self, fmt: LogFormat, key: str, template: Any, text: str, outer: str | None) -> None:
         table = self._bound.get(fmt)

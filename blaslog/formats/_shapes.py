@@ -18,6 +18,7 @@ byte for byte what ``SHAPE.sub`` gives (tests compare the two on every bundled l
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 VOLATILE = re.compile(
@@ -113,11 +114,12 @@ class Shaper:
         message_key, message_values = self._part(self._messages, message)
         return head_key + message_key, head_values + message_values if message_values else head_values
 
-    def keys(self, lines: list[str]) -> dict[str, str]:
-        """Each distinct line of `lines` -> its SHAPE key."""
+    def keys(self, lines: Iterable[str]) -> dict[str, str]:
+        """Each distinct line of `lines` -> its SHAPE key (in the order of their first occurrence when `lines`
+        holds each once, as the keys of a Counter do)."""
         heads, messages = self._heads, self._messages
         out: dict[str, str] = {}
-        for line in set(lines):
+        for line in lines if isinstance(lines, dict) else set(lines):
             head, sep, message = line.partition("] ")
             if sep:
                 key = (heads.get(head) or self._head(head))[0]
