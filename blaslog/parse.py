@@ -105,8 +105,11 @@ class _FileParser:
         for batch in self.reader.batches():
             summary.lines += len(batch.lines)
             if batch.shapes is not None and not batch.problems and not self.events:
-                yield from self._lines(batch, *self._classify(batch))
+                visit, marks = self._classify(batch)
+                self.cache.stats.visited += len(visit)
+                yield from self._lines(batch, visit, marks)
             else:
+                self.cache.stats.visited += len(batch.lines)
                 yield from self._lines(batch, range(len(batch.lines)))
             if self.progress is not None:
                 self.progress(self.reader.size, summary.gemm_records)

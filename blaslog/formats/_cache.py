@@ -43,6 +43,12 @@ class CacheStats:
     fallback, or one the grammar rejects."""
     grammar_runs: int = 0
     """Texts handed to a Lark parser (a record the main rule rejects may take two: the main and the looser rule)."""
+    masked: int = 0
+    """Record texts masked with VOLATILE (the slow way to a template: a record whose lines' SHAPE keys were seen
+    before is served from the template bound to them without it)."""
+    visited: int = 0
+    """Lines the parser looked at one by one in Python (the others were counted by the classifying pass over
+    a batch's distinct lines, with nothing to build)."""
 
     @property
     def hit_rate(self) -> float:
@@ -56,6 +62,8 @@ class CacheStats:
             "hits": self.hits,
             "misses": self.misses,
             "grammar_runs": self.grammar_runs,
+            "masked": self.masked,
+            "visited": self.visited,
             "hit_rate": round(self.hit_rate, 4),
         }
 
@@ -118,7 +126,10 @@ class ShapeCache:
             try:
                 tree = None
                 if self.enabled:
-                    key, values = shape if shape is not None else mask(text)
+                    if shape is None:
+                        stats.masked += 1
+                        shape = mask(text)
+                    key, values = shape
                     table = self._templates.get(fmt)
                     if table is None:
                         table = self._templates[fmt] = {}

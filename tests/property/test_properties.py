@@ -179,6 +179,15 @@ def test_shaper_gives_the_shape_mask(lines):
         assert keys[line] == SHAPE.sub("\x00", line)
         assert shaper.split(line) == (SHAPE.sub("\x00", line), SHAPE.findall(line))
 
+    # a record of several lines is keyed by its lines' keys joined by line ends (parse._finish): that is SHAPE's
+    # key of the joined text, with the lines' values in order (no match holds a line end, and the look-arounds
+    # read a line end as they read the text's edges)
+    lines = [line.replace("\n", " ") for line in lines]
+    joined = "\n".join(lines)
+    parts = [shaper.split(line) for line in lines]
+    assert "\n".join(key for key, _ in parts) == SHAPE.sub("\x00", joined)
+    assert [value for _, values in parts for value in values] == SHAPE.findall(joined)
+
 
 @settings(max_examples=100 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
