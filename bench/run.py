@@ -27,6 +27,10 @@ DATA = HERE / "data"
 PY = sys.executable
 
 
+RANKS = 8
+"""Per-rank logs of 250 MB each in the scaling rows (a TP=8 job)."""
+
+
 def generate(kind: str, size: float, run: str = "tp4", pointers: str = "cycle", prefix: str = "") -> Path:
     variant = ("" if pointers == "cycle" else "_" + pointers) + ("_prefixed" if prefix else "")
     path = DATA / f"{kind}_{run}_{size}mb{variant}.log"
@@ -237,23 +241,23 @@ def main() -> None:
         label="20 MB",
     )
     ranks = [generate("level5", 250, "tp4")]
-    for i in range(1, 4):
+    for i in range(1, RANKS):
         path = DATA / f"rank{i}.log"
         if not path.exists():
             shutil.copy(ranks[0], path)
         ranks.append(path)
     total = sum(p.stat().st_size for p in ranks) / 1e6
     one = row(
-        "4 per-rank logs, summary, 1 process",
+        f"{RANKS} per-rank logs, summary, 1 process",
         [*blaslog, "summary", *map(str, ranks), "-q", "-j", "1"],
         total,
-        label="4x250 MB",
+        label=f"{RANKS}x250 MB",
     )
     both = row(
-        f"4 per-rank logs, summary, {os.cpu_count()} processes",
+        f"{RANKS} per-rank logs, summary, {os.cpu_count()} processes",
         [*blaslog, "summary", *map(str, ranks), "-q", "-j", str(os.cpu_count())],
         total,
-        label="4x250 MB",
+        label=f"{RANKS}x250 MB",
     )
     print(f"{'':>8} speed-up {one / both:.2f} on {os.cpu_count()} cores")
     if args.markdown:
