@@ -144,11 +144,11 @@ class Reader:
             else:
                 lines = text.split("\n")
                 lines.pop()
-                if lines and max(map(len, lines)) > LONG:  # C-level: a block of ordinary lines passes at once
-                    return self._checked(number, data)
                 if "\r" in text:
                     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
                 counts = Counter(lines)  # C-level: a block of a level-5 log holds a few distinct lines in ten
+                if counts and max(map(len, counts)) > LONG:  # C-level, over the distinct lines only
+                    return self._checked(number, data)
                 return Batch(number, lines, self.shaper.keys(counts), {}, counts)
         return self._checked(number, data)
 

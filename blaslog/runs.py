@@ -121,6 +121,34 @@ class CompactRun:
         self.lines.append(line)
         self.thread_of.append(thread)
 
+    def _absorb(self, piece: CompactRun, name: str, offset: int) -> None:
+        """Append the calls of `piece` (a later piece of the same input, named `name`), its lines moved down by
+        `offset`: each distinct call and thread is looked up once, the arrays are extended at C level."""
+        calls = []
+        for call in piece.calls:
+            index = self._index.get((call, call.log_format))
+            calls.append(self._call(replace(call, file=name)) if index is None else index)  # file is not compared
+        if -1 in calls:  # calls past max_distinct: counted one by one in `overflow`
+            for position, (which, line, thread) in enumerate(
+                zip(piece.which, piece.lines, piece.thread_of, strict=True)
+            ):
+                end_line = piece.spans.get(position, line)
+                self._append(calls[which], line + offset, end_line + offset, piece.threads[thread])
+            return
+        threads = []
+        for thread_id in piece.threads:
+            thread = self._thread_index.get(thread_id)
+            if thread is None:
+                thread = self._thread_index[thread_id] = len(self.threads)
+                self.threads.append(thread_id)
+            threads.append(thread)
+        start = len(self.which)
+        for position, end_line in piece.spans.items():
+            self.spans[start + position] = end_line + offset
+        self.which.extend(map(calls.__getitem__, piece.which))
+        self.lines.extend(map(offset.__add__, piece.lines))
+        self.thread_of.extend(map(threads.__getitem__, piece.thread_of))
+
     def without(self, dialect: str) -> CompactRun:
         """The calls not logged in `dialect` (the other dialect of doubly logged calls), without rebuilding a call:
         the distinct calls renumbered, the arrays filtered, threads and spans carried over."""
@@ -211,11 +239,7 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactR
     summary = FileSummary(name)
     offset = 0
     for piece, piece_summary, lines in parts:
-        for occurrence in piece:
-            index = run._index.get((occurrence.call, occurrence.call.log_format))
-            if index is None:
-                index = run._call(replace(occurrence.call, file=name))  # equal to the call: file is not compared
-            run._append(index, occurrence.line + offset, occurrence.end_line + offset, occurrence.thread)
+        run._absorb(piece, name, offset)
         summary.absorb(piece_summary, offset)
         run.overflow += piece.overflow
         offset += lines

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 import blaslog._parallel as parallel
@@ -60,3 +62,28 @@ def test_parse_output_in_pieces_is_byte_identical(fmt, kind, monkeypatch, runner
     pieces = runner.invoke(cli, ["parse", path, "-f", fmt, "--kind", kind, "-q", "-j", "3"])
     assert one.exit_code == pieces.exit_code == 0
     assert pieces.stdout == one.stdout
+
+
+@pytest.mark.parametrize("max_distinct", [3, 10_000])
+def test_pieces_merged_keep_every_call_or_count_it(max_distinct, monkeypatch):
+    """Merging pieces (distinct calls and threads looked up once, arrays extended whole) gives each call at its
+    line of the whole input; past `max_distinct` distinct calls, those not kept are counted, none lost."""
+    import blaslog.runs as runs
+
+    monkeypatch.setattr(runs.CompactRun.__init__, "__defaults__", ("", max_distinct))
+    path = str(GENERATED / "lt_fp32_unsharded.stdout.log")
+    with open(path, "rb") as handle:
+        data = handle.read()
+    cuts = [0, data.index(b"\n", len(data) // 3) + 1, data.index(b"\n", 2 * len(data) // 3) + 1, len(data)]
+    parts = [parallel._piece(path, a, b, None, "warn") for a, b in pairwise(cuts)]
+    merged, summary = runs.merge(parts, path)
+    monkeypatch.undo()
+    whole, _ = read_run(path)
+    expected = {o.line: (o.call, o.end_line, o.thread) for o in whole}
+    got = [(o.line, (o.call, o.end_line, o.thread)) for o in merged]
+    assert all(expected[line] == value for line, value in got)
+    assert len(merged) + merged.overflow == len(whole) == summary.gemm_records
+    if max_distinct < len(whole.calls):
+        assert merged.overflow > 0 and len(merged.calls) == max_distinct
+    else:
+        assert got == [(o.line, (o.call, o.end_line, o.thread)) for o in whole]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from typing import Any
 
 from blaslog.records import SCHEMA_VERSION
@@ -59,14 +60,9 @@ class ShapeTexts:
         return self._fill(pieces, item.call)
 
     @staticmethod
-    def _fill(pieces: tuple[str, list[tuple[int, str]]], call: Any) -> str:
-        first, rest = pieces
-        values = [*call.values, str(call.line), str(call.end_line)]
-        out = [first]
-        for j, after in rest:
-            out.append(values[j])
-            out.append(after)
-        return "".join(out)
+    def _fill(pieces: tuple[str, Callable[[tuple[Any, ...]], Any]], call: Any) -> str:
+        form, pick = pieces
+        return form % pick((*call.values, call.line, call.end_line))
 
     def _make(self, item: ShapedRow) -> Any:
         count = len(item.call.values)
@@ -75,7 +71,12 @@ class ShapeTexts:
         for j in (count, count + 1):  # the line numbers are integers: their marks take the quotes with them
             text = text.replace(f'"\\u0000{j}\\u0000"', f"\\u0000{j}\\u0000")
         parts = _MARK.split(text)
-        pieces = (parts[0], list(zip(map(int, parts[1::2]), parts[2::2], strict=False)))
+        # one %-format with the values picked in the order the text wants them (a value may come twice)
+        form = "%s".join(part.replace("%", "%%") for part in parts[0::2])
+        order = [int(j) for j in parts[1::2]]
+        getter = itemgetter(*order) if order else (lambda values: ())
+        pick = getter if len(order) != 1 else (lambda values: (getter(values),))
+        pieces = (form, pick)
         return pieces if self._fill(pieces, item.call) == self._encode(item.row()) else False
 
 
