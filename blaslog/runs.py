@@ -137,11 +137,11 @@ class CompactRun:
             return
         threads = []
         for thread_id in piece.threads:
-            thread = self._thread_index.get(thread_id)
-            if thread is None:
-                thread = self._thread_index[thread_id] = len(self.threads)
+            known = self._thread_index.get(thread_id)
+            if known is None:
+                known = self._thread_index[thread_id] = len(self.threads)
                 self.threads.append(thread_id)
-            threads.append(thread)
+            threads.append(known)
         start = len(self.which)
         for position, end_line in piece.spans.items():
             self.spans[start + position] = end_line + offset
