@@ -22,7 +22,7 @@ from lark.exceptions import LarkError
 
 from blaslog.errors import LogParseError, SourceLocation
 from blaslog.formats import Sniffer
-from blaslog.formats._base import LogFormat, RecordCut, RecordError, ShapedCall, describe_error
+from blaslog.formats._base import LineTemplate, LogFormat, RecordCut, RecordError, ShapedCall, describe_error
 from blaslog.formats._cache import ShapeCache
 from blaslog.inputs import Batch, Reader, text_reader
 from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
@@ -31,6 +31,9 @@ OnError = Literal["raise", "warn", "skip"]
 
 MAX_RECORD_LINES = 256
 """Most physical lines one record may span (a runaway join stops here)."""
+
+_UNFIT = object()
+"""A record's SHAPE values do not fit the template bound to its key (see _FileParser._from_template)."""
 
 MAX_HELD_LINES = 16
 """Most lines of other text (prints, a person's `[...]`) in a row inside a record that is not over yet."""
@@ -350,28 +353,18 @@ class _FileParser:
         if shape is not None and len(lines) == 1 and not cut:
             template = cache.line_template(fmt, shape)
             if template is not None:
-                cache.stats.hits += 1
                 if pending.outer is not None:
                     cache.shortcut(shape, fmt, template, pending.outer)
                 if template.cls is Event and not self.events:
                     # a known non-GEMM shape that nobody asked to see: count it, build nothing
+                    cache.stats.hits += 1
                     self._count(fmt, False, template.warnings, first, count, lines[0])
                     return None
                 values = cache.shaper.split(lines[0])[1]
-                if self.sink is not None and template.uniform and len(values) == template.count:
-                    # a GEMM equal to every other of its shape: the sink keeps one record and where each call was
-                    self.sink.add_shaped(template, values, self.reader.name, first, last)
-                    self._count(fmt, True, template.warnings, first, count, lines[0])
-                    return None
-                fields = template.fields(values, self.reader.name, first, last)
-                if fields is not None:
-                    record = (
-                        ShapedCall(template, values, self.reader.name, first, last)
-                        if self.lazy and template.verbatim
-                        else template.make(fields)
-                    )
-                    return self._accept(fmt, record, template.warnings, first, count, lines[0])
-                cache.stats.hits -= 1  # the line's values do not fit the key: the plain path reads it
+                result = self._from_template(fmt, template, values, first, last, count, lines[0])
+                if result is not _UNFIT:
+                    cache.stats.hits += 1
+                    return result  # type: ignore[return-value]
         text = fmt.clean(lines)
         key = None
         if len(lines) > 1 and not cut and text == "\n".join(lines):
@@ -382,20 +375,10 @@ class _FileParser:
             template = cache.line_template(fmt, key)
             if template is not None:
                 values = [value for part in parts for value in part[1]]
-                if self.sink is not None and template.uniform and len(values) == template.count:
+                result = self._from_template(fmt, template, values, first, last, count, text)
+                if result is not _UNFIT:
                     cache.stats.hits += 1
-                    self.sink.add_shaped(template, values, self.reader.name, first, last)
-                    self._count(fmt, True, template.warnings, first, count, text)
-                    return None
-                fields = template.fields(values, self.reader.name, first, last)
-                if fields is not None:
-                    cache.stats.hits += 1
-                    record = (
-                        ShapedCall(template, values, self.reader.name, first, last)
-                        if self.lazy and template.verbatim
-                        else template.make(fields)
-                    )
-                    return self._accept(fmt, record, template.warnings, first, count, text)
+                    return result  # type: ignore[return-value]
         try:
             record, warnings, how = cache.parse(fmt, text, self.reader.name, first, last)
             if cut:  # it parses, but its last value may be cut (`val=C` of `val=CUBLAS_COMPUTE_32F(68)`)
@@ -433,6 +416,27 @@ class _FileParser:
         elif key is not None:
             cache.learn_record(fmt, key, text, how)
         return self._accept(fmt, record, warnings, first, count, text)
+
+    def _from_template(
+        self, fmt: Any, template: LineTemplate, values: list[str], first: int, last: int, count: int, text: str
+    ) -> Record | ShapedCall | object | None:
+        """What :meth:`_finish` gives for a record of a template bound to its SHAPE key, from the record's SHAPE
+        `values`; _UNFIT when they do not fit the key (the plain path then reads the text and reports it)."""
+        name = self.reader.name
+        if len(values) == template.count:
+            if self.sink is not None and template.uniform:
+                # a GEMM equal to every other of its shape: the sink keeps one record and where each call was
+                self.sink.add_shaped(template, values, name, first, last)
+                self._count(fmt, True, template.warnings, first, count, text)
+                return None
+            if self.lazy and template.verbatim:
+                # each value that varies goes in as it stands (no conversion that could fail): built when written
+                call = ShapedCall(template, values, name, first, last)
+                return self._accept(fmt, call, template.warnings, first, count, text)
+        fields = template.fields(values, name, first, last)
+        if fields is None:
+            return _UNFIT
+        return self._accept(fmt, template.make(fields), template.warnings, first, count, text)
 
     def _accept(
         self, fmt: Any, record: Record | ShapedCall, warnings: tuple[str, ...], first: int, count: int, text: str
