@@ -198,9 +198,58 @@ class Template:
     direct: tuple[tuple[str, Slot], ...]
     nested: tuple[tuple[str, int, int, Slot], ...]
     texts: tuple[tuple[str, Text], ...] = ()
+    plan: Any = dataclasses.field(default=None, compare=False, repr=False)
+    """How :meth:`instantiate` fills a record by field position (made when first used), or False when the
+    keyword arguments do not name every required field exactly (the class's own __init__ then says why)."""
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         """A record of this shape with the given volatile values."""
+        plan = self.plan
+        if plan is None:
+            plan = self.plan = self._plan()
+        if plan is False:
+            return self._instantiate(values, path, line, end_line)
+        make, base, (at_file, at_line, at_end), direct, texts, nested = plan
+        fields = base.copy()
+        fields[at_file] = path
+        fields[at_line] = line
+        fields[at_end] = end_line
+        for position, index, slot in direct:
+            fields[position] = values[index] if slot is None else slot.convert(values[index])
+        for position, text in texts:
+            fields[position] = text.fill(values)
+        if nested:
+            patched: dict[int, list[Any]] = {}
+            for position, i, j, index, slot in nested:
+                items = patched.get(position)
+                if items is None:
+                    items = patched[position] = [list(p) for p in fields[position]]
+                items[i][j] = values[index] if slot is None else slot.convert(values[index])
+            for position, items in patched.items():
+                fields[position] = tuple(tuple(p) for p in items)
+        return make(fields)  # type: ignore[no-any-return]
+
+    def _plan(self) -> Any:
+        names, make = _makers(self.cls)
+        position = {name: i for i, name in enumerate(names)}
+        if not set(self.kwargs) <= set(position) or not {"file", "line", "end_line"} <= set(position):
+            return False
+        defaults = {f.name: f.default for f in dataclasses.fields(self.cls)}
+        base = [self.kwargs.get(name, defaults[name]) for name in names]
+        filled = {name for name, _ in self.direct} | {name for name, _ in self.texts} | {"file", "line", "end_line"}
+        if any(value is dataclasses.MISSING and name not in filled for name, value in zip(names, base, strict=True)):
+            return False
+        where = (position["file"], position["line"], position["end_line"])
+
+        def converter(slot: Slot) -> Slot | None:
+            return slot if type(slot) is IntSlot else None
+
+        direct = tuple((position[name], slot.index, converter(slot)) for name, slot in self.direct)
+        texts = tuple((position[name], text) for name, text in self.texts)
+        nested = tuple((position[name], i, j, slot.index, converter(slot)) for name, i, j, slot in self.nested)
+        return make, base, where, direct, texts, nested
+
+    def _instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         kwargs = dict(self.kwargs)
         for name, slot in self.direct:
             kwargs[name] = slot.convert(values[slot.index]) if type(slot) is IntSlot else values[slot.index]
