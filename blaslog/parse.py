@@ -107,9 +107,9 @@ class _FileParser:
         summary = self.summary
         for batch in self.reader.batches():
             summary.lines += len(batch.lines)
-            if batch.shapes is not None and not batch.problems and not self.events:
+            if batch.shapes is not None and not batch.problems and (not self.events or self.sink is None):
                 visit, marks = self._classify(batch)
-                self.cache.stats.visited += len(visit)
+                self.cache.stats.visited += list(marks.values()).count(None)  # the marked ones are not assembled
                 yield from self._lines(batch, visit, marks)
             else:
                 self.cache.stats.visited += len(batch.lines)
@@ -135,10 +135,11 @@ class _FileParser:
         before it, so that line is visited too; so is the batch's last line (the next batch may continue it).
         A GEMM line of a uniform shape followed by a line of a known shape is marked (dialect, template):
         :meth:`_lines` builds it from the template, hands it to the sink or yields it as a ShapedCall, without
-        assembling it.
+        assembling it. When every record is wanted (`events`), nothing is counted without a visit, and every
+        line of a verbatim template (`ShapeCache.built`) is marked so.
         """
         shortcuts, known, shapes, counts, lines = (
-            self.cache.shortcuts,
+            self.cache.built if self.events else self.cache.shortcuts,
             self.cache.known,
             batch.shapes,
             batch.counts,
@@ -171,12 +172,12 @@ class _FileParser:
             if not count:
                 continue
             self.cache.stats.hits += count
-            fmt = mark[0] if type(mark) is tuple else mark
+            fmt, gemm = (mark[0], mark[1].cls is GemmCall) if type(mark) is tuple else (mark, False)
             summary.record_lines += count
-            if fmt is mark:
-                summary.other_records += count
-            else:
+            if gemm:
                 summary.gemm_records += count  # handed on by _lines
+            else:
+                summary.other_records += count  # counted only, or (every record wanted) handed on by _lines
             summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count
         return visit, of
 

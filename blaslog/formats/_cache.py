@@ -47,8 +47,8 @@ class CacheStats:
     """Record texts masked with VOLATILE (the slow way to a template: a record whose lines' SHAPE keys were seen
     before is served from the template bound to them without it)."""
     visited: int = 0
-    """Lines the parser looked at one by one in Python (the others were counted by the classifying pass over
-    a batch's distinct lines, with nothing to build)."""
+    """Lines the parser assembled into records one by one (the others were counted, or marked to be built from
+    their template, by the classifying pass over a batch's distinct lines)."""
 
     @property
     def hit_rate(self) -> float:
@@ -83,6 +83,10 @@ class ShapeCache:
         self.shortcuts: dict[str, Any] = {}
         """SHAPE keys of one-line records that need no visit when only GEMMs are wanted -> their dialect
         (records with nothing to build or report), or (dialect, LineTemplate) for GEMMs of a uniform shape."""
+        self.built: dict[str, Any] = {}
+        """SHAPE keys of one-line records of a verbatim template without warnings -> (dialect, LineTemplate): what
+        the classifying pass marks when every record is wanted (each is built from its line's SHAPE values
+        without being assembled)."""
         self._templates: dict[LogFormat, dict[str, Any]] = {}
         """Per dialect: VOLATILE shape -> Template, or UNCACHEABLE."""
         self._bound: dict[LogFormat, dict[str, LineTemplate]] = {}
@@ -105,6 +109,7 @@ class ShapeCache:
         return [
             self.known,
             self.shortcuts,
+            self.built,
             self.shaper._heads,
             self.shaper._messages,
             *self._templates.values(),
@@ -216,12 +221,18 @@ class ShapeCache:
         dialect, for records with nothing to build, or the key's LineTemplate); also lines of the `outer`
         key, the record after other text (a launcher's `[rank0]: `) that holds no time stamp, pointer or
         thread id."""
-        mark = what if what is fmt else _mark(fmt, what)
-        if mark is None or self.known.get(key) is not fmt:
+        if self.known.get(key) is not fmt:
             return
-        keep(self.shortcuts, key, mark)
+        keys = [key]
         if outer is not None and outer.endswith(key) and "\x00" not in outer[: len(outer) - len(key)]:
-            keep(self.shortcuts, outer, mark)
+            keys.append(outer)
+        mark = what if what is fmt else _mark(fmt, what)
+        if mark is not None:
+            for one in keys:
+                keep(self.shortcuts, one, mark)
+        if what is not fmt and what.verbatim and not what.warnings:
+            for one in keys:
+                keep(self.built, one, (fmt, what))
 
 
 def _mark(fmt: LogFormat, template: LineTemplate) -> Any:
