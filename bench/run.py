@@ -65,6 +65,9 @@ def measure_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple[
     is /dev/null itself, which would make the grep baseline look infinitely fast.
     """
     timer = ["/usr/bin/time", "-f", "%M %U %S"] if Path("/usr/bin/time").exists() else []
+    # every command in a plain environment: PYTHONUNBUFFERED (set on some machines) would make the baseline write
+    # each row with a system call of its own
+    env = {k: v for k, v in (env or os.environ).items() if k not in ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     sink = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
     start = time.perf_counter()

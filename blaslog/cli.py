@@ -333,12 +333,21 @@ def _write(text: str, output: str | None, inputs: Sequence[str], keep: bool = Tr
             out.keep()
 
 
-def _echo(text: str) -> None:
-    """Write to stdout; a closed or full stdout is an error (exit 2), not a silent success."""
+def _echo(text: str | bytes) -> None:
+    """Write text (or UTF-8 bytes) to stdout; a closed or full stdout is an error (exit 2), not a silent success."""
     if sys.stdout is None:
         raise CliError("standard output is closed: nowhere to write the report (give -o FILE)")
     try:
-        sys.stdout.write(text)
+        if type(text) is bytes:
+            buffer = getattr(sys.stdout, "buffer", None)
+            if buffer is None or (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
+                text = text.decode("utf-8")  # an output that is not UTF-8 (or not bytes) encodes it its own way
+            else:
+                sys.stdout.flush()
+                buffer.write(text)
+                buffer.flush()
+                return
+        sys.stdout.write(text)  # type: ignore[arg-type]
         sys.stdout.flush()
     except BrokenPipeError:
         raise

@@ -11,7 +11,6 @@ import os
 import re
 import sys
 import zlib
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +41,6 @@ class Batch:
     needed line-by-line decoding."""
     problems: dict[int, tuple[str, bool]]
     """Index in `lines` -> (problem, fatal) for lines that could not be used as they are."""
-    counts: dict[str, int] | None = None
-    """Each distinct line -> how many times it occurs in the batch (with `shapes`; same order)."""
 
 
 @dataclass
@@ -146,10 +143,10 @@ class Reader:
                 lines.pop()
                 if "\r" in text:
                     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-                counts = Counter(lines)  # C-level: a block of a level-5 log holds a few distinct lines in ten
-                if counts and max(map(len, counts)) > LONG:  # C-level, over the distinct lines only
+                distinct = set(lines)  # C-level: a block of a level-5 log holds a few distinct lines in ten
+                if distinct and max(map(len, distinct)) > LONG:  # C-level, over the distinct lines only
                     return self._checked(number, data)
-                return Batch(number, lines, self.shaper.keys(counts), {}, counts)
+                return Batch(number, lines, self.shaper.keys(distinct), {})
         return self._checked(number, data)
 
     def _checked(self, number: int, data: bytes) -> Batch:

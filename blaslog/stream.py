@@ -42,10 +42,12 @@ def parse_chunks(
     caps: Caps | None,
     options: Options,
     summaries: list[FileSummary],
-) -> Iterator[str]:
-    """The text of `blaslog parse` in `reporter`'s streaming format; each input's FileSummary is appended to
-    `summaries` once it is read. No chunk can carry a CI workflow command (see defuse_commands)."""
+) -> Iterator[str | bytes]:
+    """The text of `blaslog parse` in `reporter`'s streaming format, in chunks of text or of UTF-8 bytes; each
+    input's FileSummary is appended to `summaries` once it is read. No chunk can carry a CI workflow command
+    (see defuse_commands)."""
     style = reporter.defuse_style
+    chunks: Iterator[str | bytes]
     if options.scheduler:  # the rows rendered by the cluster's workers
         from blaslog.cluster import parse_chunks as cluster_chunks
 
@@ -57,7 +59,8 @@ def parse_chunks(
             names, reporter, kind=kind, caps_path=caps_path, caps=caps, options=options, summaries=summaries
         )
     for chunk in chunks:
-        yield defuse_commands(chunk, style)
+        # bytes: rows a worker wrote to a piece's file, defused there a whole row at a time
+        yield chunk if isinstance(chunk, bytes) else defuse_commands(chunk, style)
 
 
 def _parse_chunks(
@@ -69,7 +72,7 @@ def _parse_chunks(
     caps: Caps | None,
     options: Options,
     summaries: list[FileSummary],
-) -> Iterator[str]:
+) -> Iterator[str | bytes]:
     yield reporter.stream_begin()
     any_rows = False
     for name in names:
@@ -78,13 +81,14 @@ def _parse_chunks(
             with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
                 pieces, summary = _stream_pieces(name, reporter.name, kind, caps_path, options, processes, tmp)
                 summaries.append(summary)
+                separator = reporter.first_separator.encode("utf-8")
                 for piece in pieces:
-                    with open(piece, encoding="utf-8") as handle:
+                    with open(piece, "rb") as handle:  # UTF-8, passed on as it is (no decoding, no encoding)
                         head = handle.read(1 << 20)
                         if not head:
                             continue
-                        if not any_rows and reporter.first_separator and head.startswith(reporter.first_separator):
-                            head = head[len(reporter.first_separator) :]
+                        if not any_rows and separator and head.startswith(separator):
+                            head = head[len(separator) :]
                         any_rows = True
                         yield head
                         while block := handle.read(1 << 20):
@@ -112,14 +116,16 @@ def _stream_piece(
     on_error: str,
     out_path: str,
 ) -> FileSummary:
-    """Parse one piece and write its rows (rendered as not first) to `out_path`; return its FileSummary."""
+    """Parse one piece and write its rows (rendered as not first) to `out_path`, defused a chunk of whole rows at
+    a time (see defuse_commands); return its FileSummary."""
     caps = load_caps(caps_path) if caps_path else None
     parser = range_parser(name, start, end, log_format, on_error, first_line=first_line, events=kind == "all")
     parser.lazy = True
     reporter = get_reporter(fmt)
+    style = reporter.defuse_style
     with open(out_path, "w", encoding="utf-8") as handle:
         for text in reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first=False):
-            handle.write(text)
+            handle.write(defuse_commands(text, style))
     return parser.summary
 
 
@@ -142,10 +148,10 @@ def _stream_pieces(
     return outs, summary
 
 
-def write_behind(write: Callable[[str], Any], chunks: Iterable[str]) -> None:
+def write_behind(write: Callable[[str | bytes], Any], chunks: Iterable[str | bytes]) -> None:
     """``for chunk in chunks: write(chunk)``, the writes done by a second thread. An error in a write is raised
     here (and stops the reading)."""
-    pending: queue.Queue[str | None] = queue.Queue(maxsize=16)
+    pending: queue.Queue[str | bytes | None] = queue.Queue(maxsize=16)
     failed: list[BaseException] = []
 
     def writer() -> None:
@@ -190,9 +196,13 @@ class Output:
         self.handle: IO[str] = os.fdopen(fd, "w", encoding="utf-8", newline="")
         self.kept = False
 
-    def write(self, text: str) -> None:
-        """Append text."""
-        self.handle.write(text)
+    def write(self, text: str | bytes) -> None:
+        """Append text (or UTF-8 bytes)."""
+        if type(text) is bytes:
+            self.handle.flush()
+            self.handle.buffer.write(text)  # type: ignore[attr-defined]
+        else:
+            self.handle.write(text)  # type: ignore[arg-type]
 
     def keep(self) -> None:
         """Put the written text in place of the target."""

@@ -87,3 +87,20 @@ def test_pieces_merged_keep_every_call_or_count_it(max_distinct, monkeypatch):
         assert merged.overflow > 0 and len(merged.calls) == max_distinct
     else:
         assert got == [(o.line, (o.call, o.end_line, o.thread)) for o in whole]
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+def test_rows_written_by_workers_carry_no_workflow_command(fmt, monkeypatch, runner, tmp_path):
+    """The rows of a piece are defused by the worker that writes them, a chunk of whole rows at a time (the main
+    process passes the piece's bytes on as they are): a name holding `##[` in every row never reaches the
+    runner, whatever the piece's blocks."""
+    from blaslog.cli import cli
+
+    log = tmp_path / "x##[set-output name=a]b.log"
+    log.write_bytes((GENERATED / "lt_fp32_unsharded.stdout.log").read_bytes())
+    one = runner.invoke(cli, ["parse", str(log), "-f", fmt, "-q", "-j", "1"])
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    pieces = runner.invoke(cli, ["parse", str(log), "-f", fmt, "-q", "-j", "3"])
+    assert one.exit_code == pieces.exit_code == 0
+    assert "##[" not in pieces.stdout and "##" in pieces.stdout
+    assert pieces.stdout == one.stdout

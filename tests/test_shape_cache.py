@@ -264,3 +264,21 @@ def test_summary_of_runs_equals_summary_of_their_calls(monkeypatch):
     fast = summary_report(None, files, caps=caps, runs=runs)
     slow = summary_report(calls, files, caps=caps)
     assert fast.to_json() == slow.to_json() and len(fast.rows) > 20
+
+
+def test_lines_of_two_dialects_counted_in_one_batch_are_counted_each_as_its_own(monkeypatch):
+    """The classifying pass counts a batch's known lines of several dialects (cuBLASLt and hipBLASLt [Api] lines
+    taking turns) each in its own dialect, as the plain path does."""
+    lt = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log").splitlines()
+    hip = _text(GENERATED / "hipblaslt_bf16_tp2_rank0.api.log").splitlines()
+    mixed = [line for pair in zip(lt, hip, strict=False) for line in pair]
+    text = "\n".join(mixed * 3) + "\n"
+
+    def parse():
+        parser = _parser(text, events=False)
+        records = [r.to_dict() for r in parser.records()]
+        return records, parser.summary.to_dict(max_problems=10**6), parser.cache.stats.hits
+
+    records, summary, hits = parse()
+    assert len(summary["formats"]) == 2 and hits > len(mixed)  # both dialects, and lines counted without a visit
+    assert (records, summary) == _without_cache(monkeypatch, parse)[:2]
