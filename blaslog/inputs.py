@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,8 @@ class Batch:
     needed line-by-line decoding."""
     problems: dict[int, tuple[str, bool]]
     """Index in `lines` -> (problem, fatal) for lines that could not be used as they are."""
+    counts: dict[str, int] | None = None
+    """Each distinct line -> how many times it occurs in the batch (with `shapes`; same order)."""
 
 
 @dataclass
@@ -143,10 +146,10 @@ class Reader:
                 lines.pop()
                 if "\r" in text:
                     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-                distinct = set(lines)  # C-level: a block of a level-5 log holds a few distinct lines in ten
-                if distinct and max(map(len, distinct)) > LONG:  # C-level, over the distinct lines only
+                counts = Counter(lines)  # C-level: a block of a level-5 log holds a few distinct lines in ten
+                if counts and max(map(len, counts)) > LONG:  # C-level, over the distinct lines only
                     return self._checked(number, data)
-                return Batch(number, lines, self.shaper.keys(distinct), {})
+                return Batch(number, lines, self.shaper.keys(counts), {}, counts)
         return self._checked(number, data)
 
     def _checked(self, number: int, data: bytes) -> Batch:

@@ -13,7 +13,6 @@ writing) is kept as an Event of kind ``truncated`` with a warning.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import compress
@@ -131,25 +130,25 @@ class _FileParser:
         indices of the others, for :meth:`_lines`, and the mark of each of those.
 
         Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
-        so it can be counted without visiting it. Counting works on the batch's distinct lines and on C-level
-        passes over the list. A visited line of a new shape may continue the record
+        so it can be counted without visiting it. Counting works on the batch's distinct lines (and their
+        counts) and on C-level passes over the list. A visited line of a new shape may continue the record
         before it, so that line is visited too; so is the batch's last line (the next batch may continue it).
         A GEMM line of a uniform shape followed by a line of a known shape is marked (dialect, template):
         :meth:`_lines` builds it from the template, hands it to the sink or yields it as a ShapedCall, without
         assembling it. When every record is wanted (`events`), nothing is counted without a visit, and every
         line of a verbatim template (`ShapeCache.built`) is marked so.
         """
-        shortcuts, known, shapes, lines = (
+        shortcuts, known, shapes, counts, lines = (
             self.cache.built if self.events else self.cache.shortcuts,
             self.cache.known,
             batch.shapes,
+            batch.counts,
             batch.lines,
         )
-        assert shapes is not None
+        assert shapes is not None and counts is not None
         marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
         visited = {line for line, mark in marks.items() if mark is None or type(mark) is tuple}
         visit = list(compress(range(len(lines)), map(visited.__contains__, lines)))
-        counted = len(lines) - len(visit)  # the lines of a dialect mark: counted, not visited
         last = len(lines) - 1
         before = {last} if lines and marks[lines[last]] is not None else set()
         for i in visit:
@@ -158,26 +157,16 @@ class _FileParser:
                     before.add(i - 1)
             elif i == last or (marks[lines[i + 1]] is None and shapes[lines[i + 1]] not in known):
                 before.add(i)  # a GEMM the next line may continue: assemble it the ordinary way
+        tally: dict[Any, int] = {}
+        for line, mark in marks.items():
+            if mark is not None:
+                tally[mark] = tally.get(mark, 0) + counts[line]
+        for i in before:
+            tally[marks[lines[i]]] -= 1
         of = dict(zip(visit, map(marks.__getitem__, map(lines.__getitem__, visit)), strict=True))
         if before:
-            counted -= sum(1 for i in before if i not in of)  # a counted line visited after all
             of.update(dict.fromkeys(before))
             visit = sorted(before.union(visit))
-        tally: Counter[Any] = Counter(of.values())  # the marked lines (handed on by _lines)
-        tally.pop(None, None)
-        if counted:
-            dialects = {mark for mark in marks.values() if mark is not None and type(mark) is not tuple}
-            if len(dialects) == 1:
-                tally[dialects.pop()] += counted
-            else:  # lines of several dialects counted: how many of each (a C-level count of the batch's lines)
-                counts = Counter(lines)
-                for line, mark in marks.items():
-                    if mark is not None and type(mark) is not tuple:
-                        tally[mark] += counts[line]
-                for i in before:
-                    mark = marks[lines[i]]
-                    if type(mark) is not tuple:
-                        tally[mark] -= 1
         summary = self.summary
         for mark, count in tally.items():
             if not count:

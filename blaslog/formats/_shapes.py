@@ -115,10 +115,11 @@ class Shaper:
         return head_key + message_key, head_values + message_values if message_values else head_values
 
     def keys(self, lines: Iterable[str]) -> dict[str, str]:
-        """Each distinct line of `lines` (a set of them, or any iterable) -> its SHAPE key."""
+        """Each distinct line of `lines` -> its SHAPE key (in the order of their first occurrence when `lines`
+        holds each once, as the keys of a Counter do)."""
         heads, messages = self._heads, self._messages
         out: dict[str, str] = {}
-        for line in lines if isinstance(lines, (set, frozenset, dict)) else set(lines):
+        for line in lines if isinstance(lines, dict) else set(lines):
             head, sep, message = line.partition("] ")
             if sep:
                 key = (heads.get(head) or self._head(head))[0]
