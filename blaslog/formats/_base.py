@@ -196,7 +196,9 @@ class Template:
     kwargs: dict[str, Any]
     warnings: tuple[str, ...]
     direct: tuple[tuple[str, Slot], ...]
-    nested: tuple[tuple[str, int, int, Slot], ...]
+    nested: tuple[tuple[str, int, int, Slot | Text], ...]
+    """(field, i, j, what) for the volatile value (a Slot) or composed text (a Text, a free-text value holding
+    some) at `field[i][j]` of a tuple-of-pairs field."""
     texts: tuple[tuple[str, Text], ...] = ()
     plan: Any = dataclasses.field(default=None, compare=False, repr=False)
     """How :meth:`instantiate` fills a record by field position (made when first used), or False when the
@@ -224,7 +226,10 @@ class Template:
                 items = patched.get(position)
                 if items is None:
                     items = patched[position] = [list(p) for p in fields[position]]
-                items[i][j] = values[index] if slot is None else slot.convert(values[index])
+                if type(index) is not int:  # a Text
+                    items[i][j] = index.fill(values)
+                else:
+                    items[i][j] = values[index] if slot is None else slot.convert(values[index])
             for position, items in patched.items():
                 fields[position] = tuple(tuple(p) for p in items)
         return make(fields)  # type: ignore[no-any-return]
@@ -246,7 +251,12 @@ class Template:
 
         direct = tuple((position[name], slot.index, converter(slot)) for name, slot in self.direct)
         texts = tuple((position[name], text) for name, text in self.texts)
-        nested = tuple((position[name], i, j, slot.index, converter(slot)) for name, i, j, slot in self.nested)
+        nested = tuple(
+            (position[name], i, j, what, None)  # a Text: filled, not looked up
+            if isinstance(what, Text)
+            else (position[name], i, j, what.index, converter(what))
+            for name, i, j, what in self.nested
+        )
         return make, base, where, direct, texts, nested
 
     def _instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
@@ -257,12 +267,15 @@ class Template:
             kwargs[name] = text.fill(values)
         if self.nested:
             patched: dict[str, list[Any]] = {}
-            for name, i, j, slot in self.nested:
+            for name, i, j, what in self.nested:
                 items = patched.get(name)
                 if items is None:
                     items = patched[name] = [list(p) for p in kwargs[name]]
-                value = values[slot.index]
-                items[i][j] = slot.convert(value) if type(slot) is IntSlot else value
+                if isinstance(what, Text):
+                    items[i][j] = what.fill(values)
+                else:
+                    value = values[what.index]
+                    items[i][j] = what.convert(value) if type(what) is IntSlot else value
             for name, items in patched.items():
                 kwargs[name] = tuple(tuple(p) for p in items)
         return self.cls(file=path, line=line, end_line=end_line, **kwargs)  # type: ignore[no-any-return]
@@ -309,20 +322,10 @@ class LineTemplate:
                 direct.append((position[name], where[slot.index], slot if type(slot) is IntSlot else None))
             else:
                 kwargs[name] = constant(slot)
-        nested = []
-        patched: dict[str, list[list[Any]]] = {}
-        for name, i, j, slot in template.nested:
-            if slot.index in where:
-                nested.append((position[name], i, j, where[slot.index], slot if type(slot) is IntSlot else None))
-                continue
-            items = patched.get(name)
-            if items is None:
-                items = patched[name] = [list(p) for p in kwargs[name]]
-            items[i][j] = constant(slot)
-        for name, items in patched.items():
-            kwargs[name] = tuple(tuple(p) for p in items)
-        texts = []
-        for name, text in template.texts:
+
+        def composed(text: Text) -> tuple[Any, ...]:
+            """The text's parts: strings (its constant pieces and the volatile values SHAPE leaves in the key)
+            and SHAPE indices of the line's values."""
             parts = [
                 p if isinstance(p, str) else where[p.index] if p.index in where else volatile[p.index]
                 for p in text.parts
@@ -333,7 +336,29 @@ class LineTemplate:
                     merged[-1] += part
                 else:
                     merged.append(part)
-            texts.append((position[name], tuple(merged)))
+            return tuple(merged)
+
+        nested: list[tuple[int, int, int, Any, IntSlot | None]] = []
+        patched: dict[str, list[list[Any]]] = {}
+        for name, i, j, what in template.nested:
+            if isinstance(what, Text):
+                parts = composed(what)
+                if any(type(part) is int for part in parts):
+                    nested.append((position[name], i, j, parts, None))
+                    continue
+                value: Any = "".join(parts)
+            elif what.index in where:
+                nested.append((position[name], i, j, where[what.index], what if type(what) is IntSlot else None))
+                continue
+            else:
+                value = constant(what)
+            items = patched.get(name)
+            if items is None:
+                items = patched[name] = [list(p) for p in kwargs[name]]
+            items[i][j] = value
+        for name, items in patched.items():
+            kwargs[name] = tuple(tuple(p) for p in items)
+        texts = [(position[name], composed(text)) for name, text in template.texts]
         defaults = {f.name: f.default for f in dataclasses.fields(template.cls)}
         self.values: list[Any] = [kwargs[name] if name in kwargs else defaults[name] for name in names]
         if any(value is dataclasses.MISSING for value in self.values):
@@ -416,7 +441,10 @@ class LineTemplate:
                 items = patched.get(position)
                 if items is None:
                     items = patched[position] = [list(p) for p in fields[position]]
-                items[i][k] = values[j] if slot is None else slot.convert(values[j])
+                if type(j) is tuple:  # a text composed of constant pieces and the line's values
+                    items[i][k] = "".join(part if type(part) is str else values[part] for part in j)  # type: ignore[unreachable]
+                else:
+                    items[i][k] = values[j] if slot is None else slot.convert(values[j])
             for position, items in patched.items():
                 fields[position] = tuple(tuple(p) for p in items)
         return fields
@@ -616,7 +644,7 @@ class LogFormat:
             # let the plain path raise the real error, or build what needs the real values
             return UNCACHEABLE
         direct: list[tuple[str, Slot]] = []
-        nested: list[tuple[str, int, int, Slot]] = []
+        nested: list[tuple[str, int, int, Slot | Text]] = []
         texts: list[tuple[str, Text]] = []
         for name, value in kwargs.items():
             if isinstance(value, Slot):
@@ -633,6 +661,10 @@ class LogFormat:
                         continue
                     for j, sub in enumerate(item):
                         if isinstance(sub, Slot):
+                            nested.append((name, i, j, sub))
+                        elif isinstance(sub, Text):  # free text holding volatile values (`GCC 8.5.0 20210514`)
+                            if any(type(part) is IntSlot for part in sub.parts):
+                                return UNCACHEABLE
                             nested.append((name, i, j, sub))
                         elif not _plain(sub):
                             return UNCACHEABLE
