@@ -117,6 +117,14 @@ def main() -> None:
         help="size of the logs of other shapes, each measured against the regex baseline (0: none)",
     )
     parser.add_argument("--only-shapes", action="store_true", help="measure the other shapes and limits only")
+    parser.add_argument(
+        "--headline",
+        type=int,
+        default=1000,
+        metavar="MB",
+        help="size of the level-5 log of the paired headline rows (issue 16's targets; 0: none)",
+    )
+    parser.add_argument("--only-headline", action="store_true", help="measure the paired headline rows only")
     args = parser.parse_args()
     blaslog = [PY, "-m", "blaslog"]
     # byte-compile the package first, as pip does when it installs it: with PYTHONDONTWRITEBYTECODE set (or a
@@ -142,6 +150,10 @@ def main() -> None:
         )
         return seconds
 
+    if args.headline:
+        headline(args.headline, blaslog)
+    if args.only_headline:
+        return
     if args.shapes:
         shapes(args.shapes, blaslog)
         limits(blaslog)
@@ -302,6 +314,31 @@ def shapes(size: int, blaslog: list[str]) -> None:
                 f"{theirs[1] / mine[1]:.2f} |",
                 flush=True,
             )
+
+
+def headline(size: int, blaslog: list[str]) -> None:
+    """The level-5 log against the regex baseline in the same run, alternating (A B A B ...), medians of three:
+    one process and two, wall and CPU time, and `--kind all` (every record written) in MB/s."""
+    path = generate("level5", size, "tp4")
+    mb = path.stat().st_size / 1e6
+    baseline = [PY, str(HERE / "regex_baseline.py"), str(path)]
+    print(
+        f"\n| {mb:.0f} MB level-5 log | blaslog wall / CPU s | peak MB | baseline wall / CPU s | speed vs baseline "
+        "(wall) | (CPU) | MB/s |\n|---|---|---|---|---|---|---|"
+    )
+    for command in (
+        ["parse", "-f", "jsonl", "-j", "1"],
+        ["summary", "-j", "1"],
+        ["parse", "-f", "jsonl", "-j", "2"],
+        ["summary", "-j", "2"],
+        ["parse", "-f", "jsonl", "--kind", "all", "-j", "1"],
+    ):
+        mine, theirs = paired([*blaslog, *command, str(path), "-q"], baseline)
+        print(
+            f"| `{' '.join(command)}` | {mine[0]:.2f} / {mine[1]:.2f} | {mine[2]:.0f} | {theirs[0]:.2f} / "
+            f"{theirs[1]:.2f} | {theirs[0] / mine[0]:.2f} | {theirs[1] / mine[1]:.2f} | {mb / mine[0]:.0f} |",
+            flush=True,
+        )
 
 
 def limits(blaslog: list[str]) -> None:

@@ -155,16 +155,43 @@ def infer_tp(candidates: Sequence[tuple[GemmCall, GemmCall]]) -> TpInference:
     """The TP degree most candidate pairs agree on."""
     votes: Counter[int] = Counter()
     equal = 0
-    for s, u in candidates:
+    calls: dict[tuple[int, int], tuple[GemmCall, GemmCall]] = {}
+    count: Counter[tuple[int, int]] = Counter()
+    for s, u in candidates:  # each pair of distinct calls is looked at once
+        ids = (id(_call(s)), id(_call(u)))
+        if ids not in calls:
+            calls[ids] = (_call(s), _call(u))
+        count[ids] += 1
+    for ids, (s, u) in calls.items():
         ratio = _ratio(s, u)
         if ratio == 1:
-            equal += 1
+            equal += count[ids]
         elif ratio is not None:
-            votes[ratio] += 1
+            votes[ratio] += count[ids]
     if not votes:
         return TpInference(1, "none", equal_pairs=equal)
     tp, agreeing = max(votes.items(), key=lambda kv: (kv[1], -kv[0]))
     return TpInference(tp, "inferred", agreeing, sum(votes.values()), equal)
+
+
+class _KeyNumbers:
+    """The coarse key of each record as a number (equal keys, equal numbers), worked out once per distinct call:
+    a run repeats a few calls many times, and the alignment then compares and hashes small integers."""
+
+    def __init__(self) -> None:
+        self.by_call: dict[int, int] = {}  # id of a distinct call -> number
+        self.by_key: dict[tuple[Any, ...], int] = {}
+
+    def of(self, records: Sequence[GemmCall]) -> list[int]:
+        by_call, by_key = self.by_call, self.by_key
+        out = []
+        for record in records:
+            call = _call(record)
+            number = by_call.get(id(call))
+            if number is None:
+                number = by_call[id(call)] = by_key.setdefault(coarse_key(call), len(by_key))
+            out.append(number)
+        return out
 
 
 def _by_thread(records: Sequence[GemmCall]) -> list[list[GemmCall]]:
@@ -174,15 +201,17 @@ def _by_thread(records: Sequence[GemmCall]) -> list[list[GemmCall]]:
     return list(groups.values())
 
 
-def _pair_threads(a: list[list[GemmCall]], b: list[list[GemmCall]]) -> list[tuple[list[GemmCall], list[GemmCall]]]:
+def _pair_threads(
+    a: list[list[GemmCall]], b: list[list[GemmCall]], numbers: _KeyNumbers
+) -> list[tuple[list[GemmCall], list[GemmCall]]]:
     """Pair thread groups by how alike their call sequences are (greedy, deterministic)."""
     if len(a) == 1 and len(b) == 1:
         return [(a[0], b[0])]
     scores = []
+    keys_b = [numbers.of(gb) for gb in b]
     for i, ga in enumerate(a):
-        ka = [coarse_key(r) for r in ga]
-        for j, gb in enumerate(b):
-            kb = [coarse_key(r) for r in gb]
+        ka = numbers.of(ga)
+        for j, kb in enumerate(keys_b):
             matcher = SequenceMatcher(None, ka, kb, autojunk=False)
             scores.append((matcher.quick_ratio(), -abs(i - j), i, j))
     scores.sort(reverse=True)
@@ -201,10 +230,12 @@ def _pair_threads(a: list[list[GemmCall]], b: list[list[GemmCall]]) -> list[tupl
     return out
 
 
-def _align(s: list[GemmCall], u: list[GemmCall]) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+def _align(
+    s: list[GemmCall], u: list[GemmCall], numbers: _KeyNumbers
+) -> tuple[list[tuple[int, int]], list[int], list[int]]:
     """Candidate pairs (indices) and the indices left over on each side."""
-    ks = [coarse_key(r) for r in s]
-    ku = [coarse_key(r) for r in u]
+    ks = numbers.of(s)
+    ku = numbers.of(u)
     if ks == ku:
         return [(i, i) for i in range(len(s))], [], []
     opcodes: Sequence[tuple[str, int, int, int, int]]
@@ -279,8 +310,9 @@ def diff_runs(
     candidates: list[tuple[GemmCall, GemmCall]] = []
     unmatched_s: list[GemmCall] = []
     unmatched_u: list[GemmCall] = []
-    for gs, gu in _pair_threads(_by_thread(sharded), _by_thread(unsharded)):
-        pairs, left_s, left_u = _align(gs, gu)
+    numbers = _KeyNumbers()
+    for gs, gu in _pair_threads(_by_thread(sharded), _by_thread(unsharded), numbers):
+        pairs, left_s, left_u = _align(gs, gu, numbers)
         candidates.extend((gs[i], gu[j]) for i, j in pairs)
         unmatched_s.extend(gs[i] for i in left_s)
         unmatched_u.extend(gu[j] for j in left_u)
@@ -288,17 +320,21 @@ def diff_runs(
     result = DiffResult(sharded_file, unsharded_file, inference)
     if inference.how == "none" and infer_tp([(u, s) for s, u in candidates]).how == "inferred":
         result.reversed_hint = True
+    matching: dict[tuple[int, int], bool] = {}  # by pair of distinct calls
     for s, u in candidates:
-        if dims_match(s, u, inference.tp):
+        ids = (id(_call(s)), id(_call(u)))
+        match = matching.get(ids)
+        if match is None:
+            match = matching[ids] = dims_match(_call(s), _call(u), inference.tp)
+        if match:
             result.pairs.append((s, u))
         else:
             unmatched_s.append(s)
             unmatched_u.append(u)
     result.unmatched_sharded = sorted(unmatched_s, key=lambda r: r.line)
     result.unmatched_unsharded = sorted(unmatched_u, key=lambda r: r.line)
-    result.algorithm_info = any(r.has_algorithm_info() for r in sharded) or any(
-        r.has_algorithm_info() for r in unsharded
-    )
+    distinct = {id(_call(r)): _call(r) for r in (*sharded, *unsharded)}
+    result.algorithm_info = any(call.has_algorithm_info() for call in distinct.values())
     result.findings, result.identical_pairs = _findings(result.pairs, caps)
     return result
 

@@ -194,15 +194,23 @@ def diff_report(
     for index, result in enumerate(results):
         by_pair = {}
         for finding in result.findings:
+            folded_finding = by_fingerprint[finding.fingerprint()]
             for occurrence in finding.occurrences:
-                by_pair[occurrence.sharded_line] = by_fingerprint[finding.fingerprint()]
+                by_pair[occurrence.sharded_line] = folded_finding
         finding_of.update(((index, line), finding) for line, finding in by_pair.items())
         classname = f"{result.sharded_file} vs {result.unsharded_file}"
+        shapes: dict[int, str] = {}  # shape text by distinct call: a run repeats a few calls many times
         for s, u in result.pairs:
             failure = by_pair.get(s.line)
+            s_shape = shapes.get(id(_distinct(s)))
+            if s_shape is None:
+                s_shape = shapes[id(_distinct(s))] = s.shape_text()
+            u_shape = shapes.get(id(_distinct(u)))
+            if u_shape is None:
+                u_shape = shapes[id(_distinct(u))] = u.shape_text()
             cases.append(
                 Case(
-                    f"line {s.line} {s.shape_text()} vs line {u.line} {u.shape_text()}",
+                    f"line {s.line} {s_shape} vs line {u.line} {u_shape}",
                     classname,
                     s.file,
                     s.line,
@@ -335,8 +343,8 @@ def _check_map(gemm_map: GemmMap, name: str, calls: Sequence[GemmCall], found: S
     row = gemm_map.row(name, name)
     tally = _Tally()
     for call in calls:
-        tally.add(_distinct(call), call, at_line.get(call.line))
-    for distinct, (count, line, finding) in tally.items():
+        tally.add((_distinct(call),), call, at_line.get(call.line))
+    for (distinct,), count, line, finding in tally.values():
         gemm_map.add(row, distinct, distinct, line, count, finding)
 
 
@@ -388,10 +396,10 @@ def summary_report(
     else:
         tallies: dict[str, _Tally] = {}
         for record in records:
-            tallies.setdefault(record.file, _Tally()).add(_distinct(record), record, None)
+            tallies.setdefault(record.file, _Tally()).add((_distinct(record),), record, None)
         for file, tally in tallies.items():
             map_row = gemm_map.row(file, file)
-            for distinct, (count, line, _) in tally.items():
+            for (distinct,), count, line, _ in tally.values():
                 gemm_map.add(map_row, distinct, distinct, line, count)
     return Report(
         "summary",
@@ -532,10 +540,10 @@ def diff_map(
             pairs.add((_distinct(s), _distinct(u)), s, finding_of.get((index, s.line)))
             if u.line not in seen:
                 seen.add(u.line)
-                ref_calls.add(_distinct(u), u, None)
-        for (s_call, u_call), (calls, line, finding) in pairs.items():
+                ref_calls.add((_distinct(u),), u, None)
+        for (s_call, u_call), calls, line, finding in pairs.values():
             gemm_map.add(row, u_call, s_call, line, calls, finding)
-    for u_call, (calls, line, _) in ref_calls.items():
+    for (u_call,), calls, line, _ in ref_calls.values():
         gemm_map.add(reference, u_call, u_call, line, calls)
     return gemm_map.to_dict()
 
@@ -546,15 +554,33 @@ def _distinct(record: Any) -> Any:
 
 
 class _Tally(dict):  # type: ignore[type-arg]
-    """key -> [calls, first line, most severe finding], from calls one at a time."""
+    """calls -> [calls, count, first line, most severe finding], from records one at a time. Equal calls share
+    an entry; each call object is hashed once (hashing a call hashes each of its fields, and a run hands the
+    same few call objects over and over)."""
 
-    def add(self, key: Any, record: Any, finding: Finding | None) -> None:
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_id: dict[int, int] = {}
+        self._by_value: dict[Any, int] = {}
+        self._keys: dict[tuple[int, ...], tuple[int, ...]] = {}  # ids of the calls -> key
+
+    def _number(self, call: Any) -> int:
+        number = self._by_id.get(id(call))
+        if number is None:
+            number = self._by_id[id(call)] = self._by_value.setdefault(call, len(self._by_value))
+        return number
+
+    def add(self, calls: tuple[Any, ...], record: Any, finding: Finding | None) -> None:
+        ids = tuple(map(id, calls))
+        key = self._keys.get(ids)
+        if key is None:
+            key = self._keys[ids] = tuple(map(self._number, calls))
         entry = self.get(key)
         if entry is None:
-            entry = self[key] = [0, record.line, None]
-        entry[0] += getattr(record, "call_count", 1)
-        entry[1] = min(entry[1], record.line)
+            entry = self[key] = [calls, 0, record.line, None]
+        entry[1] += getattr(record, "call_count", 1)
+        entry[2] = min(entry[2], record.line)
         if finding is not None and (
-            entry[2] is None or FINDING_CLASSES[finding.cls].rank > FINDING_CLASSES[entry[2].cls].rank
+            entry[3] is None or FINDING_CLASSES[finding.cls].rank > FINDING_CLASSES[entry[3].cls].rank
         ):
-            entry[2] = finding
+            entry[3] = finding
