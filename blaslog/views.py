@@ -301,10 +301,16 @@ def check_report(
         failing = {f.location.line: f for f in found}
         _check_map(gemm_map, name, calls, found)
         seen = set()
+        looked_at: set[int] = set()  # distinct calls (a run hands the same few over and over)
         for call in calls:
-            if call.signature() in seen:
+            distinct = _distinct(call)
+            if id(distinct) in looked_at:
                 continue
-            seen.add(call.signature())
+            looked_at.add(id(distinct))
+            signature = distinct.signature()
+            if signature in seen:
+                continue
+            seen.add(signature)
             finding = failing.get(call.line)
             cases.append(
                 Case(
