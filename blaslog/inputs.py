@@ -107,10 +107,9 @@ class Reader:
                     else:
                         leftover = data
                     continue
-                # one copy: the line begun in the last block, and this block up to its last line end
-                chunk = b"".join((leftover, memoryview(data)[: cut + 1])) if leftover else data[: cut + 1]
+                # the line begun in the last block, and this block up to its last line end
+                batch = self._batch(number, data, cut + 1, leftover)
                 leftover = data[cut + 1 :]
-                batch = self._batch(number, chunk)
                 number += len(batch.lines)
                 yield batch
                 if len(leftover) > MAX_LINE:
@@ -134,23 +133,29 @@ class Reader:
             number, [text], None, {0: (f"line of {size} bytes is too long for a BLAS log line; skipped", True)}
         )
 
-    def _batch(self, number: int, data: bytes) -> Batch:
-        """Lines of `data` (which ends with a newline)."""
-        if b"\x00" not in data:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                pass
-            else:
-                lines = text.split("\n")
-                lines.pop()
-                if "\r" in text:
-                    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-                counts = Counter(lines)  # C-level: a block of a level-5 log holds a few distinct lines in ten
-                if counts and max(map(len, counts)) > LONG:  # C-level, over the distinct lines only
-                    return self._checked(number, data)
-                return Batch(number, lines, self.shaper.keys(counts), {}, counts)
-        return self._checked(number, data)
+    def _batch(self, number: int, data: bytes, end: int | None = None, head: bytes = b"") -> Batch:
+        """Lines of `head` (a line begun in the block before) followed by `data[:end]` (which ends with a
+        newline). The block is decoded where it lies, not copied first (the line `head` begins is decoded
+        apart: no UTF-8 character holds a line end)."""
+        end = len(data) if end is None else end
+        cut = data.find(b"\n", 0, end) + 1 if head else 0  # where the line `head` begins ends
+        try:
+            first = (head + data[:cut]).decode("utf-8") if head else ""
+            text = str(memoryview(data)[cut:end], "utf-8")
+        except UnicodeDecodeError:
+            return self._checked(number, head + data[:end])
+        if "\x00" in text or "\x00" in first:
+            return self._checked(number, head + data[:end])
+        lines = text.split("\n")
+        lines.pop()
+        if head:
+            lines.insert(0, first[:-1])
+        if "\r" in text or "\r" in first:
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        counts = Counter(lines)  # C-level: a block of a level-5 log holds a few distinct lines in ten
+        if counts and max(map(len, counts)) > LONG:  # C-level, over the distinct lines only
+            return self._checked(number, head + data[:end])
+        return Batch(number, lines, self.shaper.keys(counts), {}, counts)
 
     def _checked(self, number: int, data: bytes) -> Batch:
         """Lines of `data` decoded one by one, each line that cannot be used as it is noted (the slow path)."""
