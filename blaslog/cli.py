@@ -338,10 +338,12 @@ def _echo(text: str | bytes) -> None:
     if sys.stdout is None:
         raise CliError("standard output is closed: nowhere to write the report (give -o FILE)")
     try:
-        if type(text) is bytes:
+        if type(text) is bytes:  # UTF-8 text, in whole lines
             buffer = getattr(sys.stdout, "buffer", None)
-            if buffer is None or (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
-                text = text.decode("utf-8")  # an output that is not UTF-8 (or not bytes) encodes it its own way
+            utf8 = (sys.stdout.encoding or "").lower().replace("-", "") == "utf8"
+            if buffer is None or not utf8 or os.linesep != "\n":
+                # an output that is not UTF-8, not bytes underneath, or that translates line ends, writes text
+                text = text.decode("utf-8")
             else:
                 sys.stdout.flush()
                 buffer.write(text)

@@ -83,16 +83,11 @@ def _parse_chunks(
                 summaries.append(summary)
                 separator = reporter.first_separator.encode("utf-8")
                 for piece in pieces:
-                    with open(piece, "rb") as handle:  # UTF-8, passed on as it is (no decoding, no encoding)
-                        head = handle.read(1 << 20)
-                        if not head:
-                            continue
-                        if not any_rows and separator and head.startswith(separator):
-                            head = head[len(separator) :]
+                    for block in _whole_lines(piece):  # UTF-8, passed on as it is (no decoding, no encoding)
+                        if not any_rows and separator and block.startswith(separator):
+                            block = block[len(separator) :]
                         any_rows = True
-                        yield head
-                        while block := handle.read(1 << 20):
-                            yield block
+                        yield block
                     os.remove(piece)  # free the disk as we go
             continue
         rows = record_rows(
@@ -102,6 +97,22 @@ def _parse_chunks(
             any_rows = True
             yield text
     yield reporter.stream_end(summaries, any_rows)
+
+
+def _whole_lines(path: str, size: int = 1 << 20) -> Iterator[bytes]:
+    """The bytes of a file in blocks of about `size` that end at a line end (the last one where the file ends):
+    a block never cuts a UTF-8 character, so a writer that must decode one (an output that is not UTF-8) can."""
+    rest = b""
+    with open(path, "rb") as handle:
+        while block := handle.read(size):
+            cut = block.rfind(b"\n") + 1
+            if not cut:
+                rest += block
+                continue
+            yield rest + block[:cut]
+            rest = block[cut:]
+    if rest:
+        yield rest
 
 
 def _stream_piece(

@@ -104,3 +104,37 @@ def test_rows_written_by_workers_carry_no_workflow_command(fmt, monkeypatch, run
     assert one.exit_code == pieces.exit_code == 0
     assert "##[" not in pieces.stdout and "##" in pieces.stdout
     assert pieces.stdout == one.stdout
+
+
+def test_rows_of_pieces_reach_an_output_that_is_not_utf8_whole(monkeypatch, tmp_path):
+    """The main process passes a piece's rows on as UTF-8 bytes in blocks that end at line ends, so an output in
+    another encoding (PYTHONIOENCODING=latin-1) can decode each block: no character is cut in two."""
+    from click.testing import CliRunner
+
+    from blaslog import stream
+    from blaslog.cli import cli
+
+    folder = tmp_path / ("é" * 120)
+    folder.mkdir()
+    log = folder / "big.log"
+    log.write_bytes((GENERATED / "lt_fp32_unsharded.stdout.log").read_bytes() * 2)
+    runner = CliRunner(charset="latin-1")
+    one = runner.invoke(cli, ["parse", str(log), "-f", "csv", "--kind", "all", "-q", "-j", "1"])
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    monkeypatch.setattr(stream._whole_lines, "__defaults__", (997,))  # many blocks: many chances to cut an é
+    pieces = runner.invoke(cli, ["parse", str(log), "-f", "csv", "--kind", "all", "-q", "-j", "2"])
+    assert one.exit_code == pieces.exit_code == 0, pieces.output
+    assert "é" * 120 in one.stdout and pieces.stdout_bytes == one.stdout_bytes
+
+
+def test_whole_lines_cut_blocks_at_line_ends(tmp_path):
+    from blaslog.stream import _whole_lines
+
+    path = tmp_path / "rows"
+    data = "".join(f"{'é' * (i % 7)}row {i}\n" for i in range(5000)).encode() + b"tail without end"
+    path.write_bytes(data)
+    blocks = list(_whole_lines(str(path), size=100))
+    assert b"".join(blocks) == data
+    assert all(block.endswith(b"\n") for block in blocks[:-1]) and blocks[-1] == b"tail without end"
+    for block in blocks:
+        block.decode("utf-8")

@@ -4,6 +4,7 @@ counted without being visited, and GEMMs handed to a CompactRun without being bu
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
@@ -282,3 +283,24 @@ def test_lines_of_two_dialects_counted_in_one_batch_are_counted_each_as_its_own(
     records, summary, hits = parse()
     assert len(summary["formats"]) == 2 and hits > len(mixed)  # both dialects, and lines counted without a visit
     assert (records, summary) == _without_cache(monkeypatch, parse)[:2]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rocblas_profile_quoted_tag.yaml.log",  # `tag: 'run 12345'`: a quoted value holding a number
+        "cublas_pointer_with_note.log",  # `val=0x7f74c0001000 (dev)`: a pointer followed by a note
+    ],
+)
+@pytest.mark.parametrize("events", [True, False], ids=["all-records", "gemms-only"])
+def test_a_template_holding_composed_text_gives_what_a_fresh_build_gives(name, events, monkeypatch):
+    """A build step can tell text composed with a volatile value (a Text) from a str without computing with it
+    (`isinstance(value, str)`) and take another branch: such a shape is checked on its first record and, when
+    its template does not give that record back, parsed every time, so cache on and off agree."""
+    text = (Path(__file__).parent / "data" / "templates" / name).read_text() * 3
+
+    def parse():
+        parser = _parser(text, events)
+        return [r.to_dict() for r in parser.records()], parser.summary.to_dict(max_problems=10**6)
+
+    assert parse() == _without_cache(monkeypatch, parse)

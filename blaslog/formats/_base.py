@@ -490,6 +490,18 @@ read it: its shape is one the grammar's main rule rejects. With the shape cache 
 are counted without parsing them when their records are not wanted (``parse`` without events)."""
 
 
+def _rebuilds(fmt: LogFormat, template: Template, tree: Any, text: str) -> bool:
+    """Whether `template` gives back the record a fresh build of `text` gives. A build step can tell a Text (text
+    composed with volatile values) from a str without computing with it (`isinstance(value, str)`): it then
+    takes another branch, silently, which a template holding Texts is checked for on its first record."""
+    try:
+        fresh, warnings = fmt.record(tree, "", 1, 1)
+        again = template.instantiate([m.group(1) for m in VOLATILE.finditer(text)], "", 1, 1)
+    except Exception:
+        return False
+    return warnings == template.warnings and fresh.to_dict() == again.to_dict()
+
+
 @functools.cache
 def load_grammar(filename: str, start: str = "start") -> Lark:
     """Build the LALR parser of a grammar shipped in ``blaslog/grammars`` (or the source tree's ``grammars/``)."""
@@ -673,7 +685,11 @@ class LogFormat:
         # A volatile value the record does not hold (Bdesc rows, say, implied by k and n) is not needed to
         # rebuild it; one that a build step computed with raised TypeError above. Either way the template
         # reproduces what a fresh build of the next record of this shape would give.
-        return Template(cls, kwargs, warnings, tuple(direct), tuple(nested), tuple(texts))
+        template = Template(cls, kwargs, warnings, tuple(direct), tuple(nested), tuple(texts))
+        holds_text = bool(texts) or any(type(entry[3]) is Text for entry in nested)
+        if holds_text and not _rebuilds(self, template, tree, text):
+            return UNCACHEABLE
+        return template
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         """Turn the Transformer's output into (record class, keyword arguments, warnings)."""
