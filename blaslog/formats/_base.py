@@ -442,7 +442,7 @@ class LineTemplate:
                 if items is None:
                     items = patched[position] = [list(p) for p in fields[position]]
                 if type(j) is tuple:  # a text composed of constant pieces and the line's values
-                    items[i][k] = "".join(part if type(part) is str else values[part] for part in j)  # type: ignore[unreachable]
+                    items[i][k] = "".join(part if type(part) is str else values[part] for part in j)
                 else:
                     items[i][k] = values[j] if slot is None else slot.convert(values[j])
             for position, items in patched.items():
