@@ -14,7 +14,7 @@ from blaslog.formats._shapes import SHAPE, Shaper
 from blaslog.inputs import Reader, text_reader
 from blaslog.parse import _FileParser
 from blaslog.runs import CompactRun, read_run
-from tests.conftest import BAD, GENERATED, NVIDIA, SEED
+from tests.conftest import BAD, FIXTURES, GENERATED, NVIDIA, SEED
 
 LOGS = (
     sorted(p for p in GENERATED.glob("**/*.log*") if p.is_file())
@@ -301,6 +301,24 @@ def test_a_template_holding_composed_text_gives_what_a_fresh_build_gives(name, e
 
     def parse():
         parser = _parser(text, events)
+        return [r.to_dict() for r in parser.records()], parser.summary.to_dict(max_problems=10**6)
+
+    assert parse() == _without_cache(monkeypatch, parse)
+
+
+REAL = sorted((FIXTURES / "real").glob("*.log"))
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+@pytest.mark.parametrize("events", [True, False], ids=["all-records", "gemms-only"])
+def test_real_logs_parse_the_same_with_the_cache_on_and_off(path, events, monkeypatch):
+    """Each public log three times over, in batches of a few lines (so that later batches take every fast path:
+    lines counted or marked by the classifying pass, records of several lines from a bound template, templates
+    holding composed text): every record and count as with the cache off."""
+    text = _text(path) * 3
+
+    def parse():
+        parser = _parser(text, events, block=2048)
         return [r.to_dict() for r in parser.records()], parser.summary.to_dict(max_problems=10**6)
 
     assert parse() == _without_cache(monkeypatch, parse)
