@@ -38,7 +38,8 @@ inside `(...)` stay part of the shape (they are flags and enum values more often
 """
 
 SHAPE = re.compile(
-    r"([0-9](?<![\w.(\-][0-9])(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"  # time stamps
+    r"(0x0x[0-9a-fA-F]+(?![\w.])"  # cuBLAS pointers (VOLATILE's own alternative: the same spans)
+    r"|[0-9](?<![\w.(\-][0-9])(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"  # time stamps
     r"|(?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*"  # pointers other than NULL
     r"|(?<=\[[0-9])\d+(?=\]\[))(?![\w.]))",  # thread ids: `[1234][`
     re.ASCII,
@@ -49,7 +50,9 @@ A level-5 log repeats its sizes, so masking them is not needed to find repeated 
 the grammar for new ones.
 """
 
-_POINTER = re.compile(r"(0(?<![\w.(\-]0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*(?![\w.]))", re.ASCII)
+_POINTER = re.compile(
+    r"((?:0x0x[0-9a-fA-F]+|0(?<![\w.(\-]0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*)(?![\w.]))", re.ASCII
+)
 """SHAPE's pointer alternative alone: what SHAPE matches in a text holding no time stamp and no thread id
 (no `:` and no `][`). It starts with a literal, which makes it several times faster than SHAPE."""
 
