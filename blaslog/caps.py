@@ -37,6 +37,10 @@ from blaslog.records import GemmCall
 CapsKey = tuple[int, str | None, str | None, str | None, str | None, str | None, str | None]
 
 
+KEY_FIELDS = ("algoId", "computeType", "scaleType", "Atype", "Btype", "Ctype", "Dtype")
+"""The fields of a caps entry that name its configuration, in the order of a CapsKey."""
+
+
 def entry_key(entry: dict[str, Any]) -> CapsKey:
     """The configuration a caps entry (a probe's answer, or an entry of a caps file) describes."""
     return (
@@ -48,6 +52,11 @@ def entry_key(entry: dict[str, Any]) -> CapsKey:
         entry.get("Ctype"),
         entry.get("Dtype"),
     )
+
+
+def key_entry(key: CapsKey) -> dict[str, Any]:
+    """The configuration fields of a caps entry for `key` (what entry_key reads back)."""
+    return dict(zip(KEY_FIELDS, key, strict=True))
 
 
 def caps_key(record: GemmCall) -> CapsKey | None:
@@ -102,15 +111,7 @@ class Caps:
         """The caps file document."""
         entries = []
         for key, entry in sorted(self.entries.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
-            out = {
-                "algoId": key[0],
-                "computeType": key[1],
-                "scaleType": key[2],
-                "Atype": key[3],
-                "Btype": key[4],
-                "Ctype": key[5],
-                "Dtype": key[6],
-            }
+            out = key_entry(key)
             out.update({k: v for k, v in entry.items() if not k.startswith("_") and k not in out})
             entries.append(out)
         return {

@@ -110,22 +110,14 @@ def _describe(config: dict[str, Any]) -> str:
 
 def configs_from_records(records: Any) -> list[dict[str, Any]]:
     """The distinct algorithm configurations (algoId + compute/scale/data types) of cuBLASLt GEMM records."""
-    from blaslog.caps import caps_key
+    from blaslog.caps import caps_key, key_entry
 
     seen: dict[Any, dict[str, Any]] = {}
     for record in records:
         key = caps_key(record)
         if key is None or key in seen or None in key[1:]:
             continue
-        seen[key] = {
-            "algoId": key[0],
-            "computeType": key[1],
-            "scaleType": key[2],
-            "Atype": key[3],
-            "Btype": key[4],
-            "Ctype": key[5],
-            "Dtype": key[6],
-        }
+        seen[key] = key_entry(key)
     return list(seen.values())
 
 
