@@ -603,15 +603,10 @@ def render_rows(
     """The rows of each input as ``render(records)`` writes them (rows that are not the output's first), input
     after input; each input's FileSummary is appended to `summaries`. `render` runs on the workers."""
     client = connect(scheduler, workers)
-    for _name, outcome in _outcomes(client, names, _rows_of, (log_format, on_error, kind, render), None):
-        if isinstance(outcome, _Failed):
-            raise InputError(outcome.message)
-        if isinstance(outcome, _Died):
-            summaries.append(outcome.summary())
-            continue
-        data, summary, _ = outcome
+    outcomes = _outcomes(client, names, _rows_of, (log_format, on_error, kind, render), None)
+    for items, summary in _read(outcomes, summaries):
         summaries.append(summary)
-        yield from pickle.loads(zlib.decompress(data))
+        yield from items
 
 
 def parse_chunks(
@@ -661,15 +656,23 @@ def records(
 ) -> Iterator[Any]:
     """The records of each input (GEMMs, or every record with `kind="all"`), read by the workers."""
     client = connect(scheduler, workers)
-    for _name, outcome in _outcomes(client, names, _records_of, (log_format, on_error, kind), None, pieces=False):
+    outcomes = _outcomes(client, names, _records_of, (log_format, on_error, kind), None, pieces=False)
+    for items, summary in _read(outcomes, summaries):
+        yield from items
+        summaries.append(summary)
+
+
+def _read(outcomes: Iterable[tuple[str, Any]], summaries: list[FileSummary]) -> Iterator[tuple[list[Any], Any]]:
+    """(items, FileSummary) of each input a worker read; an input that cannot be read raises InputError, and one
+    whose worker died twice has its summary (saying so) appended to `summaries` and gives no items."""
+    for _name, outcome in outcomes:
         if isinstance(outcome, _Failed):
             raise InputError(outcome.message)
         if isinstance(outcome, _Died):
             summaries.append(outcome.summary())
             continue
         data, summary, _ = outcome
-        yield from pickle.loads(zlib.decompress(data))
-        summaries.append(summary)
+        yield pickle.loads(zlib.decompress(data)), summary
 
 
 def write_parquet(
