@@ -90,7 +90,8 @@ class ShapeCache:
         self._templates: dict[LogFormat, dict[str, Any]] = {}
         """Per dialect: VOLATILE shape -> Template, or UNCACHEABLE."""
         self._bound: dict[LogFormat, dict[str, LineTemplate]] = {}
-        """Per dialect: SHAPE key of a one-line record -> its LineTemplate."""
+        """Per dialect: SHAPE key of a one-line record (or its lines' keys joined by line ends, for a record of
+        several lines) -> its LineTemplate."""
         self._seen: set[int] = set()
         """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
 
@@ -100,7 +101,8 @@ class ShapeCache:
         return self.known.get(key)
 
     def line_template(self, fmt: LogFormat, key: str) -> LineTemplate | None:
-        """The template bound to SHAPE key `key` of `fmt`'s one-line records, if any."""
+        """The template bound to SHAPE key `key` of `fmt`'s one-line records (or to the joined keys of a record's
+        lines), if any."""
         table = self._bound.get(fmt)
         return None if table is None else table.get(key)
 
