@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import blaslog
+
+# the grammar cache (blaslog/formats/_grammars.py) of the tests and of the commands they run: their own folder
+os.environ.setdefault("BLASLOG_CACHE_DIR", tempfile.mkdtemp(prefix="blaslog-test-cache-"))
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

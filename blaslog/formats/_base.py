@@ -22,20 +22,17 @@ not built yet.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import dataclasses
 import functools
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any, ClassVar
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from blaslog.formats._grammars import load_grammar
 from blaslog.formats._shapes import SHAPE, VOLATILE, mask
 from blaslog.records import Event, GemmCall, Record, record_maker
 
@@ -500,32 +497,6 @@ def _rebuilds(fmt: LogFormat, template: Template, tree: Any, text: str) -> bool:
     except Exception:
         return False
     return warnings == template.warnings and fresh.to_dict() == again.to_dict()
-
-
-@functools.cache
-def load_grammar(filename: str, start: str = "start") -> Lark:
-    """Build the LALR parser of a grammar shipped in ``blaslog/grammars`` (or the source tree's ``grammars/``)."""
-    with _without_collision_check():
-        packaged = resources.files("blaslog") / "grammars"
-        if packaged.is_dir():
-            return Lark.open_from_package("blaslog", filename, ("grammars",), parser="lalr", start=start, cache=False)
-        source = Path(__file__).resolve().parents[2] / "grammars"  # running from a source checkout
-        return Lark.open(str(source / filename), parser="lalr", start=start, import_paths=[str(source)])
-
-
-@contextlib.contextmanager
-def _without_collision_check() -> Iterator[None]:
-    """Lark looks for colliding terminals with `interegular` when that is installed (ML environments often
-    have it): a check that only logs, takes about 0.3 s per process, and reports the collisions the
-    contextual lexer resolves on purpose (TEXT and TOKEN in cublaslt.lark). Skip it while a grammar is built."""
-    import lark.lexer
-
-    saved = getattr(lark.lexer, "has_interegular", False)
-    lark.lexer.has_interegular = False
-    try:
-        yield
-    finally:
-        lark.lexer.has_interegular = saved
 
 
 class LogFormat:

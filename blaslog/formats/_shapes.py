@@ -92,6 +92,8 @@ class Shaper:
     def __init__(self) -> None:
         self._heads: dict[str, tuple[str, list[str]]] = {}
         self._messages: dict[str, tuple[str, list[str]]] = {}
+        self._keys: dict[str, str] = {}
+        """Message -> its key alone (what :meth:`keys` needs; filled many at a time)."""
 
     def _part(self, cache: dict[str, tuple[str, list[str]]], text: str) -> tuple[str, list[str]]:
         found = cache.get(text)
@@ -119,9 +121,15 @@ class Shaper:
 
     def keys(self, lines: Iterable[str]) -> dict[str, str]:
         """Each distinct line of `lines` -> its SHAPE key (in the order of their first occurrence when `lines`
-        holds each once, as the keys of a Counter do)."""
-        heads, messages = self._heads, self._messages
+        holds each once, as the keys of a Counter do).
+
+        Messages not seen before are masked together, one regular-expression pass over them joined by line
+        ends (a SHAPE match holds no line end, and the look-arounds read a line end as they read the edge of
+        a text): in a log whose pointers never repeat nearly every message is new.
+        """
+        heads, known = self._heads, self._keys
         out: dict[str, str] = {}
+        new: list[tuple[str, str]] = []  # (line, message) of each line whose message is new
         for line in lines if isinstance(lines, dict) else set(lines):
             head, sep, message = line.partition("] ")
             if sep:
@@ -129,8 +137,28 @@ class Shaper:
             else:
                 key = ""
                 message = line
-            out[line] = key + (messages.get(message) or self._part(messages, message))[0]
+            found = known.get(message)
+            if found is None:
+                new.append((line, message))
+                out[line] = key  # its message's key follows below (the line keeps its place)
+            else:
+                out[line] = key + found
+        if new:
+            self._learn_keys({message for _, message in new})
+            for line, message in new:
+                out[line] += known[message]
         return out
+
+    def _learn_keys(self, messages: set[str]) -> None:
+        """Mask new messages into the key cache, each kind of message (see `_masked`) in one pass."""
+        plain = [message for message in messages if "][" not in message and ":" not in message]
+        other = [message for message in messages if "][" in message or ":" in message]
+        known = self._keys
+        if len(known) + len(messages) > KEPT:
+            known.clear()
+        for pattern, group in ((_POINTER, plain), (SHAPE, other)):
+            if group:
+                known.update(zip(group, pattern.sub("\x00", "\n".join(group)).split("\n"), strict=True))
 
 
 __all__ = ["KEPT", "SHAPE", "VOLATILE", "Shaper", "keep", "mask"]

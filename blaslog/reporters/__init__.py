@@ -2,13 +2,13 @@
 
 ``REPORTERS`` maps the ``--format`` value to the class; :func:`get_reporter`
 answers an unknown name with a suggestion. Every reporter renders any
-:class:`~blaslog.report.Report` to a string.
+:class:`~blaslog.report.Report` to a string. A format's module is imported when
+its class is first asked for (``blaslog parse -f jsonl`` loads neither tabulate
+nor the XML library).
 """
 
 from __future__ import annotations
 
-# imported for their @register side effect: each module adds its reporter to REPORTERS
-from blaslog.reporters import csv, github, gitlab, html, json, junit, markdown, sarif, table  # noqa: F401
 from blaslog.reporters._base import REPORTERS, Reporter, get_reporter
 
 __all__ = ["REPORTERS", "Reporter", "get_reporter"]

@@ -3,16 +3,51 @@
 from __future__ import annotations
 
 import difflib
+import importlib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, TypeVar
 
 from blaslog.errors import BlaslogError
 from blaslog.report import Report
 
-REPORTERS: dict[str, type[Reporter]] = {}
+MODULES = {
+    "csv": "csv",
+    "github": "github",
+    "gitlab": "gitlab",
+    "html": "html",
+    "json": "json",
+    "jsonl": "json",
+    "junit": "junit",
+    "markdown": "markdown",
+    "sarif": "sarif",
+    "table": "table",
+}
+"""Each ``--format`` value -> the module of ``blaslog.reporters`` that registers its reporter."""
+
 R = TypeVar("R", bound="type[Reporter]")
+
+
+class _Registry(Mapping[str, "type[Reporter]"]):
+    """The formats by name; a format's module is imported when its class is first asked for."""
+
+    def __init__(self) -> None:
+        self.loaded: dict[str, type[Reporter]] = {}
+
+    def __getitem__(self, name: str) -> type[Reporter]:
+        if name not in self.loaded and name in MODULES:
+            importlib.import_module(f"blaslog.reporters.{MODULES[name]}")  # its @register fills `loaded`
+        return self.loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(MODULES)
+
+    def __len__(self) -> int:
+        return len(MODULES)
+
+
+REPORTERS = _Registry()
 
 
 class Reporter(ABC):
@@ -65,7 +100,9 @@ class Reporter(ABC):
 
 def register(cls: R) -> R:
     """Class decorator: add a reporter to REPORTERS under its name."""
-    REPORTERS[cls.name] = cls  # type: ignore[attr-defined]
+    if cls.name not in MODULES:  # type: ignore[attr-defined]
+        raise AssertionError(f"reporter {cls.name!r} is missing from MODULES")  # type: ignore[attr-defined]
+    REPORTERS.loaded[cls.name] = cls  # type: ignore[attr-defined]
     return cls
 
 
