@@ -113,6 +113,7 @@ def test_an_unwritable_cache_costs_only_the_build(tmp_path: Path) -> None:
     first = subprocess.run(run, env=env, capture_output=True, text=True, check=False)
     second = subprocess.run(run, env=env, capture_output=True, text=True, check=False)
     assert without.returncode == first.returncode == second.returncode == 0
-    assert without.stdout == first.stdout == second.stdout and without.stdout.count("\n") == 79  # 78 GEMMs and the summary line
+    assert without.stdout == first.stdout == second.stdout
+    assert without.stdout.count("\n") == 79  # 78 GEMMs and the summary line
     assert without.stderr == first.stderr == second.stderr
     assert _saved(tmp_path / "ok")
