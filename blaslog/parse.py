@@ -194,7 +194,7 @@ class _FileParser:
         start = batch.start
         pending = self.pending
         previous = -1
-        split = self.cache.shaper.split
+        split, values = self.cache.shaper.split, self.cache.shaper.values
         name = self.reader.name
         sink, lazy = self.sink, self.lazy
         for index in indices:
@@ -214,11 +214,11 @@ class _FileParser:
                 # as their number is that of the NULs in its key (a batch with NUL bytes has no shapes)
                 template = mark[1]
                 if sink is not None:
-                    sink.add_shaped(template, split(text)[1], name, number, number)
+                    sink.add_shaped(template, values(text), name, number, number)
                 elif lazy:
-                    yield ShapedCall(template, split(text)[1], name, number, number)
+                    yield ShapedCall(template, values(text), name, number, number)
                 else:
-                    yield template.make(template.build_fields(split(text)[1], name, number, number))
+                    yield template.make(template.build_fields(values(text), name, number, number))
                 continue
             if problem is not None:
                 message, fatal = problem
@@ -361,8 +361,7 @@ class _FileParser:
                     cache.stats.hits += 1
                     self._count(fmt, False, template.warnings, first, count, lines[0])
                     return None
-                values = cache.shaper.split(lines[0])[1]
-                result = self._from_template(fmt, template, values, first, last, count, lines[0])
+                result = self._from_template(fmt, template, cache.shaper.values(lines[0]), first, last, count, lines[0])
                 if result is not _UNFIT:
                     cache.stats.hits += 1
                     return result  # type: ignore[return-value]

@@ -119,6 +119,15 @@ class Shaper:
         message_key, message_values = self._part(self._messages, message)
         return head_key + message_key, head_values + message_values if message_values else head_values
 
+    def values(self, line: str) -> list[str]:
+        """The SHAPE values of one line (:meth:`split` without building its key)."""
+        head, sep, message = line.partition("] ")
+        if not sep:
+            return self._part(self._messages, line)[1]
+        head_values = (self._heads.get(head) or self._head(head))[1]
+        message_values = (self._messages.get(message) or self._part(self._messages, message))[1]
+        return head_values + message_values if message_values else head_values
+
     def keys(self, lines: Iterable[str]) -> dict[str, str]:
         """Each distinct line of `lines` -> its SHAPE key (in the order of their first occurrence when `lines`
         holds each once, as the keys of a Counter do).
