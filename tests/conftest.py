@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -13,7 +15,9 @@ from click.testing import CliRunner
 import blaslog
 
 # the grammar cache (blaslog/formats/_grammars.py) of the tests and of the commands they run: their own folder
-os.environ.setdefault("BLASLOG_CACHE_DIR", tempfile.mkdtemp(prefix="blaslog-test-cache-"))
+if "BLASLOG_CACHE_DIR" not in os.environ:
+    os.environ["BLASLOG_CACHE_DIR"] = tempfile.mkdtemp(prefix="blaslog-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["BLASLOG_CACHE_DIR"], ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
