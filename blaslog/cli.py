@@ -333,28 +333,45 @@ def _write(text: str, output: str | None, inputs: Sequence[str], keep: bool = Tr
             out.keep()
 
 
-def _echo(text: str | bytes) -> None:
-    """Write text (or UTF-8 bytes) to stdout; a closed or full stdout is an error (exit 2), not a silent success."""
+def _echo(text: Any) -> None:
+    """Write text (str, UTF-8 bytes in whole lines, or a Spool of them) to stdout; a closed or full stdout is an
+    error (exit 2), not a silent success."""
     if sys.stdout is None:
         raise CliError("standard output is closed: nowhere to write the report (give -o FILE)")
     try:
-        if type(text) is bytes:  # UTF-8 text, in whole lines
+        if type(text) is not str:
             buffer = getattr(sys.stdout, "buffer", None)
             utf8 = (sys.stdout.encoding or "").lower().replace("-", "") == "utf8"
             if buffer is None or not utf8 or os.linesep != "\n":
                 # an output that is not UTF-8, not bytes underneath, or that translates line ends, writes text
-                text = text.decode("utf-8")
-            else:
+                for block in [text] if type(text) is bytes else text.blocks():
+                    sys.stdout.write(block.decode("utf-8"))
                 sys.stdout.flush()
-                buffer.write(text)
-                buffer.flush()
                 return
-        sys.stdout.write(text)  # type: ignore[arg-type]
+            sys.stdout.flush()
+            if type(text) is bytes:
+                buffer.write(text)
+            else:
+                buffer.flush()
+                if not (_fileno(buffer) is not None and text.send(_fileno(buffer))):
+                    for block in text.blocks():
+                        buffer.write(block)
+            buffer.flush()
+            return
+        sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:
         raise
     except (OSError, ValueError, AttributeError) as exc:
         raise CliError(f"cannot write to standard output ({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def _fileno(stream: Any) -> int | None:
+    """The file descriptor under a stream, or None (a test's in-memory stream has none)."""
+    try:
+        return int(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError and a ValueError
+        return None
 
 
 def _caps(path: str | None) -> Any:

@@ -42,12 +42,12 @@ def parse_chunks(
     caps: Caps | None,
     options: Options,
     summaries: list[FileSummary],
-) -> Iterator[str | bytes]:
-    """The text of `blaslog parse` in `reporter`'s streaming format, in chunks of text or of UTF-8 bytes; each
-    input's FileSummary is appended to `summaries` once it is read. No chunk can carry a CI workflow command
-    (see defuse_commands)."""
+) -> Iterator[str | bytes | Spool]:
+    """The text of `blaslog parse` in `reporter`'s streaming format, in chunks of text, of UTF-8 bytes, or
+    Spools (the rows of a piece parsed by another process, in its file); each input's FileSummary is appended to
+    `summaries` once it is read. No chunk can carry a CI workflow command (see defuse_commands)."""
     style = reporter.defuse_style
-    chunks: Iterator[str | bytes]
+    chunks: Iterator[str | bytes | Spool]
     if options.scheduler:  # the rows rendered by the cluster's workers
         from blaslog.cluster import parse_chunks as cluster_chunks
 
@@ -59,8 +59,8 @@ def parse_chunks(
             names, reporter, kind=kind, caps_path=caps_path, caps=caps, options=options, summaries=summaries
         )
     for chunk in chunks:
-        # bytes: rows a worker wrote to a piece's file, defused there a whole row at a time
-        yield chunk if isinstance(chunk, bytes) else defuse_commands(chunk, style)
+        # bytes and Spools: rows a worker wrote to a piece's file, defused there a whole row at a time
+        yield defuse_commands(chunk, style) if type(chunk) is str else chunk
 
 
 def _parse_chunks(
@@ -72,7 +72,7 @@ def _parse_chunks(
     caps: Caps | None,
     options: Options,
     summaries: list[FileSummary],
-) -> Iterator[str | bytes]:
+) -> Iterator[str | bytes | Spool]:
     yield reporter.stream_begin()
     any_rows = False
     for name in names:
@@ -83,12 +83,14 @@ def _parse_chunks(
                 summaries.append(summary)
                 separator = reporter.first_separator.encode("utf-8")
                 for piece in pieces:
-                    for block in _whole_lines(piece):  # UTF-8, passed on as it is (no decoding, no encoding)
-                        if not any_rows and separator and block.startswith(separator):
-                            block = block[len(separator) :]
-                        any_rows = True
-                        yield block
-                    os.remove(piece)  # free the disk as we go
+                    spool = Spool(piece, b"" if any_rows else separator)
+                    any_rows = any_rows or spool.size > spool.offset
+                    if hasattr(os, "sendfile"):
+                        os.remove(piece)  # free the disk as soon as the writer is done with it (the file is open)
+                        yield spool
+                    else:
+                        yield from spool.blocks()
+                        os.remove(piece)
             continue
         rows = record_rows(
             records([name], kind=kind, options=options, summaries=summaries, lazy=True), caps, reporter.shaped_rows
@@ -99,18 +101,56 @@ def _parse_chunks(
     yield reporter.stream_end(summaries, any_rows)
 
 
-def _whole_lines(path: str, size: int = 1 << 20) -> Iterator[bytes]:
-    """The bytes of a file in blocks of about `size` that end at a line end (the last one where the file ends):
-    a block never cuts a UTF-8 character, so a writer that must decode one (an output that is not UTF-8) can."""
+class Spool:
+    """The rows a worker wrote to a piece's file (UTF-8, defused), from `offset` to the end, to be written out as
+    they lie. A writer whose output takes UTF-8 bytes as they are lets the kernel copy them (:meth:`send`: some
+    360 MB of JSON for a 1 GB log never pass through this process); any other writes :meth:`blocks`."""
+
+    def __init__(self, path: str, skip: bytes = b"") -> None:
+        self.handle = open(path, "rb")  # noqa: SIM115 (closed by send() or blocks())
+        self.size = os.fstat(self.handle.fileno()).st_size
+        self.offset = len(skip) if skip and self.handle.read(len(skip)) == skip else 0
+        """Where the rows begin: past `skip` (JSON's separator before what is now the first row) if it is there."""
+
+    def send(self, fd: int) -> bool:
+        """Copy the rows to file descriptor `fd` with os.sendfile; False (nothing written) where it cannot."""
+        offset = self.offset
+        try:
+            while offset < self.size:
+                sent = os.sendfile(fd, self.handle.fileno(), offset, self.size - offset)
+                if not sent:
+                    break
+                offset += sent
+        except OSError:
+            if offset != self.offset:  # part of it went out: the rest cannot follow another way
+                self.handle.close()
+                raise
+            return False
+        self.handle.close()
+        return True
+
+    def close(self) -> None:
+        """Let the file go without writing it (the output failed)."""
+        self.handle.close()
+
+    def blocks(self, size: int = 1 << 20) -> Iterator[bytes]:
+        """The rows in blocks of about `size` bytes that end at a line end (the last one where the file ends): a
+        block never cuts a UTF-8 character, so a writer that must decode them (an output that is not UTF-8) can."""
+        with self.handle:
+            self.handle.seek(self.offset)
+            yield from _whole_lines(self.handle, size)
+
+
+def _whole_lines(handle: IO[bytes], size: int = 1 << 20) -> Iterator[bytes]:
+    """The rest of a file in blocks of about `size` that end at a line end (the last one where the file ends)."""
     rest = b""
-    with open(path, "rb") as handle:
-        while block := handle.read(size):
-            cut = block.rfind(b"\n") + 1
-            if not cut:
-                rest += block
-                continue
-            yield rest + block[:cut]
-            rest = block[cut:]
+    while block := handle.read(size):
+        cut = block.rfind(b"\n") + 1
+        if not cut:
+            rest += block
+            continue
+        yield rest + block[:cut]
+        rest = block[cut:]
     if rest:
         yield rest
 
@@ -159,15 +199,17 @@ def _stream_pieces(
     return outs, summary
 
 
-def write_behind(write: Callable[[str | bytes], Any], chunks: Iterable[str | bytes]) -> None:
+def write_behind(write: Callable[[Any], Any], chunks: Iterable[str | bytes | Spool]) -> None:
     """``for chunk in chunks: write(chunk)``, the writes done by a second thread. An error in a write is raised
     here (and stops the reading)."""
-    pending: queue.Queue[str | bytes | None] = queue.Queue(maxsize=16)
+    pending: queue.Queue[str | bytes | Spool | None] = queue.Queue(maxsize=16)
     failed: list[BaseException] = []
 
     def writer() -> None:
         while (chunk := pending.get()) is not None:
-            if not failed:
+            if failed and type(chunk) is Spool:
+                chunk.close()
+            elif not failed:
                 try:
                     write(chunk)
                 except BaseException as exc:  # handed to the reading thread
@@ -207,13 +249,20 @@ class Output:
         self.handle: IO[str] = os.fdopen(fd, "w", encoding="utf-8", newline="")
         self.kept = False
 
-    def write(self, text: str | bytes) -> None:
-        """Append text (or UTF-8 bytes)."""
+    def write(self, text: str | bytes | Spool) -> None:
+        """Append text (or UTF-8 bytes, or a Spool's rows)."""
+        if type(text) is str:
+            self.handle.write(text)
+            return
+        self.handle.flush()
+        buffer = self.handle.buffer  # type: ignore[attr-defined]
         if type(text) is bytes:
-            self.handle.flush()
-            self.handle.buffer.write(text)  # type: ignore[attr-defined]
-        else:
-            self.handle.write(text)  # type: ignore[arg-type]
+            buffer.write(text)
+            return
+        buffer.flush()
+        if not text.send(buffer.fileno()):  # type: ignore[union-attr]
+            for block in text.blocks():  # type: ignore[union-attr]
+                buffer.write(block)
 
     def keep(self) -> None:
         """Put the written text in place of the target."""

@@ -121,7 +121,7 @@ def test_rows_of_pieces_reach_an_output_that_is_not_utf8_whole(monkeypatch, tmp_
     runner = CliRunner(charset="latin-1")
     one = runner.invoke(cli, ["parse", str(log), "-f", "csv", "--kind", "all", "-q", "-j", "1"])
     monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
-    monkeypatch.setattr(stream._whole_lines, "__defaults__", (997,))  # many blocks: many chances to cut an é
+    monkeypatch.setattr(stream.Spool.blocks, "__defaults__", (997,))  # many blocks: many chances to cut an é
     pieces = runner.invoke(cli, ["parse", str(log), "-f", "csv", "--kind", "all", "-q", "-j", "2"])
     assert one.exit_code == pieces.exit_code == 0, pieces.output
     assert "é" * 120 in one.stdout and pieces.stdout_bytes == one.stdout_bytes
@@ -133,8 +133,100 @@ def test_whole_lines_cut_blocks_at_line_ends(tmp_path):
     path = tmp_path / "rows"
     data = "".join(f"{'é' * (i % 7)}row {i}\n" for i in range(5000)).encode() + b"tail without end"
     path.write_bytes(data)
-    blocks = list(_whole_lines(str(path), size=100))
+    with open(path, "rb") as handle:
+        blocks = list(_whole_lines(handle, size=100))
     assert b"".join(blocks) == data
     assert all(block.endswith(b"\n") for block in blocks[:-1]) and blocks[-1] == b"tail without end"
     for block in blocks:
         block.decode("utf-8")
+
+
+def _parse_to_real_stdout(monkeypatch, tmp_path, name: str, args: list[str]) -> bytes:
+    """`blaslog parse ARGS` in this process with stdout a real file (a file descriptor under it, as a shell
+    redirection or pipe gives): the rows of pieces then go out by os.sendfile."""
+    import io
+    import sys
+
+    from blaslog.cli import cli
+
+    path = tmp_path / name
+    with open(path, "wb") as raw:
+        stdout = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+        monkeypatch.setattr(sys, "stdout", stdout)
+        with pytest.raises(SystemExit) as exited:
+            cli.main(["parse", *args], prog_name="blaslog")
+        stdout.flush()
+        monkeypatch.undo()
+    assert exited.value.code == 0
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+def test_rows_of_pieces_sent_by_the_kernel_are_the_rows_of_one_process(fmt, monkeypatch, tmp_path):
+    from blaslog import stream
+
+    log = str(GENERATED / "lt_fp32_unsharded.stdout.log")
+    sent: list[bool] = []
+    send = stream.Spool.send
+    monkeypatch.setattr(stream.Spool, "send", lambda self, fd: sent.append(send(self, fd)) or sent[-1])
+    one = _parse_to_real_stdout(monkeypatch, tmp_path, "one", [log, "-f", fmt, "-q", "-j", "1"])
+    monkeypatch.setattr(stream.Spool, "send", lambda self, fd: sent.append(send(self, fd)) or sent[-1])
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    pieces = _parse_to_real_stdout(monkeypatch, tmp_path, "pieces", [log, "-f", fmt, "-q", "-j", "3"])
+    assert len(sent) == 3 and all(sent)  # each piece went out whole by os.sendfile
+    assert pieces == one and one.count(b"\n") > 50
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_rows_of_pieces_sent_into_an_output_file(fmt, monkeypatch, tmp_path, runner):
+    from blaslog.cli import cli
+
+    log = str(GENERATED / "lt_fp32_unsharded.stdout.log")
+    one, pieces = tmp_path / "one.out", tmp_path / "pieces.out"
+    assert runner.invoke(cli, ["parse", log, "-f", fmt, "-q", "-j", "1", "-o", str(one)]).exit_code == 0
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    assert runner.invoke(cli, ["parse", log, "-f", fmt, "-q", "-j", "3", "-o", str(pieces)]).exit_code == 0
+    assert pieces.read_bytes() == one.read_bytes() and not list(tmp_path.glob(".blaslog-*"))
+
+
+def test_a_spool_skips_the_separator_and_goes_whole_through_a_pipe(tmp_path):
+    import os
+    import threading
+
+    from blaslog.stream import Spool
+
+    piece = tmp_path / "piece"
+    rows = b"".join(b',\n    {"row": %d, "text": "\xc3\xa9"}' % i for i in range(20000))
+    piece.write_bytes(rows)
+    read, write = os.pipe()
+    got: list[bytes] = []
+
+    def drain() -> None:
+        with os.fdopen(read, "rb") as pipe:
+            got.append(pipe.read())
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    spool = Spool(str(piece), b",")
+    assert spool.send(write)  # more than a pipe holds: the reader empties it as it goes
+    os.close(write)
+    reader.join()
+    assert got == [rows[1:]]
+    assert b"".join(Spool(str(piece), b"x").blocks(100)) == rows  # no separator there: nothing skipped
+
+
+def test_a_spool_that_cannot_be_sent_is_written_in_blocks(tmp_path):
+    import os
+
+    from blaslog.stream import Spool
+
+    piece = tmp_path / "piece"
+    piece.write_bytes(b"".join(b"row %d \xc3\xa9\n" % i for i in range(5000)))
+    spool = Spool(str(piece))
+    fd = os.open(piece, os.O_RDONLY)  # not writable: os.sendfile refuses it before writing anything
+    try:
+        assert not spool.send(fd)
+    finally:
+        os.close(fd)
+    blocks = list(spool.blocks(100))
+    assert b"".join(blocks) == piece.read_bytes() and all(b.endswith(b"\n") for b in blocks)
