@@ -5,8 +5,8 @@ This module parses; it renders nothing (streamed output of pieces is :mod:`blasl
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
-from itertools import pairwise
+from concurrent.futures import Executor, ProcessPoolExecutor
+from itertools import pairwise, repeat
 from typing import Any
 
 from blaslog.formats import Sniffer, boundary_regex
@@ -124,23 +124,36 @@ def parse_parallel(
         return [f.result() for f in futures]
 
 
-def line_starts(path: str, points: list[int]) -> list[int]:
-    """The line number at each of `points` (byte offsets at line starts), counting newlines in one pass (into
-    one reused buffer: no new memory per block)."""
-    numbers = [1]
-    buffer = bytearray(1 << 20)
+def line_starts(path: str, points: list[int], pool: Executor | None = None, parts: int = 1) -> list[int]:
+    """The line number at each of `points` but the last (byte offsets at line starts). The newlines before the
+    last piece are counted in `parts` ranges of about equal size, by the processes of `pool` when given (the
+    pieces' parsers cannot start before: their rows carry line numbers)."""
+    ends = points[:-1]
+    cuts = sorted(set(ends) | {ends[-1] * i // parts for i in range(parts)})
+    ranges = list(pairwise(cuts))
+    starts, stops = [a for a, _ in ranges], [b for _, b in ranges]
+    counts = (pool.map if pool is not None else map)(_count_lines, repeat(path, len(ranges)), starts, stops)
+    number, total = {0: 1}, 1
+    for stop, count in zip(stops, counts, strict=True):  # the ranges in order: a running total
+        total += count
+        number[stop] = total
+    return [number[point] for point in ends]
+
+
+def _count_lines(path: str, start: int, end: int) -> int:
+    """Newlines in bytes [start, end) of a file (read into one reused buffer: no new memory per block)."""
+    count, left = 0, end - start
+    buffer = bytearray(min(left, 1 << 20))
     view = memoryview(buffer)
     with open(path, "rb", buffering=0) as handle:
-        for start, end in pairwise(points[:-1]):
-            count, left = 0, end - start
-            while left > 0:
-                got = handle.readinto(view[: min(left, len(buffer))])
-                if not got:
-                    break
-                count += buffer.count(b"\n", 0, got)
-                left -= got
-            numbers.append(numbers[-1] + count)
-    return numbers
+        handle.seek(start)
+        while left > 0:
+            got = handle.readinto(view[: min(left, len(buffer))])
+            if not got:
+                break
+            count += buffer.count(b"\n", 0, got)
+            left -= got
+    return count
 
 
 def splittable(name: str) -> bool:

@@ -185,9 +185,9 @@ def _stream_pieces(
 ) -> tuple[list[str], FileSummary]:
     """Parse a large input in `jobs` pieces at once; the pieces' row files in order, and the input's summary."""
     points = split_points(name, jobs)
-    starts = line_starts(name, points)
     outs = [os.path.join(tmp_dir, f"piece-{i:04d}") for i in range(len(points) - 1)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
+        starts = line_starts(name, points, pool, jobs)  # the newlines before each piece, counted side by side
         futures = [
             pool.submit(_stream_piece, name, a, b, first, fmt, kind, caps_path, options.formats, options.on_error, out)
             for a, b, first, out in zip(points, points[1:], starts, outs, strict=False)

@@ -230,3 +230,19 @@ def test_a_spool_that_cannot_be_sent_is_written_in_blocks(tmp_path):
         os.close(fd)
     blocks = list(spool.blocks(100))
     assert b"".join(blocks) == piece.read_bytes() and all(b.endswith(b"\n") for b in blocks)
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+def test_line_starts_counted_in_ranges_side_by_side(parts, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = (GENERATED / "lt_fp32_unsharded.stdout.log").read_bytes()
+    path = tmp_path / "log"
+    path.write_bytes(data)
+    ends = [i + 1 for i, byte in enumerate(data) if byte == 10]
+    points = [0, ends[10], ends[500], ends[501], len(data)]  # pieces of very different sizes
+    expected = [1 + data.count(b"\n", 0, point) for point in points[:-1]]
+    assert parallel.line_starts(str(path), points, None, parts) == expected
+    with ThreadPoolExecutor(3) as pool:
+        assert parallel.line_starts(str(path), points, pool, parts) == expected
+    assert parallel.line_starts(str(path), [0, len(data)], None, parts) == [1]  # one piece: nothing to count
