@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import islice
 from typing import Any
 
 VOLATILE = re.compile(
@@ -92,8 +93,6 @@ class Shaper:
     def __init__(self) -> None:
         self._heads: dict[str, tuple[str, list[str]]] = {}
         self._messages: dict[str, tuple[str, list[str]]] = {}
-        self._keys: dict[str, str] = {}
-        """Message -> its key alone (what :meth:`keys` needs; filled many at a time)."""
 
     def _part(self, cache: dict[str, tuple[str, list[str]]], text: str) -> tuple[str, list[str]]:
         found = cache.get(text)
@@ -132,11 +131,10 @@ class Shaper:
         """Each distinct line of `lines` -> its SHAPE key (in the order of their first occurrence when `lines`
         holds each once, as the keys of a Counter do).
 
-        Messages not seen before are masked together, one regular-expression pass over them joined by line
-        ends (a SHAPE match holds no line end, and the look-arounds read a line end as they read the edge of
-        a text): in a log whose pointers never repeat nearly every message is new.
+        Messages not seen before are masked together (see :meth:`_learn`): in a log whose pointers never repeat
+        nearly every message is new.
         """
-        heads, known = self._heads, self._keys
+        heads, messages = self._heads, self._messages
         out: dict[str, str] = {}
         new: list[tuple[str, str]] = []  # (line, message) of each line whose message is new
         for line in lines if isinstance(lines, dict) else set(lines):
@@ -146,28 +144,38 @@ class Shaper:
             else:
                 key = ""
                 message = line
-            found = known.get(message)
+            found = messages.get(message)
             if found is None:
                 new.append((line, message))
                 out[line] = key  # its message's key follows below (the line keeps its place)
             else:
-                out[line] = key + found
+                out[line] = key + found[0]
         if new:
-            self._learn_keys({message for _, message in new})
+            learnt = self._learn({message for _, message in new})
             for line, message in new:
-                out[line] += known[message]
+                out[line] += learnt[message][0]
         return out
 
-    def _learn_keys(self, messages: set[str]) -> None:
-        """Mask new messages into the key cache, each kind of message (see `_masked`) in one pass."""
+    def _learn(self, messages: set[str]) -> dict[str, tuple[str, list[str]]]:
+        """(key, values) of new messages, kept in the message cache (where :meth:`values` finds them too).
+
+        Each kind of message (see `_masked`) is masked in one regular-expression pass over the messages joined by
+        line ends (a SHAPE match holds no line end, and the look-arounds read a line end as they read the edge of
+        a text); a message's values are the next as many values as its key holds NULs."""
         plain = [message for message in messages if "][" not in message and ":" not in message]
         other = [message for message in messages if "][" in message or ":" in message]
-        known = self._keys
-        if len(known) + len(messages) > KEPT:
-            known.clear()
+        learnt: dict[str, tuple[str, list[str]]] = {}
         for pattern, group in ((_POINTER, plain), (SHAPE, other)):
             if group:
-                known.update(zip(group, pattern.sub("\x00", "\n".join(group)).split("\n"), strict=True))
+                parts = pattern.split("\n".join(group))
+                keys = "\x00".join(parts[0::2]).split("\n")
+                found = iter(parts[1::2])
+                values = [list(islice(found, key.count("\x00"))) for key in keys]
+                learnt.update(zip(group, zip(keys, values, strict=True), strict=True))
+        if len(self._messages) + len(learnt) > KEPT:
+            self._messages.clear()
+        self._messages.update(islice(learnt.items(), KEPT))  # the table stays bounded (the batch has them all)
+        return learnt
 
 
 __all__ = ["KEPT", "SHAPE", "VOLATILE", "Shaper", "keep", "mask"]
