@@ -339,31 +339,42 @@ def _echo(text: Any) -> None:
     if sys.stdout is None:
         raise CliError("standard output is closed: nowhere to write the report (give -o FILE)")
     try:
-        if type(text) is not str:
-            buffer = getattr(sys.stdout, "buffer", None)
-            utf8 = (sys.stdout.encoding or "").lower().replace("-", "") == "utf8"
-            if buffer is None or not utf8 or os.linesep != "\n":
-                # an output that is not UTF-8, not bytes underneath, or that translates line ends, writes text
-                for block in [text] if type(text) is bytes else text.blocks():
-                    sys.stdout.write(block.decode("utf-8"))
-                sys.stdout.flush()
-                return
+        if type(text) is str:
+            sys.stdout.write(text)
             sys.stdout.flush()
-            if type(text) is bytes:
-                buffer.write(text)
-            else:
-                buffer.flush()
-                if not (_fileno(buffer) is not None and text.send(_fileno(buffer))):
-                    for block in text.blocks():
-                        buffer.write(block)
-            buffer.flush()
             return
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            _echo_utf8(text)
+        finally:
+            if type(text) is not bytes:
+                text.close()  # whatever happened (a closed pipe), a piece's file is let go
     except BrokenPipeError:
         raise
     except (OSError, ValueError, AttributeError) as exc:
         raise CliError(f"cannot write to standard output ({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def _echo_utf8(text: Any) -> None:
+    """Write UTF-8 bytes (whole lines), or a Spool's rows, to stdout: as they are where stdout takes them so (a
+    Spool then by os.sendfile where it can), else decoded."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    utf8 = (sys.stdout.encoding or "").lower().replace("-", "") == "utf8"
+    if buffer is None or not utf8 or os.linesep != "\n":
+        # an output that is not UTF-8, not bytes underneath, or that translates line ends, writes text
+        for block in [text] if type(text) is bytes else text.blocks():
+            sys.stdout.write(block.decode("utf-8"))
+        sys.stdout.flush()
+        return
+    sys.stdout.flush()
+    if type(text) is bytes:
+        buffer.write(text)
+    else:
+        buffer.flush()
+        fd = _fileno(buffer)
+        if fd is None or not text.send(fd):
+            for block in text.blocks():
+                buffer.write(block)
+    buffer.flush()
 
 
 def _fileno(stream: Any) -> int | None:

@@ -107,9 +107,13 @@ class Spool:
     360 MB of JSON for a 1 GB log never pass through this process); any other writes :meth:`blocks`."""
 
     def __init__(self, path: str, skip: bytes = b"") -> None:
-        self.handle = open(path, "rb")  # noqa: SIM115 (closed by send() or blocks())
-        self.size = os.fstat(self.handle.fileno()).st_size
-        self.offset = len(skip) if skip and self.handle.read(len(skip)) == skip else 0
+        self.handle = open(path, "rb")  # noqa: SIM115 (closed by send(), blocks() or close())
+        try:
+            self.size = os.fstat(self.handle.fileno()).st_size
+            self.offset = len(skip) if skip and self.handle.read(len(skip)) == skip else 0
+        except BaseException:
+            self.handle.close()
+            raise
         """Where the rows begin: past `skip` (JSON's separator before what is now the first row) if it is there."""
 
     def send(self, fd: int) -> bool:
@@ -220,11 +224,16 @@ def write_behind(write: Callable[[Any], Any], chunks: Iterable[str | bytes | Spo
     try:
         for chunk in chunks:
             if failed:
+                if type(chunk) is Spool:
+                    chunk.close()
                 break
             pending.put(chunk)
     finally:
         pending.put(None)
         thread.join()
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()  # a generator's clean-up (a folder of pieces) runs now, not when it is collected
     if failed:
         raise failed[0]
 
@@ -259,10 +268,13 @@ class Output:
         if type(text) is bytes:
             buffer.write(text)
             return
-        buffer.flush()
-        if not text.send(buffer.fileno()):  # type: ignore[union-attr]
-            for block in text.blocks():  # type: ignore[union-attr]
-                buffer.write(block)
+        try:
+            buffer.flush()
+            if not text.send(buffer.fileno()):  # type: ignore[union-attr]
+                for block in text.blocks():  # type: ignore[union-attr]
+                    buffer.write(block)
+        finally:
+            text.close()  # type: ignore[union-attr]
 
     def keep(self) -> None:
         """Put the written text in place of the target."""

@@ -26,7 +26,7 @@ def _fresh(monkeypatch: pytest.MonkeyPatch, folder: Path | str) -> None:
 
 
 def _saved(folder: Path) -> list[Path]:
-    return sorted(folder.glob("grammar-*.pickle"))
+    return sorted(folder.glob("grammar-*.txt"))
 
 
 def test_a_built_parser_is_saved_privately_and_loaded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,16 +63,118 @@ def test_a_changed_grammar_gets_a_new_key(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
-def test_a_file_others_could_write_is_not_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("mode", [0o666, 0o644, 0o640])
+def test_a_file_others_could_read_or_write_is_not_used(
+    mode: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _fresh(monkeypatch, tmp_path)
     _grammars.load_grammar("cublaslt.lark")
     (saved,) = _saved(tmp_path)
-    saved.write_bytes(b"not a pickle")
-    saved.chmod(0o666)
-    assert _grammars._load(saved) is None  # not even opened as a pickle: someone else could have written it
+    saved.write_text("{'data': {}, 'memo': {}}")  # tables that would break the parser if they were used
+    saved.chmod(mode)
     _fresh(monkeypatch, tmp_path)
     assert _grammars.load_grammar("cublaslt.lark").parse(LINE)  # built again, and saved over it
-    assert saved.stat().st_mode & 0o077 == 0 and saved.read_bytes() != b"not a pickle"
+    assert saved.stat().st_mode & 0o077 == 0 and "'rules'" in saved.read_text()
+
+
+def test_what_is_saved_is_data_never_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache file is read as a Python literal: an expression that would call anything is refused, not run."""
+    _fresh(monkeypatch, tmp_path)
+    _grammars.load_grammar("cublaslt.lark")
+    (saved,) = _saved(tmp_path)
+    marker = tmp_path / "ran"
+    saved.write_text(f"__import__('os').mkdir({str(marker)!r})")
+    saved.chmod(0o600)
+    _fresh(monkeypatch, tmp_path)
+    assert _grammars.load_grammar("cublaslt.lark").parse(LINE)
+    assert not marker.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="POSIX")
+def test_a_cache_folder_that_is_a_symbolic_link_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Someone who can write the folder above the cache swaps the cache for a link to a folder of ours holding
+    files of ours with their bytes (an extracted CI artifact): the link is not followed."""
+    ours = tmp_path / "artifacts"
+    ours.mkdir(mode=0o700)
+    link = tmp_path / "cache"
+    link.symlink_to(ours)
+    _fresh(monkeypatch, link)
+    assert _grammars.cache_folder() is None
+    assert _grammars.load_grammar("cublaslt.lark").parse(LINE)
+    assert not _saved(ours)
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="POSIX")
+def test_a_saved_file_that_is_a_symbolic_link_is_not_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fresh(monkeypatch, tmp_path / "cache")
+    _grammars.load_grammar("cublaslt.lark")
+    (saved,) = _saved(tmp_path / "cache")
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("{'data': {}, 'memo': {}}")
+    elsewhere.chmod(0o600)
+    saved.unlink()
+    saved.symlink_to(elsewhere)
+    _fresh(monkeypatch, tmp_path / "cache")
+    assert _grammars.load_grammar("cublaslt.lark").parse(LINE)
+    assert not saved.is_symlink()  # the link was replaced by a file of the cache's own
+
+
+def test_no_home_folder_means_no_cache_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HOME unset and a user id with no passwd entry (a container run with --user 12345)."""
+    pwd = pytest.importorskip("pwd")
+    monkeypatch.delenv("BLASLOG_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("HOME", raising=False)
+
+    def nobody(uid: int) -> object:
+        raise KeyError(uid)
+
+    monkeypatch.setattr(pwd, "getpwuid", nobody)
+    assert _grammars.cache_folder() is None
+    _grammars.load_grammar.cache_clear()
+    assert _grammars.load_grammar("cublaslt.lark").parse(LINE)
+    _grammars.load_grammar.cache_clear()
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BLASLOG_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert _grammars.cache_folder() == tmp_path / ".cache" / "blaslog"
+
+
+def test_every_shipped_grammar_comes_back_from_the_cache_as_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each dialect's parser read back from its saved tables parses the bundled logs exactly as the one built."""
+    from blaslog.formats import format_classes
+
+    rules = sorted({(fmt.grammar, fmt.start_rule) for fmt in format_classes() if getattr(fmt, "grammar", None)})
+    assert len(rules) >= 5
+    _fresh(monkeypatch, "0")
+    built = {rule: _grammars.load_grammar(*rule) for rule in rules}
+    _fresh(monkeypatch, tmp_path)
+    for rule in rules:
+        _grammars.load_grammar(*rule)
+    assert len(_saved(tmp_path)) == len(rules)
+    _fresh(monkeypatch, tmp_path)
+    lines = [
+        line
+        for log in sorted((ROOT / "fixtures" / "generated").rglob("*.log"))
+        for line in log.read_text(errors="replace").splitlines()[:300]
+    ]
+    for rule in rules:
+        loaded = _grammars.load_grammar(*rule)
+        assert loaded is not built[rule]
+        for line in lines:
+            assert _outcome(loaded, line) == _outcome(built[rule], line)
+
+
+def _outcome(parser: object, line: str) -> object:
+    try:
+        return parser.parse(line)  # type: ignore[attr-defined]
+    except Exception as exc:
+        return type(exc).__name__
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")

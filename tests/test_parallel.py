@@ -246,3 +246,57 @@ def test_line_starts_counted_in_ranges_side_by_side(parts, tmp_path):
     with ThreadPoolExecutor(3) as pool:
         assert parallel.line_starts(str(path), points, pool, parts) == expected
     assert parallel.line_starts(str(path), [0, len(data)], None, parts) == [1]  # one piece: nothing to count
+
+
+def test_spools_are_closed_when_the_output_fails(tmp_path):
+    """After the writer failed (a closed pipe), every Spool the parse made is let go: none stays open (an
+    unlinked piece's disk space would be held until exit), whether the writer or the reading loop dropped it."""
+    import time
+
+    from blaslog.stream import Spool, write_behind
+
+    made: list[Spool] = []
+
+    def chunks():
+        yield "begin"
+        time.sleep(0.3)  # the writer fails meanwhile
+        for i in range(3):
+            path = tmp_path / f"piece-{i}"
+            path.write_bytes(b"row\n")
+            made.append(Spool(str(path)))
+            yield made[-1]
+
+    def write(chunk):
+        raise BrokenPipeError
+
+    with pytest.raises(BrokenPipeError):
+        write_behind(write, chunks())
+    assert made and all(spool.handle.closed for spool in made)
+
+
+def test_a_spool_is_let_go_when_stdout_fails(tmp_path, monkeypatch):
+    import sys
+
+    from blaslog.cli import CliError, _echo
+    from blaslog.stream import Spool
+
+    piece = tmp_path / "piece"
+    piece.write_bytes(b"row\n" * 10)
+
+    class Closed:
+        """A stdout whose descriptor is gone: every flush fails."""
+
+        encoding = "utf-8"
+
+        def __init__(self):
+            self.buffer = self
+
+        def flush(self):
+            raise OSError(9, "Bad file descriptor")
+
+    monkeypatch.setattr(sys, "stdout", Closed())
+    spool = Spool(str(piece))
+    with pytest.raises(CliError, match="cannot write to standard output"):
+        _echo(spool)
+    monkeypatch.undo()
+    assert spool.handle.closed

@@ -252,3 +252,27 @@ def test_diff_csv_rows_carry_the_level_at_fail_on(reports):
         ("reduction", "warning"),
         ("schedule", "notice"),
     }
+
+
+def test_every_format_module_registers_the_formats_it_is_named_for():
+    """The lazy registry imports a format's module on first use: each module listed registers exactly its
+    names, and a reporter registered from outside the package is listed too."""
+    import importlib
+
+    from blaslog.reporters._base import MODULES, Reporter, register
+
+    for module in set(MODULES.values()):
+        importlib.import_module(f"blaslog.reporters.{module}")
+    assert set(REPORTERS.loaded) == set(MODULES)  # type: ignore[attr-defined]
+
+    @register
+    class Outside(Reporter):
+        name = "outside-test"
+
+        def render(self, report):
+            return ""
+
+    try:
+        assert "outside-test" in list(REPORTERS) and isinstance(get_reporter("outside-test"), Outside)
+    finally:
+        del REPORTERS.loaded["outside-test"]  # type: ignore[attr-defined]

@@ -1,101 +1,155 @@
 """The shipped grammars as LALR parsers, with the analysed parsers kept in the user's cache folder.
 
 Building a parser from a grammar (reading it, then the LALR analysis) takes 40-60 ms per grammar, in every
-process: more than parsing a 10 MB log's new shapes. The built parser is saved with ``Lark.save`` under a key
-made of every grammar file's bytes, the rule, lark's version and Python's, and later processes load it in
-about 2 ms. Where the cache lives:
+process: more than parsing a 10 MB log's new shapes. The built parser's tables (``Lark.memo_serialize``: dicts,
+lists, strings, numbers) are saved as a Python literal under a key made of every grammar file's bytes, the
+options, lark's version and Python's, and later processes read them back with ``ast.literal_eval`` (about 15
+ms). Where the cache lives:
 
 * ``BLASLOG_CACHE_DIR`` when set (empty, ``0`` or ``off``: no cache);
-* otherwise ``$XDG_CACHE_HOME/blaslog``, or ``~/.cache/blaslog``.
+* otherwise ``$XDG_CACHE_HOME/blaslog`` (an absolute path), or ``~/.cache/blaslog``.
 
-A saved parser is a pickle, so only a file that this user owns, in a folder that this user owns and nobody
-else can write to, is loaded; it is written to a temporary file and renamed, so that a reader never sees half
-of it. Anything wrong with the cache (a read-only home, a file from another version, a broken file) only costs
-the build: the parser is then built as without a cache.
+Nothing read from the cache can run code: a literal is data, never a pickle. Still, a cache file decides how
+logs are read, so only a regular file that this user owns and nobody else can read or write is used, opened
+without following a symbolic link, in a folder that is no symbolic link, that this user owns and that nobody
+else can write to. A file is written under a temporary name and renamed, so that a reader never sees half of
+it. Anything wrong with the cache (a read-only or missing home, a file from another version, a broken file)
+only costs the build: the parser is then built as without a cache. Systems without ``O_NOFOLLOW`` have no cache.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import hashlib
 import os
+import secrets
+import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import lark
 from lark import Lark
+from lark.grammar import Rule
+from lark.lexer import TerminalDef
+
+OPTIONS: dict[str, Any] = {"parser": "lalr"}
+"""How every grammar is built (with its `start` rule); part of the cache key."""
+
+MAX_SAVED = 4 << 20
+"""Largest cache file read (the biggest parser's tables are some 40 kB)."""
+
+_FLAGS = getattr(os, "O_NOFOLLOW", 0) and getattr(os, "O_DIRECTORY", 0)
+"""Whether this system can open files without following links (else: no cache)."""
 
 
 @functools.cache
 def load_grammar(filename: str, start: str = "start") -> Lark:
     """The LALR parser of rule `start` of a grammar shipped in ``blaslog/grammars`` (or the source tree's
     ``grammars/``), from the cache when it holds it."""
-    packaged = resources.files("blaslog") / "grammars"
-    folder = Path(str(packaged)) if packaged.is_dir() else Path(__file__).resolve().parents[2] / "grammars"
-    cache = cache_folder()
-    path = cache / f"grammar-{_key(folder, filename, start)}.pickle" if cache is not None else None
     with _without_collision_check():
-        if path is not None:
-            parser = _load(path)
-            if parser is not None:
-                return parser
-        parser = Lark.open(str(folder / filename), parser="lalr", start=start, import_paths=[str(folder)])
-        if path is not None:
-            _save(parser, path)
-        return parser
+        packaged = resources.files("blaslog") / "grammars"
+        if packaged.is_dir() and not isinstance(packaged, Path):  # inside a zip: no folder to key or cache
+            return Lark.open_from_package("blaslog", filename, ("grammars",), start=start, **OPTIONS)
+        folder = Path(str(packaged)) if packaged.is_dir() else Path(__file__).resolve().parents[2] / "grammars"
+        name = f"grammar-{_key(folder, filename, start)}.txt"
+        with _cache() as cache:
+            if cache is not None:
+                tables = _read(cache, name)
+                if tables is not None:
+                    with contextlib.suppress(Exception):  # tables this lark cannot read: built again
+                        return Lark.load(tables)
+            parser = Lark.open(str(folder / filename), start=start, import_paths=[str(folder)], **OPTIONS)
+            if cache is not None:
+                _write(cache, name, parser)
+            return parser
 
 
 def cache_folder() -> Path | None:
-    """The folder of saved parsers (created, private), or None where there is to be no cache or it is not safe."""
+    """The folder of saved parsers, or None where there is to be no cache or it is not safe to use."""
+    with _cache() as cache:
+        return None if cache is None else _folder()
+
+
+def _folder() -> Path | None:
     chosen = os.environ.get("BLASLOG_CACHE_DIR")
     if chosen is not None and chosen.strip().lower() in ("", "0", "off"):
         return None
-    folder = Path(chosen) if chosen else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "blaslog"
+    if chosen:
+        return Path(chosen)
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = folder.stat()
-    except (OSError, RuntimeError):  # RuntimeError: no home folder to expand
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"  # a relative XDG path is ignored
+    except (RuntimeError, KeyError, OSError):  # no home folder to expand (HOME unset, no passwd entry)
         return None
-    return folder if _private(info) else None
+    return base / "blaslog"
 
 
-def _private(info: os.stat_result) -> bool:
-    """Owned by this user and writable by nobody else."""
-    return (not hasattr(os, "getuid") or info.st_uid == os.getuid()) and not info.st_mode & 0o022
+@contextlib.contextmanager
+def _cache() -> Iterator[int | None]:
+    """A descriptor of the cache folder, opened without following a link, when it is safe to use; else None."""
+    folder = _folder() if _FLAGS else None
+    fd = None
+    if folder is not None:
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            info = os.fstat(fd)
+            if not (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022):
+                os.close(fd)
+                fd = None
+        except (OSError, RuntimeError):
+            fd = None
+    try:
+        yield fd
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def _key(folder: Path, filename: str, start: str) -> str:
-    digest = hashlib.sha256(f"{filename}\0{start}\0{lark.__version__}\0{sys.version_info[:2]}".encode())
+    options = repr(sorted(OPTIONS.items()))
+    digest = hashlib.sha256(f"{filename}\0{start}\0{options}\0{lark.__version__}\0{sys.version_info[:2]}".encode())
     for grammar in sorted(folder.glob("*.lark")):  # a grammar may import any other
         digest.update(grammar.name.encode() + b"\0" + grammar.read_bytes() + b"\0")
     return digest.hexdigest()[:40]
 
 
-def _load(path: Path) -> Lark | None:
+def _read(cache: int, name: str) -> dict[str, Any] | None:
+    """The saved tables of `name`, when the file is there and private; None otherwise."""
     try:
-        with open(path, "rb") as handle:
-            if not _private(os.fstat(handle.fileno())):
-                return None
-            return Lark.load(handle)
-    except Exception:  # not there yet, or unreadable: built again
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=cache)
+    except OSError:
         return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not (stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077):
+            return None
+        if info.st_size > MAX_SAVED:
+            return None
+        try:
+            tables = ast.literal_eval(handle.read().decode("utf-8"))
+        except (ValueError, SyntaxError, MemoryError, RecursionError, UnicodeDecodeError):
+            return None
+    return tables if isinstance(tables, dict) and {"data", "memo"} <= tables.keys() else None
 
 
-def _save(parser: Lark, path: Path) -> None:
+def _write(cache: int, name: str, parser: Lark) -> None:
+    data, memo = parser.memo_serialize([TerminalDef, Rule])
+    text = repr({"data": data, "memo": memo})
+    temporary = f".grammar-{secrets.token_hex(8)}.tmp"
     try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".grammar-", delete=False) as handle:
-            try:
-                parser.save(handle)
-            except BaseException:
-                os.unlink(handle.name)
-                raise
-        os.replace(handle.name, path)
-    except Exception:  # a read-only or full cache folder: nothing saved
-        return
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=cache)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, name, src_dir_fd=cache, dst_dir_fd=cache)
+    except (OSError, UnicodeEncodeError):  # a read-only or full cache folder: nothing saved
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=cache)
 
 
 @contextlib.contextmanager
