@@ -162,9 +162,13 @@ class Shaper:
         Each kind of message (see `_masked`) is masked in one regular-expression pass over the messages joined by
         line ends (a SHAPE match holds no line end, and the look-arounds read a line end as they read the edge of
         a text); a message's values are the next as many values as its key holds NULs."""
+        # a message holding a NUL (never one of a log's batches) is masked on its own: its key's NULs are not
+        # all values
+        learnt: dict[str, tuple[str, list[str]]] = {m: _masked(m) for m in messages if "\x00" in m}
+        if learnt:
+            messages = messages - learnt.keys()
         plain = [message for message in messages if "][" not in message and ":" not in message]
         other = [message for message in messages if "][" in message or ":" in message]
-        learnt: dict[str, tuple[str, list[str]]] = {}
         for pattern, group in ((_POINTER, plain), (SHAPE, other)):
             if group:
                 parts = pattern.split("\n".join(group))
