@@ -38,6 +38,9 @@ _UNFIT = object()
 MAX_HELD_LINES = 16
 """Most lines of other text (prints, a person's `[...]`) in a row inside a record that is not over yet."""
 
+WRAP_MIN = 60
+"""Narrowest width at which a line cut at a fixed width (a terminal or a log viewer wrapped it) is joined again."""
+
 
 @dataclass(slots=True)
 class _Pending:
@@ -64,6 +67,11 @@ class _Pending:
     the record's next line may still come)."""
     skipped: int = 0
     """Lines of other text between its first and last line (not its lines)."""
+    pieces: int = 1
+    """Physical lines joined into its last line, which was cut at a fixed width (see
+    ``_FileParser._rewrapped``); 0 once a shorter piece ended that line."""
+    width: int = 0
+    """Length of the first piece of its last line, as read (0: its first line's, tag included)."""
 
 
 class _FileParser:
@@ -82,6 +90,11 @@ class _FileParser:
         self.summary = FileSummary(reader.name)
         self.progress: Callable[[int, int], None] | None = None
         self.prefixes: set[str] = set()
+        self.other: tuple[int, str] = (0, "")
+        """Number and text of the last line that was no record's (foreign, unparsable)."""
+        self.wrap_width = 0
+        """The width this input's lines were seen cut at (two whole pieces of one record as long as each other),
+        or 0."""
         self.overlong: tuple[str, int] | None = None
         """(dialect, first line) of a record cut at MAX_RECORD_LINES, while its further lines come."""
         self.pending: _Pending | None = None
@@ -120,6 +133,14 @@ class _FileParser:
             record = self._finish(self.pending, self.number, at_end=True)
             if record is not None:
                 yield record
+        if self.reader.ended_without_newline and self.other[0] == self.number and not self.reader.stream_error:
+            self.problem(
+                self.number,
+                "the input ends inside this line (no line end after it), which starts no record: if the writer was "
+                "stopped, a record cut this short cannot be recognised; check the end of the log",
+                self.other[1],
+                severity="warning",
+            )
         if self.reader.stream_error:
             self.problem(self.number + 1, self.reader.stream_error)
         if summary.lines == 0 and not self.reader.stream_error:
@@ -231,11 +252,14 @@ class _FileParser:
             fmt = known.get(shape) if shape is not None else None
             if pending is not None:
                 body = text[len(pending.prefix) :] if pending.prefix and text.startswith(pending.prefix) else text
+                if fmt is None and pending.pieces and self._rewrapped(pending, text, body):
+                    continue
                 if fmt is None and len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, body):
                     pending.lines.append(body)
                     pending.shape = pending.outer = None
                     pending.skipped += pending.held
                     pending.held = 0
+                    pending.pieces, pending.width = 1, len(text)
                     continue
                 if (
                     fmt is None
@@ -311,6 +335,49 @@ class _FileParser:
         if lines:
             self.number = start + len(lines) - 1
 
+    def _rewrapped(self, pending: _Pending, text: str, body: str) -> bool:
+        """Join `text` to the pending record's last line when it is the rest of that line cut at a fixed width
+        (a terminal, a CI log viewer or a mail program wrapped the log, cutting values apart).
+
+        The line is at least WRAP_MIN wide and `text` starts no record and is no longer than the pieces before
+        it. Where the dialect says the record is not over (its line lacks what its writer always writes),
+        `text` is as long as each piece before it, or shorter (the line's last piece) where that width is
+        known (for this line or this input), or where it finishes the line and the dialect does not take
+        `text` (`body`, without a launcher's tag) as a line of its own (one wrapped at a space). Where the
+        width is known, a line that looks over goes on with a whole piece, or with a shorter one that does not
+        begin at a space while the line does not end with one (a value cut at the width may look whole:
+        `--solution_index 21` of `--solution_index 218160`)."""
+        if pending.held or pending.shared or not pending.pieces or pending.pieces >= MAX_RECORD_LINES:
+            return False
+        lines = pending.lines
+        if lines[-1].rstrip().endswith("\\"):
+            return False  # a line a ` \\` ends is over; the lines that continue it follow as lines of their own
+        width = pending.width or len(pending.prefix) + len(lines[0])
+        if width < WRAP_MIN or len(text) > width or self.sniffer.sniff(text) is not None:
+            return False
+        full = len(text) == width
+        seen = pending.pieces > 1 or width == self.wrap_width  # the width is known to be one lines were cut at
+        if not pending.fmt.unfinished(lines):
+            if not seen or not (full or (not lines[-1][-1:].isspace() and not text[:1].isspace())):
+                return False
+        elif not full and not seen:
+            # the line's last piece, at a width not seen yet: only where it ends the line (a program's print
+            # inside a record wrapped at spaces would leave it unfinished) or a ` \\` continues it
+            joined = [*lines[:-1], lines[-1] + body]
+            if pending.fmt.continues(lines, body) or (
+                pending.fmt.unfinished(joined) and not joined[-1].rstrip().endswith("\\")
+            ):
+                return False
+        lines[-1] += body  # a launcher that tagged the pieces too (the program cut the line) has its tag left out
+        pending.shape = pending.outer = None
+        pending.width = width
+        if full:
+            pending.pieces += 1
+            self.wrap_width = width
+        else:
+            pending.pieces = 0  # a shorter piece ends the line
+        return True
+
     def _count(self, fmt: Any, gemm: bool, warnings: tuple[str, ...], first: int, count: int, text: str) -> None:
         """Account for a record of `count` lines starting at line `first`, and report its warnings."""
         summary = self.summary
@@ -324,6 +391,7 @@ class _FileParser:
             self.problem(first, warning, text, severity="warning")
 
     def _other(self, number: int, text: str) -> None:
+        self.other = (number, text)
         if self.sniffer.near_miss(text):
             self.summary.unparsable_lines += 1
             if self.overlong is not None:
@@ -349,9 +417,11 @@ class _FileParser:
         last -= pending.held  # other text after its last line is no part of it (counted already)
         at_end = at_end and not pending.held
         count = last - first + (0 if pending.shared else 1) - pending.skipped
-        # a last line left without a line end may be cut inside a value the grammar would still take
-        cut = at_end and self.reader.ended_without_newline and not fmt.whole(fmt.clean(lines))
-        if shape is not None and len(lines) == 1 and not cut:
+        # a last line left without a line end may be cut inside a value the grammar would still take: kept as
+        # truncated when the dialect can tell, with a warning when it cannot (`open_end`)
+        whole = fmt.whole(fmt.clean(lines)) if at_end and self.reader.ended_without_newline else True
+        cut, open_end = whole is False, whole is None
+        if shape is not None and len(lines) == 1 and not cut and not open_end:
             template = cache.line_template(fmt, shape)
             if template is not None:
                 if pending.outer is not None:
@@ -367,7 +437,7 @@ class _FileParser:
                     return result  # type: ignore[return-value]
         text = fmt.clean(lines)
         key = None
-        if len(lines) > 1 and not cut and text == "\n".join(lines):
+        if len(lines) > 1 and not cut and not open_end and text == "\n".join(lines):
             # a record of several lines (cuBLAS `i!` lines): its SHAPE key is its lines' keys joined, as no SHAPE
             # match holds a line end and the look-arounds read a line end as they read the text's edges
             parts = list(map(cache.shaper.split, lines))
@@ -411,7 +481,14 @@ class _FileParser:
             summary.unparsable_lines += count
             self.problem(first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
             return None
-        if shape is not None and len(lines) == 1 and text == lines[0]:
+        if open_end:
+            value = text.rstrip().rsplit(None, 1)[-1].rsplit(",", 1)[-1]
+            warnings = (
+                *warnings,
+                f"the input ends inside this {fmt.name} record (no line end after it): if the writer was stopped, "
+                f"its last value ({value[-80:]!r}) may be cut short; check the end of the log",
+            )
+        elif shape is not None and len(lines) == 1 and text == lines[0]:
             cache.learn(fmt, shape, text, how, warnings, pending.outer)
         elif key is not None:
             cache.learn_record(fmt, key, text, how)

@@ -123,6 +123,24 @@ class BenchFormat(LogFormat):
         """A line that ends with ` \\` is continued by a later line, whatever other text comes between."""
         return lines[-1].rstrip().endswith("\\")
 
+    def needed(self, values: dict[str, Any]) -> list[str]:
+        """The options the logger always writes in a command of these options (`values`, keyed without dashes):
+        one name, or alternatives joined with `|`."""
+        return []
+
+    def unfinished(self, lines: list[str]) -> bool:
+        """A command that lacks an option its logger always writes, or ends in an option without its value (or
+        in the dashes of one)."""
+        text = self.clean(lines)
+        if text.endswith("-"):
+            return True
+        options = [(name, value or None) for name, value in salvage_options(text)]
+        try:
+            check_complete(self.program, options, self.needed(dict(options)))
+        except RecordCut:
+            return True
+        return False
+
     def clean(self, lines: list[str]) -> str:
         if len(lines) == 1:
             return lines[0]
@@ -198,6 +216,9 @@ class ProfileFormat(LogFormat):
 
     def cut_short(self, text: str) -> bool:
         return text.lstrip().startswith("-") and not text.rstrip().endswith("}")
+
+    def unfinished(self, lines: list[str]) -> bool:
+        return self.cut_short(" ".join(lines))
 
     def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
         """What a cut entry says: its whole `key: value` pairs as fields."""

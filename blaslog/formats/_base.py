@@ -542,6 +542,11 @@ class LogFormat:
         """Whether `line` continues the record made of `lines` (human-wrapped or multi-line records)."""
         return False
 
+    def unfinished(self, lines: list[str]) -> bool:
+        """Whether the record made of `lines` so far visibly lacks what its writer always writes on its last
+        line (the rest of that line may follow on the next, when the log was cut at a fixed width)."""
+        return False
+
     def clean(self, lines: list[str]) -> str:
         """Join the physical lines of a record into the text the grammar parses."""
         return " ".join(lines)
@@ -552,11 +557,13 @@ class LogFormat:
         and the text is counted on its own. False: the record ends at the first line that does not continue it."""
         return False
 
-    def whole(self, text: str) -> bool:
+    def whole(self, text: str) -> bool | None:
         """Whether a record's `text`, whose last line has no line end at the end of the input, is whole: False
         when that line may have been cut inside a value the grammar would still accept (the record is then
-        kept as truncated)."""
-        return True
+        kept as truncated); None when the dialect cannot tell (nothing closes its records: the record is kept
+        with a warning that its last value may be cut). By default a record that ends in a closing bracket is
+        whole."""
+        return True if text.rstrip().endswith((")", "]", "}")) else None
 
     def glued(self, text: str) -> int:
         """Where a second record of this dialect begins inside the first line of a record (`text`: the line from

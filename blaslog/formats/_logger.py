@@ -126,6 +126,10 @@ class LoggerFormat(LogFormat):
         or a line ends with a `\\` continuation."""
         return lines[-1].endswith("\\") or sum(text.count("[") - text.count("]") for text in lines) > 0
 
+    def unfinished(self, lines: list[str]) -> bool:
+        """A record that later lines would continue (see :meth:`interleaved`)."""
+        return self.interleaved(lines)
+
     def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
         """A record cut short: its prefix (function, level, thread, time stamp) and the pairs that are whole
         (a pair at depth 0 followed by a space; a group once closed, as its bracketed text)."""

@@ -111,6 +111,16 @@ class Cublas(LogFormat):
         `COMPILED WITH` trailer, the record's last line, has come."""
         return "COMPILED WITH:" not in lines[-1]
 
+    def unfinished(self, lines: list[str]) -> bool:
+        """A header line that does not end in `called:`, a `Time:` line that does not end in `seconds`, or a
+        line with a `(` not closed (`POINTER (IN HEX:0x...)`)."""
+        last = lines[-1].rstrip()
+        if len(lines) == 1:
+            return not last.endswith(("called:", "called"))
+        if last.startswith("i! Time:"):  # `... elapsed from start 0.016667 minutes or 1.000000 seconds`
+            return not last.endswith("seconds")
+        return last.count("(") > last.count(")")
+
     def clean(self, lines: list[str]) -> str:
         if _JULIA_HEAD.match(lines[0]):
             lines = [

@@ -146,14 +146,17 @@ class HipblasLtBench(BenchFormat):
     transformer = CommandTransformer
     program = "hipblaslt-bench"
 
+    def needed(self, values: dict[str, Any]) -> list[str]:
+        # what every generation of the logger writes (since PR #485, 2023-12); a solution index after
+        # --algo_method (since 2025)
+        needed = ["m", "n", "k", "transA", "transB", "a_type", "b_type", "c_type", "d_type", "compute_type"]
+        return needed + (["solution_index"] if "algo_method" in values else [])
+
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         _program, options = generic
         warnings: list[str] = []
         values = option_dict(options, warnings)
-        # what every generation of the logger writes (since PR #485, 2023-12); a solution index after
-        # --algo_method (since 2025)
-        needed = ["m", "n", "k", "transA", "transB", "a_type", "b_type", "c_type", "d_type", "compute_type"]
-        check_complete(self.program, options, needed + (["solution_index"] if "algo_method" in values else []))
+        check_complete(self.program, options, self.needed(values))
         if "grouped_gemm" in values:
             warnings.append("grouped GEMM: only the first group's shape is recorded")
         out = gemm_fields(values, ("m", "n", "k"), bias="bias_vector" in values)

@@ -205,6 +205,17 @@ class RocblasTrace(LogFormat):
     start = re.compile(AFTER_TAG + r"rocblas_\w+,")
     transformer = TraceTransformer
 
+    def unfinished(self, lines: list[str]) -> bool:
+        """A GEMM trace line without its last field, the atomics mode (ROCm 3.8 and later), or with a cut one:
+        its rest may follow on the next line, when the log was cut at a fixed width (an older rocBLAS's line,
+        which has no atomics mode, is joined only to a line that gives it one)."""
+        function, *fields = " ".join(lines).strip().split(",")
+        family, _precision = _family(function)
+        if family is None or family not in FIELD_ORDERS:
+            return False
+        wanted = len(FIELD_ORDERS[family])
+        return len(fields) <= wanted or (len(fields) == wanted + 1 and fields[-1] not in _ATOMICS)
+
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         function, fields = generic
         warnings: list[str] = []
@@ -275,25 +286,33 @@ class RocblasBench(BenchFormat):
         routine = values.get("f") or values.get("function")
         return f"rocblas_{routine}" if routine else self.program
 
+    def needed(self, values: dict[str, Any]) -> list[str]:
+        routine = values.get("f") or values.get("function")
+        if routine is None:
+            return ["f|function"]
+        if routine not in FIELD_ORDERS:
+            return []
+        # what the logger always writes for a GEMM (a typed GEMM's precision -r included)
+        needed = ["m", "n", "k", "transposeA", "transposeB", "ldc"]
+        needed += (
+            ["r|precision"]
+            if routine in _TYPED_FAMILIES
+            else ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type", "flags"]
+        )
+        if "source" in values:  # the kernel-selection comment ends with the API that called the GEMM
+            needed.append("parent_api")
+        return needed
+
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         _program, options = generic
         warnings: list[str] = []
         values = option_dict(options, warnings)
         routine = values.get("f") or values.get("function")
-        if routine is None:
-            check_complete(self.program, options, ("f|function",))
-            raise RecordError("rocblas-bench line without -f FUNCTION")
-        if routine in FIELD_ORDERS:
-            # what the logger always writes for a GEMM (a typed GEMM's precision -r included)
-            needed = ["m", "n", "k", "transposeA", "transposeB", "ldc"]
-            needed += (
-                ["r|precision"]
-                if routine in _TYPED_FAMILIES
-                else ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type", "flags"]
-            )
-            if "source" in values:  # the kernel-selection comment ends with the API that called the GEMM
-                needed.append("parent_api")
+        needed = self.needed(values)
+        if needed:
             check_complete(self.program, options, needed)
+        if routine is None:
+            raise RecordError("rocblas-bench line without -f FUNCTION")
         ilp64 = values.get("api") == "1"
         precision = None
         if routine in ("gemm", "gemm_batched", "gemm_strided_batched"):

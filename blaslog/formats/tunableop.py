@@ -128,6 +128,11 @@ class TunableOp(LogFormat):
     start = re.compile(r"^(?:Validator,|[A-Za-z]\w*TunableOp_[^,\s]*,)")
     transformer = _TunableOpTransformer
 
+    def unfinished(self, lines: list[str]) -> bool:
+        """A row without the tuning time PyTorch writes after a solution (an untuned row has neither; a file
+        written by hand or by `blaslog tunableop emit` may leave the time out, but its next line is a row)."""
+        return lines[-1].count(",") <= 2 and not lines[-1].startswith("Validator")
+
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         kind = generic[0]
         if kind == "validator":
