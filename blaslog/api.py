@@ -25,7 +25,7 @@ from blaslog.caps import Caps, entry_key, load_caps
 from blaslog.diff import DiffResult, diff_runs
 from blaslog.errors import InputError
 from blaslog.formats import Sniffer, logging_hints
-from blaslog.inputs import ENDS_EARLY, Reader
+from blaslog.inputs import ENDS_EARLY, Reader, is_stream_error
 from blaslog.parse import OnError, iter_file, parse_file
 from blaslog.ranks import HEAD, RankedInput, assign_ranks, compact_ranks, find_inputs, read_manifest
 from blaslog.records import FileSummary, ParseResult, Record
@@ -129,8 +129,10 @@ def _head(path: str) -> bytes:
         finally:
             for closer in closers:
                 closer.close()
-    except (OSError, EOFError, InputError, ValueError):
-        return b""
+    except Exception as exc:  # a damaged compressed stream raises its library's own error (zlib, lzma, zstd)
+        if isinstance(exc, (OSError, EOFError, InputError, ValueError)) or is_stream_error(exc):
+            return b""
+        raise
 
 
 def _openable(files: Sequence[str], strict: bool) -> tuple[list[str], list[str]]:
@@ -1062,7 +1064,9 @@ def check_tunableop(
         Source(run.summary.path, ordinal(run.summary.path), [occ.record() for occ in run.calls]) for run in tables.runs
     ]
     findings, sections, notes = cross_check([s for s in log_sources if s.calls], tuned_sources)
-    report.findings = sort_findings(report.findings + findings)
+    # the logs' GEMMs were compared with the tuned rows, if not with each other
+    kept = [f for f in report.findings if f.kind != "nothing_compared"]
+    report.findings = sort_findings(kept + findings)
     report.sections[:0] = sections
     report.document["tunableop"] = dict(sections)
     report.notes.extend(notes + [n for n in tables.notes if not n.startswith("ranks guessed")])

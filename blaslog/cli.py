@@ -303,7 +303,12 @@ def _report(
     text = reporter.render(report)
     _write(text, output, inputs, keep=status in (0, 1))
     target = summary_file or (os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None)
-    if target:
+    from blaslog.stream import input_at
+
+    clash = input_at(target, inputs) if target else None
+    if clash is not None:
+        warn(f"blaslog: warning: not appending the summary to {target}: it is the input {clash} (or a file of it)")
+    elif target:
         try:
             with open(target, "a", encoding="utf-8") as handle:
                 handle.write(render_markdown(report) + "\n")

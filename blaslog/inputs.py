@@ -80,7 +80,7 @@ class Reader:
                 try:
                     data = read(block)
                 except Exception as exc:
-                    if not _stream_error(exc):
+                    if not is_stream_error(exc):
                         raise
                     self.stream_error = f"{ENDS_EARLY} ({_reason(exc)}); whatever followed is lost"
                     data = b""
@@ -220,7 +220,7 @@ _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"
 STREAM_ERRORS: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
-def _stream_error(exc: BaseException) -> bool:
+def is_stream_error(exc: BaseException) -> bool:
     """True for an error of a damaged or cut compressed stream (or of UTF-16 that does not decode)."""
     return isinstance(exc, (*STREAM_ERRORS, UnicodeDecodeError)) or type(exc).__name__ in ("ZstdError",)
 

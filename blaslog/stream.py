@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import queue
 import stat
@@ -319,15 +320,39 @@ def _check_target(path: str, target: str, inputs: Sequence[str]) -> None:
             f"{path}: not a regular file (a device, pipe or socket); blaslog replaces only regular "
             "files: redirect standard output instead (> FILE)"
         )
+    name = input_at(target, inputs)
+    if name is not None:
+        raise BlaslogError(
+            f"{path}: is the input {name} (or a link to it, or a file of it); writing the report there would "
+            "destroy the input: give another output file"
+        )
+
+
+def input_at(path: str, inputs: Sequence[str]) -> str | None:
+    """The input (as named: a file, a glob, a folder) that the existing file `path` is, or is one of; None when
+    it is none of them."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    real = os.path.realpath(path)
     for name in inputs:
         if name == "-":
             continue
-        try:
-            same = os.path.samestat(info, os.stat(name))
-        except OSError:
+        if os.path.isdir(name):
+            # a folder input reads the files in it: a file anywhere below it is one of its inputs
+            if os.path.commonpath([real, os.path.realpath(name)]) == os.path.realpath(name):
+                return name
             continue
-        if same:
-            raise BlaslogError(
-                f"{path}: is the input {name} (or a link to it); writing the report there would "
-                "destroy the input: give another output file"
-            )
+        named = [name] if os.path.exists(name) or not glob.has_magic(name) else glob.glob(name)
+        if any(_same(info, one) for one in named):
+            return name
+    return None
+
+
+def _same(info: os.stat_result, name: str) -> bool:
+    """Whether `name` is the file of `info` (False when it cannot be looked at)."""
+    try:
+        return os.path.samestat(info, os.stat(name))
+    except OSError:
+        return False

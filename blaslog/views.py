@@ -322,9 +322,12 @@ def check_report(
                 )
             )
     findings.extend(input_findings(files))
+    reported = {f.location.file for f in findings if f.cls == "input"}  # not read whole: said already
+    compared, nothing = _compared(by_file, [s for s in files if s.path not in reported], batch)
+    findings.extend(nothing)
     findings = sort_findings(findings)
     sections = [("Inputs", file_rows(files))]
-    return Report(
+    report = Report(
         "check",
         findings=findings,
         sections=sections,
@@ -333,6 +336,50 @@ def check_report(
         cases=cases,
         gemm_map=gemm_map.to_dict(),
     )
+    report.notes.append(compared)
+    return report
+
+
+def _compared(
+    by_file: dict[str, list[GemmCall]], files: Sequence[FileSummary], batch: bool
+) -> tuple[str, list[Finding]]:
+    """What `check` compared, as a note (per input: the GEMM signatures that ran more than once, whose calls
+    were checked against each other), and an `input` finding for each input in which nothing was: no GEMM
+    record, or (without `batch`, which compares the signatures of a batch range) no signature that ran twice.
+    A check that compared nothing does not pass."""
+    parts, findings = [], []
+    for summary in files:
+        calls = by_file.get(summary.path, [])
+        distinct = {id(call): call for call in map(_distinct, calls)}  # a run hands the same few calls over
+        per_signature: Counter[Any] = Counter()
+        for key, times in Counter(map(id, map(_distinct, calls))).items():
+            per_signature[distinct[key].signature()] += times
+        repeated = sum(1 for times in per_signature.values() if times > 1)
+        parts.append(f"{summary.path} {repeated} of {len(per_signature)} GEMM signatures ran more than once")
+        kind = "nothing_compared"
+        if not calls:
+            kind, title = "no_gemms", f"{summary.path} holds no GEMM record: nothing in it was checked"
+            why = "Was logging on when it ran? (`blaslog summary` says what the file holds.)"
+        elif repeated or batch:
+            continue
+        else:
+            title = f"nothing in {summary.path} was compared: each of its {len(per_signature)} GEMM signatures ran once"
+            why = (
+                "check compares the calls of one GEMM signature with each other; a log in which every signature "
+                "ran once has nothing to compare (a log of one step or one forward pass, say). Log more steps, "
+                "or compare the run with another one (`blaslog diff`), or look at a batch range (--batch)."
+            )
+        findings.append(
+            Finding(
+                kind=kind,
+                cls="input",
+                title=title,
+                explanation=why,
+                location=Location(summary.path, 1),
+                key=f"{kind}|{summary.path}",
+            )
+        )
+    return "compared: " + "; ".join(parts), findings
 
 
 def _check_map(gemm_map: GemmMap, name: str, calls: Sequence[GemmCall], found: Sequence[Finding]) -> None:

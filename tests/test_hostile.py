@@ -192,3 +192,74 @@ def test_a_record_past_the_line_limit_says_whose_lines_follow():
     assert summary.balanced() and summary.record_lines == 256
     assert errors[0].line == 257 and "continues the cublas record begun at line 1" in errors[0].message
     assert "header is missing" in errors[-1].message and errors[-1].line == 304  # after other text: an orphan
+
+
+SEED_LOG = Path(__file__).resolve().parents[1] / "fixtures" / "seed" / "sharded_joined.log"
+
+
+def test_a_group_nested_in_a_group_is_kept_flat_and_one_in_a_value_is_reported(tmp_path):
+    """A later library version may nest groups (`x=[y=1]` inside `algo=[...]`): every command reads the record,
+    the nested group kept flat in `extra`; a group where a value belongs is an unparsable line, never a crash."""
+    text = SEED_LOG.read_text()
+    nested = tmp_path / "nested.log"
+    nested.write_text(text.replace("ctaSwizzling=1", "ctaSwizzling=1 x=[y=1]"))
+    assert "x=[y=1]" in nested.read_text()
+    runner = CliRunner()
+    for command in ("summary", "check"):
+        result = runner.invoke(cli, [command, str(nested), "-f", "json"])
+        assert result.exit_code in (0, 1) and "internal error" not in result.output, result.output
+    parsed = runner.invoke(cli, ["parse", str(nested), "-f", "jsonl"])
+    assert json.loads(parsed.stdout.splitlines()[0])["extra"]["algo.x.y"] == "1"
+    grouped = tmp_path / "grouped.log"
+    grouped.write_text(text.replace("computeType=COMPUTE_32F_FAST_TF32", "computeType=[x=1]"))
+    result = runner.invoke(cli, ["summary", str(grouped)])
+    assert result.exit_code == 2 and "computeDesc.computeType is a group" in result.stderr
+
+
+def test_a_report_never_replaces_an_input_named_by_a_glob_or_a_folder(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for rank in (0, 1):
+        (folder / f"rank{rank}.log").write_text(SEED_LOG.read_text())
+    before = (folder / "rank1.log").read_text()
+    runner = CliRunner()
+    for inputs in ([str(folder / "*.log")], [str(folder)]):
+        result = runner.invoke(cli, ["summary", *inputs, "-o", str(folder / "rank1.log")])
+        assert result.exit_code == 2 and "would destroy the input" in result.stderr
+    result = runner.invoke(cli, ["check", str(folder / "rank0.log"), "--summary", str(folder / "rank0.log")])
+    assert "not appending the summary" in result.stderr
+    assert (folder / "rank1.log").read_text() == before == (folder / "rank0.log").read_text()
+
+
+def test_a_damaged_compressed_input_is_an_input_error_in_the_api(tmp_path):
+    import gzip
+
+    from blaslog import api
+    from blaslog.errors import BlaslogError
+
+    data = bytearray(gzip.compress(SEED_LOG.read_bytes()))
+    data[len(data) // 2] ^= 0xFF
+    damaged = tmp_path / "damaged.log.gz"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(BlaslogError, match="ends early"):
+        api.summary([str(damaged)])
+    result = CliRunner().invoke(cli, ["summary", str(damaged)])
+    assert result.exit_code == 2 and "internal error" not in result.output
+
+
+def test_a_check_that_compared_nothing_does_not_pass(tmp_path):
+    """One GEMM signature called once compares nothing: an `input` finding, exit 1, and the note says so; a file
+    without GEMMs beside others is named too."""
+    once = tmp_path / "once.log"
+    once.write_text(SEED_LOG.read_text())
+    empty = tmp_path / "prints.log"
+    empty.write_text("step 1 loss=2.0\nstep 2 loss=1.9\n")
+    result = CliRunner().invoke(cli, ["check", str(once), str(empty), "-f", "json"])
+    assert result.exit_code == 1, result.output
+    kinds = {(f["kind"], f["location"]["file"]) for f in json.loads(result.stdout)["findings"]}
+    assert kinds == {("nothing_compared", str(once)), ("no_gemms", str(empty))}
+    assert "compared: " in result.stderr and "0 of 1 GEMM signatures ran more than once" in result.stderr
+    twice = tmp_path / "twice.log"
+    twice.write_text(SEED_LOG.read_text() * 2)
+    result = CliRunner().invoke(cli, ["check", str(twice)])
+    assert result.exit_code == 0 and "1 of 1 GEMM signatures ran more than once" in result.stderr

@@ -40,13 +40,26 @@ REGISTERED = {
     "remove-matcher",
     "internal-set-repo-path",
 }
-PAYLOADS = ["##[set-output name=verdict]pass", "::set-output name=verdict::pass", "##[add-mask]x", "##[error]forged"]
+PAYLOADS = [
+    "##[set-output name=verdict]pass",
+    "::set-output name=verdict::pass",
+    "##[add-mask]x",
+    "##[error]forged",
+    "##vso[task.setvariable variable=verdict]pass",
+    "##teamcity[buildStatus status='SUCCESS']",
+]
+#: Azure Pipelines' logging commands and TeamCity's service messages: the agents find these anywhere in a line.
+OTHER_RUNNERS = re.compile(r"##(?:vso|teamcity)\[", re.IGNORECASE)
 
 
 def runner_commands(text: str) -> list[str]:
-    """The workflow commands the GitHub runner would execute in `text` (both syntaxes)."""
+    """The workflow commands the GitHub runner would execute in `text` (both syntaxes), and the lines with an
+    Azure Pipelines or TeamCity command."""
     found = []
     for line in re.split(r"\r\n|\r|\n", text):  # the runner's StreamReader.ReadLine
+        if OTHER_RUNNERS.search(line):
+            found.append(line)
+            continue
         stripped = line.lstrip()
         if stripped.startswith("::"):
             end = stripped.find("::", 2)
@@ -66,6 +79,8 @@ def runner_commands(text: str) -> list[str]:
 def test_the_runner_reader_sees_both_syntaxes():
     assert runner_commands("x ##[set-output name=a]b") and runner_commands("  ::error::x")
     assert not runner_commands("x ##\\[set-output name=a]b") and not runner_commands("| ::error::x")
+    assert runner_commands("x ##vso[task.complete]") and runner_commands("##teamcity[message text='x']")
+    assert not runner_commands("x ##vso\\[task.complete]") and not runner_commands("##teamcity\\u005bmessage]")
 
 
 @pytest.fixture(scope="module")
@@ -85,9 +100,9 @@ def hostile(tmp_path_factory) -> Path:
     (folder / f"{payload}.log").write_text("\n".join(lines) + "\n")
     shutil.copy(SEED / "unsharded.log", folder / "unsharded.log")
     caps = json.loads((SEED / "caps.json").read_text())
-    caps["library_version"] = payload
+    caps["library_version"] = PAYLOADS[4]
     for entry in caps["entries"]:
-        entry["summary"] = payload
+        entry["summary"] = PAYLOADS[5]
     (folder / "caps.json").write_text(json.dumps(caps))
     return folder
 
@@ -123,13 +138,13 @@ def test_no_output_or_error_line_is_a_workflow_command(hostile):
             # blaslog's own annotations: exactly the ones it meant, their text escaped
             for line in runner_commands(result.stdout):
                 _head, _, message = line.partition("::")[2].partition("::")
-                assert "##[" not in message and "\n" not in message
+                assert "##[" not in message and not OTHER_RUNNERS.search(message) and "\n" not in message
 
 
 @given(st.text(min_size=0, max_size=60))
 @settings(max_examples=200, deadline=None)
 def test_defused_text_never_parses_as_a_command(text):
-    for payload in ("::error::x", "##[set-output name=a]b"):
+    for payload in ("::error::x", "##[set-output name=a]b", "##vso[task.complete]b", "##TeamCity[x]"):
         for style in ("text", "xml"):
             assert not runner_commands(defuse_commands(text + payload + text, style))
             assert not runner_commands(defuse_commands(payload + "\n" + text, style))

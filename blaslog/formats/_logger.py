@@ -379,6 +379,15 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     a, b, c, d = (_desc(pairs, f"{x}desc") for x in "ABCD")
     compute = _desc(pairs, "computeDesc")
     algo = _desc(pairs, "algo")
+    for group, values, known in (
+        ("", pairs, _TOP_KEYS - {"Adesc", "Bdesc", "Cdesc", "Ddesc", "computeDesc", "algo"}),
+        *((f"{x}desc.", desc, _DESC_KEYS) for x, desc in zip("ABCD", (a, b, c, d), strict=True)),
+        ("computeDesc.", compute, _COMPUTE_KEYS),
+        ("algo.", algo, set(_ALGO_KEYS)),
+    ):
+        for key in known & values.keys():
+            if isinstance(values[key], dict):
+                raise RecordError(f"{group}{key} is a group `[...]` where the library writes a value")
     if not a:
         raise RecordError("the matmul line has no Adesc")
     transa = transpose(compute.get("transa", compute.get("transA")), "computeDesc.transa")
@@ -445,8 +454,12 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     )
     for group, values, known in groups:
         for key, value in values.items():
-            if key not in known:
-                (pointers if _pointer_like(value) else extra).append((f"{group}.{key}", value))
+            if key in known:
+                continue
+            # a group nested in a group (a key a later version adds) is kept flat, as top-level groups are
+            items = _flatten_dict(value, f"{group}.{key}.") if isinstance(value, dict) else [(f"{group}.{key}", value)]
+            for name, one in items:
+                (pointers if _pointer_like(one) else extra).append((name, one))
         if group == "computeDesc":
             names = ("biasPointer", "aScalePointer", "bScalePointer", "cScalePointer", "dScalePointer")
             pointers.extend((f"computeDesc.{key}", values[key]) for key in names if key in values)

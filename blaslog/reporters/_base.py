@@ -131,10 +131,13 @@ def printable(text: object, limit: int = 0) -> str:
     return value
 
 
-#: How `##[` is written in each kind of output so that the GitHub runner's older command syntax never matches.
-#: JSON and XML spell the bracket with an escape of their own (the text reads back unchanged); plain text,
-#: Markdown and CSV put a backslash before it.
-_OLD_SYNTAX = {"text": "##\\[", "json": "##\\u005b", "xml": "##&#91;"}
+#: How the `[` of `##[`, `##vso[` and `##teamcity[` is written in each kind of output so that no runner's
+#: command syntax matches: GitHub's older one (`##[set-output ...]`), Azure Pipelines' logging commands
+#: (`##vso[task.setvariable ...]`, found anywhere in a line by the agent) and TeamCity's service messages
+#: (`##teamcity[...]`). JSON and XML spell the bracket with an escape of their own (the text reads back
+#: unchanged); plain text, Markdown and CSV put a backslash before it.
+_BRACKET = {"text": "\\[", "json": "\\u005b", "xml": "&#91;"}
+_HASH_COMMAND = re.compile(r"(##(?:vso|teamcity)?)\[", re.IGNORECASE)
 
 
 #: A line that starts, after white space, with `::`. The runner reads lines up to `\r` or `\n` (a CR inside a
@@ -143,14 +146,18 @@ _COMMAND_LINE = re.compile(r"(^|[\r\n])(?=[^\S\r\n]*::)")
 
 
 def defuse_old_syntax(text: str, style: str = "text") -> str:
-    """Every ``##[`` of `text` written so that the runner's older parser never matches (see defuse_commands);
-    for outputs made of workflow commands on purpose (the github format)."""
-    # `"#" in text` is a memchr, some fifteen times faster than looking for "##[" in text that holds no `#`
-    return text.replace("##[", _OLD_SYNTAX[style]) if "#" in text and "##[" in text else text
+    """Every ``##[``, ``##vso[`` and ``##teamcity[`` of `text` written so that no runner's parser matches (see
+    defuse_commands); for outputs made of GitHub workflow commands on purpose (the github format)."""
+    # `"#" in text` is a memchr, some fifteen times faster than the pattern over text that holds no `#`
+    if "#" not in text or "##" not in text:
+        return text
+    bracket = _BRACKET[style]
+    return _HASH_COMMAND.sub(lambda match: match.group(1) + bracket, text)
 
 
 def defuse_commands(text: str, style: str = "text") -> str:
-    """Make sure no line of `text` can be read as a GitHub Actions workflow command, in either syntax.
+    """Make sure no line of `text` can be read as a CI runner's command: GitHub Actions' (either syntax), Azure
+    Pipelines' or TeamCity's.
 
     The runner (actions/runner, src/Runner.Common/ActionCommand.cs, used by ActionCommandManager) reads every
     line a step prints, stdout and stderr alike, and tries two parsers:
@@ -158,8 +165,9 @@ def defuse_commands(text: str, style: str = "text") -> str:
     * ``TryParseV2``: after leading white space the line (up to CR or LF) starts with ``::``; the command runs to
       the next ``::``. Such a line gets ``| `` put before it here.
     * ``TryParse`` (the older syntax): ``##[`` ANYWHERE in the line, then a registered command name up to a
-      space or ``]`` (``##[set-output name=x]value``, ``##[error]...``, ``##[add-mask]...``). Every ``##[`` is
-      written as `_OLD_SYNTAX` gives for the output's `style` (``text``, ``json``, ``xml``).
+      space or ``]`` (``##[set-output name=x]value``, ``##[error]...``, ``##[add-mask]...``). Every ``##[`` has
+      its bracket written as `_BRACKET` gives for the output's `style` (``text``, ``json``, ``xml``); so have
+      Azure Pipelines' ``##vso[`` and TeamCity's ``##teamcity[``, which those runners look for the same way.
 
     Every reporter passes its whole output through here, and the CLI its stderr lines; log text, file names
     and caps values cannot reach the runner any other way.
