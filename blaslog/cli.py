@@ -322,7 +322,7 @@ def exit_status(report: Report, exit_zero: bool = False) -> int:
     `exit_zero`); else 0."""
     if report.failed:
         return 2
-    return 0 if exit_zero else report.exit_status(report.fail_on)
+    return 0 if exit_zero else report.exit_status()
 
 
 def _write(text: str, output: str | None, inputs: Sequence[str], keep: bool = True) -> None:

@@ -124,7 +124,48 @@ def _manifest(path: str, mtime: int, size: int) -> dict[str, Any] | None:
         raise InputError(f"{path}: a run folder's manifest that cannot be read ({exc})") from None
     if not isinstance(document, dict) or document.get("kind") != "blaslog-run":
         return None  # some other run.json: the folder is searched like any other
+    problem = _manifest_problem(document)
+    if problem is not None:
+        raise InputError(
+            f"{path}: a run folder's manifest that is not as `blaslog record` writes it ({problem}); it was "
+            "edited or damaged: record the run again, or remove run.json to read the folder's logs as they are"
+        )
     return document
+
+
+#: The manifest's parts that are read, and what each must be: a mapping of names to values, a list of mappings.
+_MAPPINGS = ("environment", "ranks")
+_LISTS_OF_MAPPINGS = ("files", "gpus")
+_RANK_MAPPINGS = ("environment", "settings", "versions")
+
+
+def _manifest_problem(document: dict[str, Any]) -> str | None:
+    """What is wrong with the shape of a blaslog-run manifest's parts that blaslog reads, or None."""
+
+    def kind(value: Any) -> str:
+        return "null" if value is None else type(value).__name__
+
+    for key in _MAPPINGS:
+        if document.get(key) is not None and not isinstance(document[key], dict):
+            return f"`{key}` is a {kind(document[key])}, not a mapping"
+    for key in _LISTS_OF_MAPPINGS:
+        value = document.get(key)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, dict) for v in value)):
+            return f"`{key}` is not a list of mappings"
+    for rank, info in (document.get("ranks") or {}).items():
+        if not isinstance(info, dict):
+            return f"`ranks.{rank}` is a {kind(info)}, not a mapping"
+        for key in _RANK_MAPPINGS:
+            if info.get(key) is not None and not isinstance(info[key], dict):
+                return f"`ranks.{rank}.{key}` is a {kind(info[key])}, not a mapping"
+    for entry in document.get("files") or []:
+        rank = entry.get("rank")
+        if rank is not None and (type(rank) is not int or not 0 <= rank < 1 << 20):
+            return f"the rank of {str(entry.get('file'))[:80]!r} is {str(rank)[:20]}, not a rank number"
+    world = document.get("world_size")
+    if world is not None and (type(world) is not int or not 0 < world <= 1 << 20):
+        return f"`world_size` is {str(world)[:20]}, not a number of processes"
+    return None
 
 
 def manifest_files(folder: str) -> list[str]:

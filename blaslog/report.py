@@ -392,7 +392,10 @@ class Report:
         return ci_level(finding.cls, self.fail_on)
 
     def exit_status(self, fail_on: str | None = None) -> int:
-        """1 when a finding is at or above `fail_on` (by default the report's own), else 0."""
+        """2 when an input could not be read at all (as the command line exits); else 1 when a finding is at or
+        above `fail_on` (by default the report's own), else 0."""
+        if self.failed:
+            return 2
         wanted = _failing(self.fail_on if fail_on is None else fail_on)
         return 1 if any(f.cls in wanted for f in self.findings) else 0
 
@@ -427,7 +430,7 @@ class Report:
         rows = f", {len(self.rows)} rows" if self.rows else ""
         return (
             f"<Report {self.command}: {counts}{rows}, {len(self.files)} inputs, fail_on={self.fail_on!r}, "
-            f"exit status {2 if self.failed else self.exit_status()}>"
+            f"exit status {self.exit_status()}>"
         )
 
     def _class_counts(self) -> dict[str, int]:
@@ -511,6 +514,8 @@ class Report:
             doc[key] = value
         doc["findings"] = findings
         doc.setdefault("summary", {"files": [s.to_dict() for s in self.files]})
+        if self.failed:
+            doc["failed"] = list(self.failed)  # inputs not read at all: the run exits 2 whatever was found
         return doc
 
 

@@ -263,3 +263,51 @@ def test_a_check_that_compared_nothing_does_not_pass(tmp_path):
     twice.write_text(SEED_LOG.read_text() * 2)
     result = CliRunner().invoke(cli, ["check", str(twice)])
     assert result.exit_code == 0 and "1 of 1 GEMM signatures ran more than once" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"environment": ["A=1"]}, "`environment` is a list, not a mapping"),
+        ({"ranks": {"0": "A100"}}, "`ranks.0` is a str, not a mapping"),
+        ({"ranks": {"0": {"settings": [1]}}}, "`ranks.0.settings` is a list, not a mapping"),
+        ({"gpus": ["A100"]}, "`gpus` is not a list of mappings"),
+        ({"files": [{"file": "rank0.log", "rank": -7}]}, "is -7, not a rank number"),
+        ({"files": [{"file": "rank0.log", "rank": True}]}, "is True, not a rank number"),
+        ({"world_size": "four"}, "`world_size` is four"),
+    ],
+)
+def test_a_run_manifest_not_as_record_writes_it_is_an_input_error(tmp_path, change, message):
+    """run.json comes from CI artifacts like the logs: a part of the wrong shape is named, never a crash."""
+    manifest = {
+        "kind": "blaslog-run",
+        "files": [{"file": "rank0.log", "rank": 0}],
+        "world_size": 1,
+        "environment": {"NVIDIA_TF32_OVERRIDE": "0"},
+        "ranks": {"0": {"gpu": "A100", "settings": {"allow_tf32": True}}},
+    }
+    runs = []
+    for name, edit in (("edited", change), ("reference", {})):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "rank0.log").write_text(SEED_LOG.read_text())
+        (folder / "run.json").write_text(json.dumps({**manifest, **edit}))
+        runs.append(str(folder))
+    result = CliRunner().invoke(cli, ["diff", *runs])
+    assert result.exit_code == 2 and message in result.stderr and "internal error" not in result.output
+
+
+def test_an_input_not_read_fails_the_api_report_as_it_fails_the_command(tmp_path):
+    """The report's own exit status, its JSON and its SARIF say an input was not read, as the exit code 2 does."""
+    from blaslog import api
+    from blaslog.reporters import get_reporter
+
+    missing = str(tmp_path / "missing.log")
+    report = api.check([missing, str(SEED_LOG)])
+    assert report.exit_status() == 2 and report.to_json()["failed"] == [f"{missing}: no such file"]
+    sarif = json.loads(get_reporter("sarif").render(report))["runs"][0]["invocations"][0]
+    assert (
+        sarif["executionSuccessful"] is False and missing in sarif["toolExecutionNotifications"][0]["message"]["text"]
+    )
+    result = CliRunner().invoke(cli, ["check", missing, str(SEED_LOG), "-f", "json"])
+    assert result.exit_code == 2 and json.loads(result.stdout)["failed"] == report.to_json()["failed"]

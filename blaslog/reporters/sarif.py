@@ -95,6 +95,16 @@ class SarifReporter(Reporter):
                         }
                     },
                     "automationDetails": {"id": f"blaslog/{report.command}/"},
+                    # an input not read at all fails the run (exit 2) whatever was found: said as the tool's own
+                    # notifications, which code scanning shows apart from the results
+                    "invocations": [
+                        {
+                            "executionSuccessful": not report.failed,
+                            "toolExecutionNotifications": [
+                                {"level": "error", "message": {"text": message}} for message in report.failed
+                            ],
+                        }
+                    ],
                     "results": results,
                 }
             ],
