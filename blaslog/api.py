@@ -411,9 +411,15 @@ def parse_report(
     loaded, caps_notes = _caps_for(caps, names)
     report = build(ParseResult(tuple(found), tuple(summaries)), kind=kind, caps=loaded)
     report.fail_on = "never"
-    report.failed = failed
+    report.failed = failed + cut_short(summaries)
     report.notes.extend(caps_notes)
     return report
+
+
+def cut_short(files: Sequence[FileSummary]) -> list[str]:
+    """`file: why` for each input whose stream ended early (a damaged or cut compressed file): what followed is
+    lost, so a command without findings (parse, summary) fails as for an input not read."""
+    return [f"{s.path}: {p.message}" for s in files for p in s.problems if p.message.startswith(ENDS_EARLY)]
 
 
 def summary(names: Sequence[str], *, caps: Caps | str | None = None, options: Options | None = None) -> Report:
@@ -425,7 +431,9 @@ def summary(names: Sequence[str], *, caps: Caps | str | None = None, options: Op
     report = summary_report(None, inputs.files, caps=loaded, runs=[run.calls for run in inputs.runs])
     report.fail_on = "never"  # a summary reports; it does not judge
     report.notes.extend(caps_notes)
-    return _finish(report, inputs)
+    report = _finish(report, inputs)
+    report.failed += cut_short(inputs.files)
+    return report
 
 
 def check(

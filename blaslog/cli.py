@@ -519,7 +519,7 @@ def _stream_parse(
     if api.holds_nothing(summaries):
         warn(f"blaslog: error: {api.nothing_found(files=summaries)}")
         sys.exit(2)
-    sys.exit(2 if failed or not ok else 0)
+    sys.exit(2 if failed or not ok or api.cut_short(summaries) else 0)
 
 
 def _parquet(
