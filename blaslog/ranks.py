@@ -75,7 +75,13 @@ def find_inputs(names: Sequence[str], *, looks_like_log: object = None) -> list[
         elif os.path.isdir(name) and read_manifest(name) is not None:
             out.extend(manifest_files(name))
         elif os.path.isdir(name):
-            found = [p for p in _walk(name) if looks_like_log is None or looks_like_log(p)]  # type: ignore[operator]
+            # a file that cannot be looked at (no read permission, a link to nothing) is kept: reading it says
+            # so, rather than leaving it out unsaid
+            found = [
+                p
+                for p in _walk(name)
+                if looks_like_log is None or looks_like_log(p) or _unreadable(p)  # type: ignore[operator]
+            ]
             if not found:
                 raise InputError(
                     f"{name}: a folder, but no BLAS log was found under it (searched every file "
@@ -83,7 +89,7 @@ def find_inputs(names: Sequence[str], *, looks_like_log: object = None) -> list[
                 )
             out.extend(sorted(found, key=natural_key))
         elif glob.has_magic(name):
-            files = [p for p in glob.glob(name, recursive=True) if os.path.isfile(p)]
+            files = [p for p in glob.glob(name, recursive=True) if os.path.isfile(p) or _unreadable(p)]
             if not files:
                 raise InputError(f"{name}: no file matches this pattern")
             out.extend(sorted(files, key=natural_key))
@@ -91,6 +97,19 @@ def find_inputs(names: Sequence[str], *, looks_like_log: object = None) -> list[
             out.append(name)  # reading it says what is wrong
     # in natural order whatever the order they were named in (`-` first), so that reports do not depend on it
     return sorted(dict.fromkeys(out), key=lambda name: (name != "-", natural_key(name)))
+
+
+def _unreadable(path: str) -> bool:
+    """A link to nothing, or a regular file that cannot be opened for reading."""
+    if not os.path.exists(path):
+        return os.path.islink(path)
+    if not os.path.isfile(path):
+        return False  # a pipe or a device in the folder is not read
+    try:
+        with open(path, "rb"):
+            return False
+    except OSError:
+        return True
 
 
 def _walk(folder: str) -> Iterable[str]:

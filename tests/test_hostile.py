@@ -311,3 +311,14 @@ def test_an_input_not_read_fails_the_api_report_as_it_fails_the_command(tmp_path
     )
     result = CliRunner().invoke(cli, ["check", missing, str(SEED_LOG), "-f", "json"])
     assert result.exit_code == 2 and json.loads(result.stdout)["failed"] == report.to_json()["failed"]
+
+
+def test_a_folder_or_glob_input_names_the_files_it_cannot_read(tmp_path):
+    """A link to nothing in a folder of logs is an input not read (exit 2, named), not a file left out unsaid."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "rank0.log").write_text(SEED_LOG.read_text())
+    (folder / "rank1.log").symlink_to(tmp_path / "nowhere.log")
+    for name in (str(folder), str(folder / "*.log")):
+        result = CliRunner().invoke(cli, ["summary", name])
+        assert result.exit_code == 2 and f"{folder / 'rank1.log'}: no such file" in result.stderr, result.stderr
