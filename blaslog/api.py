@@ -1079,6 +1079,12 @@ def check_tunableop(
     report.document["tunableop"] = dict(sections)
     report.notes.extend(notes + [n for n in tables.notes if not n.startswith("ranks guessed")])
     report.failed.extend(tables.failed)
+    # the tuning files are inputs too: accounted for, and what of them could not be read is a finding
+    from blaslog.views import input_findings
+
+    report.files.extend(tables.files)
+    report.document.setdefault("summary", {"files": []})["files"].extend(f.to_dict() for f in tables.files)
+    report.findings = sort_findings(report.findings + input_findings(tables.files))
     return report
 
 

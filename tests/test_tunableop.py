@@ -241,3 +241,22 @@ def test_emit_from_blas_logs_pins_a_logged_solution(tmp_path):
     written = tmp_path / "out.csv"
     written.write_text(render(pinning))
     assert [g.solution_index for g in blaslog.parse_file(str(written)).gemms] == [7]
+
+
+def test_check_accounts_for_the_tunableop_files_and_never_uses_a_cut_row(tmp_path):
+    """The TunableOp files of `check --tunableop` are inputs: on the accounting, in the JSON summary, an unparsable
+    row an `input` finding; a row cut at the end of the file (no time after its solution) is no tuned solution."""
+    table = tmp_path / "tunableop_results1.csv"
+    text = (HERE / "tp2" / "tunableop_results1.csv").read_text()
+    table.write_text(
+        text + "GemmTunableOp_BFloat16_TN,tn_BROKEN_4096,Gemm_Rocblas_1,0.1\n"
+        "GemmTunableOp_BFloat16_TN,tn_4096_4096_4096_ld_4096_4096_4096,Gemm_Rocb"
+    )
+    log = str(HERE / "tp2-logs" / "rank1.log")
+    result = CliRunner().invoke(cli, ["check", log, "--tunableop", str(table), "-f", "json"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert str(table) in [f["path"] for f in doc["summary"]["files"]]
+    assert any(f["kind"] == "unparsable_input" and f["location"]["file"] == str(table) for f in doc["findings"])
+    used = json.dumps({key: value for key, value in doc.items() if key != "summary"})
+    assert 'Gemm_Rocb"' not in used and f"{table}: 11 lines" in result.stderr

@@ -128,6 +128,13 @@ class TunableOp(LogFormat):
     start = re.compile(r"^(?:Validator,|[A-Za-z]\w*TunableOp_[^,\s]*,)")
     transformer = _TunableOpTransformer
 
+    def whole(self, text: str) -> bool | None:
+        """A result row at the very end of the file without the time PyTorch writes after its solution was cut
+        (`Gemm_Rocb` of `Gemm_Rocblas_-621295520`); any other may have been cut inside its last value."""
+        if text.startswith("Validator"):
+            return None
+        return False if text.count(",") == 2 else None
+
     def unfinished(self, lines: list[str]) -> bool:
         """A row without the tuning time PyTorch writes after a solution (an untuned row has neither; a file
         written by hand or by `blaslog tunableop emit` may leave the time out, but its next line is a row)."""
