@@ -593,6 +593,8 @@ def _diff(
     options: Options,
     fail_on: str,
 ) -> _Diffed:
+    if "-" in _names(sharded) and "-" in _names(unsharded):
+        raise InputError("standard input (-) is named on both sides; it can be read once: save one side to a file")
     ref_inputs, ref = _reference(_names(unsharded), options)
     side = _read_for_report(_names(sharded), options)
     runs = side.runs

@@ -54,6 +54,15 @@ class CliError(click.ClickException):
         click.echo(f"blaslog: error: {_defuse(self.format_message())}", err=True)
 
 
+def _output_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """-o: `-` is standard output (as for inputs); an empty name is refused (it names no file)."""
+    if value == "-":
+        return None
+    if value == "":
+        raise click.BadParameter("an empty file name: give a file, or leave the option out to write to stdout")
+    return value
+
+
 def _defuse(text: str) -> str:
     from blaslog.reporters._base import defuse_commands, printable
 
@@ -96,8 +105,9 @@ def output_options(command: str) -> Callable[[Any], Any]:
             "--output",
             "-o",
             type=click.Path(),
+            callback=_output_path,
             help="Write the report to FILE (replaced only when "
-            "the run succeeds) instead of stdout"
+            "the run succeeds) instead of stdout (`-`: stdout)"
             + (" (a folder for --format parquet)." if "parquet" in FORMATS[command] else "."),
         )(func)
         func = click.option(
@@ -789,7 +799,9 @@ def summary_cmd(
     help="Output format.",
 )
 @click.option("--json", "as_json", is_flag=True, hidden=True, help="Same as --format json.")
-@click.option("--output", "-o", type=click.Path(), help="Write the output to FILE instead of stdout.")
+@click.option(
+    "--output", "-o", type=click.Path(), callback=_output_path, help="Write the output to FILE instead of stdout."
+)
 def decode_flags_cmd(values: tuple[str, ...], lib: str, fmt: str, as_json: bool, output: str | None) -> None:
     """Decode flags values (hex or decimal), or encode names into a value.
 

@@ -264,7 +264,7 @@ def assign_ranks(paths: Sequence[str], heads: Sequence[bytes], rank_from: str | 
             RankedInput(p, r, "manifest") if r is not None else others[p] for p, r in zip(paths, recorded, strict=True)
         ]
     out = [_named_rank(path, head, pattern) for path, head in zip(paths, heads, strict=True)]
-    if len(paths) == 1 and pattern is None:
+    if len(paths) == 1:  # one input needs no rank: --rank-from (meant for the other side of a diff) may miss it
         return [out[0] or RankedInput(paths[0], None, "single input")]
     known = [r for r in out if r is not None]
     if len(known) == len(out) and len({r.rank for r in known}) == len(known):

@@ -322,3 +322,27 @@ def test_a_folder_or_glob_input_names_the_files_it_cannot_read(tmp_path):
     for name in (str(folder), str(folder / "*.log")):
         result = CliRunner().invoke(cli, ["summary", name])
         assert result.exit_code == 2 and f"{folder / 'rank1.log'}: no such file" in result.stderr, result.stderr
+
+
+def test_output_dash_is_stdout_and_an_empty_name_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["summary", str(SEED_LOG), "-o", "-", "-q"])
+    assert result.exit_code == 0 and "signatures" in result.stdout and not (tmp_path / "-").exists()
+    result = CliRunner().invoke(cli, ["summary", str(SEED_LOG), "-o", ""])
+    assert result.exit_code == 2 and "an empty file name" in result.stderr
+
+
+def test_standard_input_on_both_sides_of_a_diff_is_refused():
+    result = CliRunner().invoke(cli, ["diff", "-", "-"], input=SEED_LOG.read_text())
+    assert result.exit_code == 2 and "standard input (-) is named on both sides" in result.stderr
+
+
+def test_rank_from_meant_for_the_sharded_side_does_not_fail_the_one_reference_file(tmp_path):
+    folder = tmp_path / "tp"
+    folder.mkdir()
+    for rank in (0, 1):
+        (folder / f"rank{rank}.log").write_text(SEED_LOG.read_text())
+    reference = tmp_path / "reference.log"
+    reference.write_text(SEED_LOG.read_text())
+    result = CliRunner().invoke(cli, ["diff", str(folder / "*.log"), str(reference), "--rank-from", r"rank(\d+)"])
+    assert result.exit_code in (0, 1) and "matches no rank number" not in result.stderr, result.stderr
