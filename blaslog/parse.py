@@ -71,7 +71,7 @@ class _Pending:
     """Physical lines joined into its last line, which was cut at a fixed width (see
     ``_FileParser._rewrapped``); 0 once a shorter piece ended that line."""
     width: int = 0
-    """Length of the first piece of its last line, as read (0: its first line's, tag included)."""
+    """Length of the first piece of its last line, as read (tag included); 0: never joined to a next piece."""
 
 
 class _FileParser:
@@ -252,9 +252,19 @@ class _FileParser:
             fmt = known.get(shape) if shape is not None else None
             if pending is not None:
                 body = text[len(pending.prefix) :] if pending.prefix and text.startswith(pending.prefix) else text
-                if fmt is None and pending.pieces and self._rewrapped(pending, text, body):
-                    continue
-                if fmt is None and len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, body):
+                goes_on = (
+                    fmt is None and len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, body)
+                )
+                if (
+                    fmt is None
+                    and WRAP_MIN <= pending.width >= len(text)
+                    and pending.pieces
+                    # a line the dialect takes as a line of its own is a piece only at a width known as a wrap's
+                    and (not goes_on or pending.pieces > 1 or pending.width == self.wrap_width)
+                    and self._rewrapped(pending, text, body, goes_on)
+                ):
+                    continue  # a line cut at a fixed width: see there
+                if goes_on:
                     pending.lines.append(body)
                     pending.shape = pending.outer = None
                     pending.skipped += pending.held
@@ -285,7 +295,7 @@ class _FileParser:
                     yield record
             if fmt is not None:
                 self.overlong = None
-                pending = _Pending(fmt, [text], number, shape)
+                pending = _Pending(fmt, [text], number, shape, width=len(text))
                 continue
             found = self.sniffer.sniff(text)
             if found is None:
@@ -327,34 +337,38 @@ class _FileParser:
             elif column:
                 # the record's own shape, and the whole line's (a line of it is then known without a visit)
                 pending = _Pending(
-                    fmt, [inner], number, split(inner)[0] if shapes is not None else None, shape, prefix=text[:column]
+                    fmt,
+                    [inner],
+                    number,
+                    split(inner)[0] if shapes is not None else None,
+                    shape,
+                    prefix=text[:column],
+                    width=len(text),
                 )
             else:
-                pending = _Pending(fmt, [text], number, shape)
+                pending = _Pending(fmt, [text], number, shape, width=len(text))
         self.pending = pending
         if lines:
             self.number = start + len(lines) - 1
 
-    def _rewrapped(self, pending: _Pending, text: str, body: str) -> bool:
+    def _rewrapped(self, pending: _Pending, text: str, body: str, goes_on: bool) -> bool:
         """Join `text` to the pending record's last line when it is the rest of that line cut at a fixed width
         (a terminal, a CI log viewer or a mail program wrapped the log, cutting values apart).
 
-        The line is at least WRAP_MIN wide and `text` starts no record and is no longer than the pieces before
-        it. Where the dialect says the record is not over (its line lacks what its writer always writes),
-        `text` is as long as each piece before it, or shorter (the line's last piece) where that width is
-        known (for this line or this input), or where it finishes the line and the dialect does not take
-        `text` (`body`, without a launcher's tag) as a line of its own (one wrapped at a space). Where the
-        width is known, a line that looks over goes on with a whole piece, or with a shorter one that does not
-        begin at a space while the line does not end with one (a value cut at the width may look whole:
-        `--solution_index 21` of `--solution_index 218160`)."""
+        The line is at least WRAP_MIN wide and `text` no longer than its pieces (the caller has seen to both),
+        and `text` starts no record. Where the dialect says the record is not over (its line lacks what its
+        writer always writes), `text` is as long as each piece before it, or shorter (the line's last piece)
+        where that width is known (for this line or this input), or where it finishes the line and the dialect
+        does not take `text` (`body`, without a launcher's tag) as a line of its own (`goes_on`: one wrapped at
+        a space). Where the width is known, a line that looks over goes on with a whole piece, or with a
+        shorter one that does not begin at a space while the line does not end with one (a value cut at the
+        width may look whole: `--solution_index 21` of `--solution_index 218160`)."""
         if pending.held or pending.shared or not pending.pieces or pending.pieces >= MAX_RECORD_LINES:
             return False
         lines = pending.lines
         if lines[-1].rstrip().endswith("\\"):
             return False  # a line a ` \\` ends is over; the lines that continue it follow as lines of their own
-        width = pending.width or len(pending.prefix) + len(lines[0])
-        if width < WRAP_MIN or len(text) > width or self.sniffer.sniff(text) is not None:
-            return False
+        width = pending.width
         full = len(text) == width
         seen = pending.pieces > 1 or width == self.wrap_width  # the width is known to be one lines were cut at
         if not pending.fmt.unfinished(lines):
@@ -364,13 +378,12 @@ class _FileParser:
             # the line's last piece, at a width not seen yet: only where it ends the line (a program's print
             # inside a record wrapped at spaces would leave it unfinished) or a ` \\` continues it
             joined = [*lines[:-1], lines[-1] + body]
-            if pending.fmt.continues(lines, body) or (
-                pending.fmt.unfinished(joined) and not joined[-1].rstrip().endswith("\\")
-            ):
+            if goes_on or (pending.fmt.unfinished(joined) and not joined[-1].rstrip().endswith("\\")):
                 return False
+        if self.sniffer.sniff(text) is not None:  # last: the costliest test
+            return False
         lines[-1] += body  # a launcher that tagged the pieces too (the program cut the line) has its tag left out
         pending.shape = pending.outer = None
-        pending.width = width
         if full:
             pending.pieces += 1
             self.wrap_width = width
