@@ -216,11 +216,17 @@ def test_a_group_nested_in_a_group_is_kept_flat_and_one_in_a_value_is_reported(t
     assert result.exit_code == 2 and "computeDesc.computeType is a group" in result.stderr
 
 
-def test_a_report_never_replaces_an_input_named_by_a_glob_or_a_folder(tmp_path):
-    folder = tmp_path / "logs"
+def _rank_folder(tmp_path: Path, name: str) -> Path:
+    """A folder of two per-rank copies of the seed log."""
+    folder = tmp_path / name
     folder.mkdir()
     for rank in (0, 1):
         (folder / f"rank{rank}.log").write_text(SEED_LOG.read_text())
+    return folder
+
+
+def test_a_report_never_replaces_an_input_named_by_a_glob_or_a_folder(tmp_path):
+    folder = _rank_folder(tmp_path, "logs")
     before = (folder / "rank1.log").read_text()
     runner = CliRunner()
     for inputs in ([str(folder / "*.log")], [str(folder)]):
@@ -338,10 +344,7 @@ def test_standard_input_on_both_sides_of_a_diff_is_refused():
 
 
 def test_rank_from_meant_for_the_sharded_side_does_not_fail_the_one_reference_file(tmp_path):
-    folder = tmp_path / "tp"
-    folder.mkdir()
-    for rank in (0, 1):
-        (folder / f"rank{rank}.log").write_text(SEED_LOG.read_text())
+    folder = _rank_folder(tmp_path, "tp")
     reference = tmp_path / "reference.log"
     reference.write_text(SEED_LOG.read_text())
     result = CliRunner().invoke(cli, ["diff", str(folder / "*.log"), str(reference), "--rank-from", r"rank(\d+)"])
