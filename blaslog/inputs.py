@@ -56,6 +56,8 @@ class Reader:
     """The last line had no line end (the writer was cut off)."""
     stream_error: str | None = None
     """The input could not be read to its end (a gzip file cut short ...)."""
+    cr_lines: bool = False
+    """The input ends its lines with a CR alone (classic Mac OS): read with CR as the line end."""
     size: int = 0
     """Bytes read (decompressed)."""
     first_line: int = 1
@@ -88,6 +90,10 @@ class Reader:
                 if not data:
                     break
                 self.size += len(data)
+                if self.size == len(data) and b"\n" not in data and data.count(b"\r") > 1:
+                    self.cr_lines = True  # a first block of lines that end with CR alone: no LF in sight
+                if self.cr_lines:
+                    data = data.replace(b"\r", b"\n")
                 if skipping:
                     cut = data.find(b"\n")
                     if cut < 0:

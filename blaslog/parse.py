@@ -143,6 +143,12 @@ class _FileParser:
             )
         if self.reader.stream_error:
             self.problem(self.number + 1, self.reader.stream_error)
+        if self.reader.cr_lines:
+            self.problem(
+                1,
+                "the lines of this input end with CR alone (classic Mac OS line ends): read as such",
+                severity="warning",
+            )
         if summary.lines == 0 and not self.reader.stream_error:
             self.problem(0, "empty input", severity="warning")
 

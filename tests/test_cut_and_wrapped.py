@@ -94,3 +94,16 @@ def test_a_print_after_a_whole_record_at_the_width_is_not_taken_for_its_rest():
     plain = parse_text(text)
     printed = "".join(line + "\nstep 17 loss=4.21\n" for line in text.splitlines())
     assert _calls(parse_text(printed)) == _calls(plain)
+
+
+def test_lines_that_end_with_cr_alone_are_read_as_lines(tmp_path):
+    """Classic Mac OS line ends: the same records, line for line, and a warning that says how they were read."""
+    from blaslog import parse_file
+
+    text = Path(FIXTURES, "real/cublas_13.4.1_go-peft-cuda-validation.log").read_text(encoding="utf-8")
+    path = tmp_path / "cr.log"
+    path.write_bytes(text.replace("\n", "\r").encode())
+    plain, cr = parse_text(text), parse_file(str(path))
+    assert plain.gemms and _calls(cr) == _calls(plain)
+    assert [g.line for g in cr.gemms] == [g.line for g in plain.gemms]
+    assert any("end with CR alone" in p.message for p in cr.files[0].problems)
