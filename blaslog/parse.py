@@ -24,6 +24,7 @@ from blaslog.errors import LogParseError, SourceLocation
 from blaslog.formats import Sniffer
 from blaslog.formats._base import LineTemplate, LogFormat, RecordCut, RecordError, ShapedCall, describe_error
 from blaslog.formats._cache import ShapeCache
+from blaslog.formats._shapes import keep
 from blaslog.inputs import Batch, Reader, text_reader
 from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
 
@@ -72,6 +73,9 @@ class _Pending:
     ``_FileParser._rewrapped``); 0 once a shorter piece ended that line."""
     width: int = 0
     """Length of the first piece of its last line, as read (tag included); 0: never joined to a next piece."""
+    even: bool = True
+    """Every line of it so far is as long as its first (tag included): with two lines or more, the width the
+    record's one line was cut at (see ``_FileParser._rewrapped``)."""
 
 
 class _FileParser:
@@ -90,6 +94,10 @@ class _FileParser:
         self.summary = FileSummary(reader.name)
         self.progress: Callable[[int, int], None] | None = None
         self.prefixes: set[str] = set()
+        self._cut_widths: dict[int, int] = {}
+        """Width -> how many lines were joined again at it (see :meth:`_rewrapped`)."""
+        self._open: dict[tuple[Any, str], bool] = {}
+        """One-line records -> whether their dialect says they are not over (see :meth:`_unfinished`)."""
         self.other: tuple[int, str] = (0, "")
         """Number and text of the last line that was no record's (foreign, unparsable)."""
         self.wrap_width = 0
@@ -266,7 +274,7 @@ class _FileParser:
                     and WRAP_MIN <= pending.width >= len(text)
                     and pending.pieces
                     # a line the dialect takes as a line of its own is a piece only at a width known as a wrap's
-                    and (not goes_on or pending.pieces > 1 or pending.width == self.wrap_width)
+                    and (not goes_on or self._cut_at(pending))
                     and self._rewrapped(pending, text, body, goes_on)
                 ):
                     continue  # a line cut at a fixed width: see there
@@ -275,6 +283,7 @@ class _FileParser:
                     pending.shape = pending.outer = None
                     pending.skipped += pending.held
                     pending.held = 0
+                    pending.even = pending.even and pending.pieces == 1 and len(text) == pending.width
                     pending.pieces, pending.width = 1, len(text)
                     continue
                 if (
@@ -366,9 +375,10 @@ class _FileParser:
         writer always writes), `text` is as long as each piece before it, or shorter (the line's last piece)
         where that width is known (for this line or this input), or where it finishes the line and the dialect
         does not take `text` (`body`, without a launcher's tag) as a line of its own (`goes_on`: one wrapped at
-        a space). Where the width is known, a line that looks over goes on with a whole piece, or with a
-        shorter one that does not begin at a space while the line does not end with one (a value cut at the
-        width may look whole: `--solution_index 21` of `--solution_index 218160`)."""
+        a space; a word wrap that dropped the space leaves what the dialect sees as unfinished, `--ldb768`).
+        Where the width is known, a line that looks over goes on with a piece that is no line of its own: a
+        whole piece, or a shorter one that does not begin at a space while the line does not end with one (a
+        value cut at the width may look whole: `--solution_index 21` of `--solution_index 218160`)."""
         if pending.held or pending.shared or not pending.pieces or pending.pieces >= MAX_RECORD_LINES:
             return False
         lines = pending.lines
@@ -376,26 +386,52 @@ class _FileParser:
             return False  # a line a ` \\` ends is over; the lines that continue it follow as lines of their own
         width = pending.width
         full = len(text) == width
-        seen = pending.pieces > 1 or width == self.wrap_width  # the width is known to be one lines were cut at
-        if not pending.fmt.unfinished(lines):
-            if not seen or not (full or (not lines[-1][-1:].isspace() and not text[:1].isspace())):
+        seen = self._cut_at(pending)
+        fmt = pending.fmt
+        if not self._unfinished(fmt, lines):
+            if goes_on or not seen or not (full or (not lines[-1][-1:].isspace() and not text[:1].isspace())):
                 return False
         elif not full and not seen:
             # the line's last piece, at a width not seen yet: only where it ends the line (a program's print
             # inside a record wrapped at spaces would leave it unfinished) or a ` \\` continues it
             joined = [*lines[:-1], lines[-1] + body]
-            if goes_on or (pending.fmt.unfinished(joined) and not joined[-1].rstrip().endswith("\\")):
+            if goes_on or (fmt.unfinished(joined) and not joined[-1].rstrip().endswith("\\")):
                 return False
         if self.sniffer.sniff(text) is not None:  # last: the costliest test
             return False
+        if pending.even and len(lines) > 1:
+            # every line so far is a whole piece of one line: pieces the dialect took for lines of their own
+            # (`omputeType=...` or `ransa=OP_T]` inside an open group) before the width was known are joined as cut
+            pending.pieces = len(lines)
+            lines[:] = ["".join(lines)]
         lines[-1] += body  # a launcher that tagged the pieces too (the program cut the line) has its tag left out
         pending.shape = pending.outer = None
+        self._cut_widths[width] = self._cut_widths.get(width, 0) + 1
+        if full or self._cut_widths[width] > 1:
+            self.wrap_width = width  # two whole pieces, or lines of two records cut at one width
         if full:
             pending.pieces += 1
-            self.wrap_width = width
         else:
             pending.pieces = 0  # a shorter piece ends the line
         return True
+
+    def _cut_at(self, pending: _Pending) -> bool:
+        """Whether the pending record's last line is known to be cut at its width: whole pieces of it were joined
+        already, this input's lines were seen cut at that width, or the record's lines are all as long as its
+        first (two or more)."""
+        return pending.pieces > 1 or pending.width == self.wrap_width or (pending.even and len(pending.lines) > 1)
+
+    def _unfinished(self, fmt: Any, lines: list[str]) -> bool:
+        """``fmt.unfinished(lines)``, kept for one-line records (a bench command followed by program output
+        asks it of the same command line again and again; the dialect parses its options to answer)."""
+        if len(lines) != 1:
+            return bool(fmt.unfinished(lines))
+        key = (fmt, lines[0])
+        found = self._open.get(key)
+        if found is None:
+            found = fmt.unfinished(lines)
+            keep(self._open, key, found)
+        return bool(found)
 
     def _count(self, fmt: Any, gemm: bool, warnings: tuple[str, ...], first: int, count: int, text: str) -> None:
         """Account for a record of `count` lines starting at line `first`, and report its warnings."""

@@ -171,7 +171,12 @@ def _manifest_problem(document: dict[str, Any]) -> str | None:
         value = document.get(key)
         if value is not None and (not isinstance(value, list) or not all(isinstance(v, dict) for v in value)):
             return f"`{key}` is not a list of mappings"
+    for gpu in document.get("gpus") or []:
+        if not isinstance(gpu.get("name", ""), str):
+            return "a GPU's `name` is not a text"
     for rank, info in (document.get("ranks") or {}).items():
+        if not re.fullmatch(r"[0-9]{1,7}", rank):
+            return f"the key {rank[:20]!r} of `ranks` is not a rank number"
         if not isinstance(info, dict):
             return f"`ranks.{rank}` is a {kind(info)}, not a mapping"
         for key in _RANK_MAPPINGS:

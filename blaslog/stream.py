@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import IO, Any
 
 from blaslog._parallel import line_starts, range_parser, split_points, splittable
-from blaslog.api import Options, jobs_for, records
+from blaslog.api import Options, jobs_for, looks_like_log, records
 from blaslog.caps import Caps, load_caps
 from blaslog.errors import BlaslogError
 from blaslog.records import FileSummary
@@ -340,11 +340,12 @@ def input_at(path: str, inputs: Sequence[str]) -> str | None:
         if name == "-":
             continue
         if os.path.isdir(name):
-            # a folder input reads the files in it: a file anywhere below it is one of its inputs
-            if os.path.commonpath([real, os.path.realpath(name)]) == os.path.realpath(name):
+            # a folder input reads the logs below it (a report beside them is not read): one of those is an input
+            folder = os.path.realpath(name)
+            if os.path.commonpath([real, folder]) == folder and looks_like_log(path):
                 return name
             continue
-        named = [name] if os.path.exists(name) or not glob.has_magic(name) else glob.glob(name)
+        named = [name] if os.path.exists(name) or not glob.has_magic(name) else glob.glob(name, recursive=True)
         if any(_same(info, one) for one in named):
             return name
     return None

@@ -107,3 +107,45 @@ def test_lines_that_end_with_cr_alone_are_read_as_lines(tmp_path):
     assert plain.gemms and _calls(cr) == _calls(plain)
     assert [g.line for g in cr.gemms] == [g.line for g in plain.gemms]
     assert any("end with CR alone" in p.message for p in cr.files[0].problems)
+
+
+def _said(result) -> bool:
+    return any(p.severity in ("error", "warning") for p in result.files[0].problems)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "generated/lt_fp32_tp4/blaslt_321675.log",
+        "generated/cublas_classic_fp16.log",
+        "real/cublas_13.4.1_go-peft-cuda-validation.log",
+        "real/rocblas_unknown_rocm-libraries-issue-3413.log",
+        "real/hipblaslt_unknown_legacy-rocm-build-issue-5941-win-7900xtx.log",
+    ],
+)
+def test_at_any_width_a_cut_log_reads_right_or_says_what_it_could_not(name: str):
+    """Cut at every width from 60 to 260 columns (3 apart), a log gives its GEMMs as they are, or reports what it
+    could not join; it never gives a GEMM with a field cut short and says nothing (`computeType=` of a word wrap
+    at `t|ype`, a cuBLAS line exactly as wide as the cut taken for a piece)."""
+    text = Path(FIXTURES, name).read_text(encoding="utf-8")
+    plain = _calls(parse_text(text))
+    silent = []
+    for width in range(60, 261, 3):
+        result = parse_text(_hard_wrap(text, width))
+        got = _calls(result)
+        if got != plain and (not _said(result) or any(call not in plain for call in got)):
+            silent.append(width)
+    assert silent == []
+
+
+def test_a_word_wrap_that_dropped_its_space_is_not_joined_as_a_cut():
+    """`--ldb` / `768 --beta 0 ...`: with or without the space the command is whole, so nothing says which: the
+    record is kept as cut short (a warning), never read as `--ldb768`."""
+    text = (
+        "./rocblas-bench -f gemm_ex --transposeA N --transposeB N -m 2 -n 16384 -k 768 --alpha 1 --a_type f32_r "
+        "--lda 2 --b_type f32_r --ldb\n768 --beta 0 --c_type f32_r --ldc 2 --d_type f32_r --ldd 2 --compute_type "
+        "f32_r --algo 0 --solution_index 0 --flags 1\n"
+    )
+    result = parse_text(text)
+    assert all(g.ldb in (None, 768) for g in result.gemms) and not any("ldb768" in dict(g.extra) for g in result.gemms)
+    assert result.gemms == () or result.gemms[0].ldb == 768 or _said(result)

@@ -281,6 +281,8 @@ def test_a_check_that_compared_nothing_does_not_pass(tmp_path):
         ({"files": [{"file": "rank0.log", "rank": -7}]}, "is -7, not a rank number"),
         ({"files": [{"file": "rank0.log", "rank": True}]}, "is True, not a rank number"),
         ({"world_size": "four"}, "`world_size` is four"),
+        ({"gpus": [{"name": ["x"]}]}, "a GPU's `name` is not a text"),
+        ({"ranks": {"\u00b2": {}}}, "is not a rank number"),
     ],
 )
 def test_a_run_manifest_not_as_record_writes_it_is_an_input_error(tmp_path, change, message):
@@ -349,3 +351,22 @@ def test_rank_from_meant_for_the_sharded_side_does_not_fail_the_one_reference_fi
     reference.write_text(SEED_LOG.read_text())
     result = CliRunner().invoke(cli, ["diff", str(folder / "*.log"), str(reference), "--rank-from", r"rank(\d+)"])
     assert result.exit_code in (0, 1) and "matches no rank number" not in result.stderr, result.stderr
+
+
+def test_a_report_never_replaces_an_input_found_by_a_recursive_glob(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    for path in (tmp_path / "r0.log", tmp_path / "a" / "b" / "r1.log"):
+        path.write_text(SEED_LOG.read_text())
+    for target in (tmp_path / "r0.log", tmp_path / "a" / "b" / "r1.log"):
+        result = CliRunner().invoke(cli, ["summary", str(tmp_path / "**" / "*.log"), "-o", str(target)])
+        assert result.exit_code == 2 and "would destroy the input" in result.stderr
+        assert target.read_text() == SEED_LOG.read_text()
+
+
+def test_a_report_beside_the_logs_of_a_folder_input_is_written_again(tmp_path):
+    """A report file in the folder is not one of its logs: the second run replaces it as the first wrote it."""
+    folder = _rank_folder(tmp_path, "run")
+    for _ in range(2):
+        result = CliRunner().invoke(cli, ["summary", str(folder), "-o", str(folder / "summary.txt")])
+        assert result.exit_code == 0, result.stderr
+    assert "signatures" in (folder / "summary.txt").read_text()

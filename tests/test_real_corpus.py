@@ -101,7 +101,13 @@ _CONTINUED_TRACE = (
     "or with a print between all its lines: the short piece reads as a line of its own (a width seen once is "
     "not known to be a wrap)"
 )
+_HAND_WRAPPED_THEN_CUT = (
+    "a [Trace] record a person wrapped over lines, then cut at 80 columns: `transB=OP_N e` / `pilogue=...` "
+    "reads as a line of its own (a key inside an open group) at a width not known as a wrap's; the stray `e` is "
+    "reported, the GEMM kept out"
+)
 MUTATION_XFAILS: dict[tuple[str, str], str] = {
+    ("hipblaslt_therock-7.x_windows-w7900-test-report.log", "hard-wrap"): _HAND_WRAPPED_THEN_CUT,
     ("tunableop_2.10.0_citation-forecast-tf32-gfx1100.log", "launcher-tag"): _TUNABLEOP_TAGGED,
     ("tunableop_2.11.0_openpi-gfx942-tf32-negative-id.log", "launcher-tag"): _TUNABLEOP_TAGGED,
     ("tunableop_2.9.1_wbit-gfx1100-strided-batched-bias.log", "launcher-tag"): _TUNABLEOP_TAGGED,

@@ -129,12 +129,14 @@ class BenchFormat(LogFormat):
         return []
 
     def unfinished(self, lines: list[str]) -> bool:
-        """A command that lacks an option its logger always writes, or ends in an option without its value (or
-        in the dashes of one)."""
+        """A command that lacks an option its logger always writes, or has an option without its value (the
+        last one cut, or two words glued where a space was lost: `--ldb768 --beta 0`), or ends in dashes."""
         text = self.clean(lines)
         if text.endswith("-"):
             return True
         options = [(name, value or None) for name, value in salvage_options(text)]
+        if any(value is None and name not in SWITCHES for name, value in options[:-1]):
+            return True
         try:
             check_complete(self.program, options, self.needed(dict(options)))
         except RecordCut:

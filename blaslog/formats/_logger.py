@@ -127,8 +127,9 @@ class LoggerFormat(LogFormat):
         return lines[-1].endswith("\\") or sum(text.count("[") - text.count("]") for text in lines) > 0
 
     def unfinished(self, lines: list[str]) -> bool:
-        """A record that later lines would continue (see :meth:`interleaved`)."""
-        return self.interleaved(lines)
+        """A record that later lines would continue (see :meth:`interleaved`), or one whose last line ends in a
+        key without its value (`computeType=`)."""
+        return self.interleaved(lines) or lines[-1].endswith("=")
 
     def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
         """A record cut short: its prefix (function, level, thread, time stamp) and the pairs that are whole
@@ -169,7 +170,7 @@ class LoggerFormat(LogFormat):
         warnings: list[str] = []
         pairs = _dedupe(items, warnings, "")
         if _is_matmul(level, function, pairs):
-            words = [value for key, value in items if key == ""]
+            words = _words(items)  # a word without `=`, in a group too: a cut key (`t ype=R_32F`), an edit
             if words:
                 raise RecordError(f"unexpected text {' '.join(map(str, words))[:60]!r} in a matmul line (cut short?)")
             if "computeDesc" not in pairs:
@@ -270,6 +271,20 @@ def _is_matmul(level: str, function: str, pairs: dict[str, Any]) -> bool:
         and isinstance(pairs["Adesc"], dict)
         and function.lower().endswith("matmul")
     )
+
+
+def _words(items: Pairs, top: bool = True) -> list[Any]:
+    """The words without a key of `items`, and those of its groups but a person's elision (`...`)."""
+    out: list[Any] = []
+    for key, value in items:
+        if isinstance(value, tuple):
+            out += _words(value, top=False)
+        elif key == "" and (top or str(value).strip() not in _ELISIONS):
+            out.append(value)
+    return out
+
+
+_ELISIONS = frozenset({"...", "…", "[...]", "[…]"})
 
 
 def _dedupe(items: Pairs, warnings: list[str], where: str) -> dict[str, Any]:

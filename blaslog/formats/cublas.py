@@ -36,6 +36,12 @@ _JULIA_HEAD = re.compile(r"^[\w.]*┌ Debug: ?")
 _JULIA_LINE = "│ "
 
 
+_MATH_MODE_END = re.compile(
+    r"MathMode=CUBLAS_\w*(?:MATH|REDUCTION)(?:\s*\|\s*CUBLAS_\w*(?:MATH|REDUCTION))*(?:\(\d+\))?$"
+)
+"""A context line that ends with a whole math mode (`MathMode=CUBLAS_DEFAULT_MATH`), not a cut one (`MathMode=C`)."""
+
+
 class CublasTransformer(LeafTransformer):
     """Grammar tree -> (version, function signature, args, context)."""
 
@@ -112,13 +118,16 @@ class Cublas(LogFormat):
         return "COMPILED WITH:" not in lines[-1]
 
     def unfinished(self, lines: list[str]) -> bool:
-        """A header line that does not end in `called:`, a `Time:` line that does not end in `seconds`, or a
-        line with a `(` not closed (`POINTER (IN HEX:0x...)`)."""
+        """A header line that does not end in `called:`, a `Time:` line that does not end in `seconds`, a
+        `Process=` line with a stream but no whole math mode after it, or a line with a `(` not closed
+        (`POINTER (IN HEX:0x...)`)."""
         last = lines[-1].rstrip()
         if len(lines) == 1:
             return not last.endswith(("called:", "called"))
         if last.startswith("i! Time:"):  # `... elapsed from start 0.016667 minutes or 1.000000 seconds`
             return not last.endswith("seconds")
+        if last.startswith("i!Process=") and "StreamId=" in last:  # a math mode follows the stream (12.x, 13.x)
+            return _MATH_MODE_END.search(last) is None
         return last.count("(") > last.count(")")
 
     def clean(self, lines: list[str]) -> str:

@@ -137,8 +137,14 @@ class TunableOp(LogFormat):
 
     def unfinished(self, lines: list[str]) -> bool:
         """A row without the tuning time PyTorch writes after a solution (an untuned row has neither; a file
-        written by hand or by `blaslog tunableop emit` may leave the time out, but its next line is a row)."""
-        return lines[-1].count(",") <= 2 and not lines[-1].startswith("Validator")
+        written by hand or by `blaslog tunableop emit` may leave the time out, but its next line is a row), or
+        one with white space inside, which no row holds (two pieces joined with a space that was not there), or
+        one whose time is cut short (`0.`)."""
+        last = lines[-1].strip()
+        if last.startswith("Validator"):
+            return False
+        row = last.split(",BLAS_PARAMS:", 1)[0]
+        return row.count(",") <= 2 or " " in row or row.endswith((".", "e", "E", "-", "+"))  # a time cut short
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         kind = generic[0]
