@@ -73,9 +73,16 @@ class _Pending:
     ``_FileParser._rewrapped``); 0 once a shorter piece ended that line."""
     width: int = 0
     """Length of the first piece of its last line, as read (tag included); 0: never joined to a next piece."""
-    even: bool = True
-    """Every line of it so far is as long as its first (tag included): with two lines or more, the width the
-    record's one line was cut at (see ``_FileParser._rewrapped``)."""
+
+    def even(self) -> bool:
+        """Two lines or more, each as long as the first (tag included, or the tag left out): the width the
+        record's one line was cut at, before the dialect took its pieces for lines (see
+        ``_FileParser._rewrapped``)."""
+        lines = self.lines
+        if len(lines) < 2 or self.pieces != 1:
+            return False
+        first = len(self.prefix) + len(lines[0])
+        return all(len(line) in (first, first - len(self.prefix)) for line in lines[1:])
 
 
 class _FileParser:
@@ -274,7 +281,13 @@ class _FileParser:
                     and WRAP_MIN <= pending.width >= len(text)
                     and pending.pieces
                     # a line the dialect takes as a line of its own is a piece only at a width known as a wrap's
-                    and (not goes_on or self._cut_at(pending))
+                    # (`_cut_at`, spelled out: this runs for every line that continues a record)
+                    and (
+                        not goes_on
+                        or pending.pieces > 1
+                        or pending.width == self.wrap_width
+                        or (pending.width == len(pending.prefix) + len(pending.lines[0]) and pending.even())
+                    )
                     and self._rewrapped(pending, text, body, goes_on)
                 ):
                     continue  # a line cut at a fixed width: see there
@@ -283,7 +296,6 @@ class _FileParser:
                     pending.shape = pending.outer = None
                     pending.skipped += pending.held
                     pending.held = 0
-                    pending.even = pending.even and pending.pieces == 1 and len(text) == pending.width
                     pending.pieces, pending.width = 1, len(text)
                     continue
                 if (
@@ -399,7 +411,7 @@ class _FileParser:
                 return False
         if self.sniffer.sniff(text) is not None:  # last: the costliest test
             return False
-        if pending.even and len(lines) > 1:
+        if pending.even():
             # every line so far is a whole piece of one line: pieces the dialect took for lines of their own
             # (`omputeType=...` or `ransa=OP_T]` inside an open group) before the width was known are joined as cut
             pending.pieces = len(lines)
@@ -419,7 +431,9 @@ class _FileParser:
         """Whether the pending record's last line is known to be cut at its width: whole pieces of it were joined
         already, this input's lines were seen cut at that width, or the record's lines are all as long as its
         first (two or more)."""
-        return pending.pieces > 1 or pending.width == self.wrap_width or (pending.even and len(pending.lines) > 1)
+        if pending.pieces > 1 or pending.width == self.wrap_width:
+            return True
+        return pending.width == len(pending.prefix) + len(pending.lines[0]) and pending.even()
 
     def _unfinished(self, fmt: Any, lines: list[str]) -> bool:
         """``fmt.unfinished(lines)``, kept for one-line records (a bench command followed by program output
