@@ -39,6 +39,8 @@ _UNFIT = object()
 MAX_HELD_LINES = 16
 """Most lines of other text (prints, a person's `[...]`) in a row inside a record that is not over yet."""
 
+_DIGITS = re.compile(r"(\d+)")
+
 WRAP_MIN = 60
 """Narrowest width at which a line cut at a fixed width (a terminal or a log viewer wrapped it) is joined again."""
 
@@ -103,6 +105,8 @@ class _FileParser:
         self.prefixes: set[str] = set()
         self._cut_widths: dict[int, int] = {}
         """Width -> how many lines were joined again at it (see :meth:`_rewrapped`)."""
+        self._tags: dict[str, re.Pattern[str]] = {}
+        """A launcher tag (`[rank0]: `) -> the pattern of its kind (`[rank<n>]: `), see :meth:`_other_tag`."""
         self._open: dict[tuple[Any, str], bool] = {}
         """One-line records -> whether their dialect says they are not over (see :meth:`_unfinished`)."""
         self.other: tuple[int, str] = (0, "")
@@ -308,6 +312,12 @@ class _FileParser:
                     # other text inside a record that is not over (a program's print between cuBLAS `i!` lines,
                     # a person's `[...]`): counted on its own; the record's next line may still come
                     pending.held += 1
+                    if (
+                        pending.prefix
+                        and not text.startswith(pending.prefix)
+                        and self._other_tag(pending, number, text)
+                    ):
+                        continue
                     self._other(number, text)
                     continue
                 if (
@@ -446,6 +456,31 @@ class _FileParser:
             found = fmt.unfinished(lines)
             keep(self._open, key, found)
         return bool(found)
+
+    def _other_tag(self, pending: _Pending, number: int, text: str) -> bool:
+        """Count a line as unparsable, and say why, when it is a line of a record like the pending one but under
+        another launcher tag of the same kind (`[rank1]:` inside a record begun under `[rank0]:`): several
+        processes wrote multi-line records into one stream, and a record is read only under the tag it began
+        with. True when it was so counted."""
+        pattern = self._tags.get(pending.prefix)
+        if pattern is None:
+            pattern = re.compile(
+                "".join(r"\d+" if part.isdigit() else re.escape(part) for part in _DIGITS.split(pending.prefix))
+            )
+            keep(self._tags, pending.prefix, pattern)
+        match = pattern.match(text)
+        if match is None or not pending.fmt.continues(pending.lines, text[match.end() :]):
+            return False
+        self.summary.unparsable_lines += 1
+        self.problem(
+            number,
+            f"a line of a {pending.fmt.name} record under the launcher tag {match.group(0).strip()!r}, inside one "
+            f"begun under {pending.prefix.strip()!r}: several processes wrote multi-line records into one stream, "
+            f"and their lines cannot be told apart here; split the file per tag first "
+            f"(grep -F {match.group(0).strip()!r}) and read each part",
+            text,
+        )
+        return True
 
     def _count(self, fmt: Any, gemm: bool, warnings: tuple[str, ...], first: int, count: int, text: str) -> None:
         """Account for a record of `count` lines starting at line `first`, and report its warnings."""

@@ -370,3 +370,21 @@ def test_a_report_beside_the_logs_of_a_folder_input_is_written_again(tmp_path):
         result = CliRunner().invoke(cli, ["summary", str(folder), "-o", str(folder / "summary.txt")])
         assert result.exit_code == 0, result.stderr
     assert "signatures" in (folder / "summary.txt").read_text()
+
+
+def test_ranks_interleaved_inside_multi_line_records_are_unparsable_and_said(tmp_path):
+    """Two ranks' tagged cuBLAS records interleaved line by line in one stream: the lines under the other tag are
+    unparsable (an `input` finding for check), with a message that says to split the file per tag; never
+    counted as program output."""
+    text = (
+        Path(__file__).resolve().parents[1] / "fixtures" / "real" / "cublas_13.4.1_go-peft-cuda-validation.log"
+    ).read_text()
+    lines = text.splitlines()
+    mixed = tmp_path / "mixed.log"
+    mixed.write_text("".join(f"[rank0]:{a}\n[rank1]:{b}\n" for a, b in zip(lines, lines, strict=True)))
+    result = CliRunner().invoke(cli, ["check", str(mixed), "-f", "json"])
+    doc = json.loads(result.stdout)
+    (summary,) = doc["summary"]["files"]
+    assert summary["unparsable_lines"] > 0 and summary["foreign_lines"] == 0
+    assert "split the file per tag" in result.stderr
+    assert result.exit_code == 1 and any(f["kind"] == "unparsable_input" for f in doc["findings"])
