@@ -299,9 +299,9 @@ def _read_for_report(names: Sequence[str], options: Options | None, what: str = 
     if not inputs.runs:
         raise InputError("; ".join(inputs.failed) or "no input could be read")
     if not any(len(run.calls) for run in inputs.runs):
-        cut = [(s.path, p.message) for s in inputs.files for p in s.problems if p.message.startswith(ENDS_EARLY)]
+        cut = cut_short(inputs.files)
         if cut:
-            raise InputError(f"{cut[0][0]}: {cut[0][1]}; no GEMM record could be read before that point")
+            raise InputError(f"{cut[0]}; no GEMM record could be read before that point")
         raise InputError(nothing_found(what, inputs.files))
     return inputs
 
@@ -1073,20 +1073,19 @@ def check_tunableop(
     tuned_sources = [
         Source(run.summary.path, ordinal(run.summary.path), [occ.record() for occ in run.calls]) for run in tables.runs
     ]
+    from blaslog.views import input_findings
+
     findings, sections, notes = cross_check([s for s in log_sources if s.calls], tuned_sources)
-    # the logs' GEMMs were compared with the tuned rows, if not with each other
+    # the logs' GEMMs were compared with the tuned rows, if not with each other; the tuning files are inputs too:
+    # accounted for, and what of them could not be read is a finding
     kept = [f for f in report.findings if f.kind != "nothing_compared"]
-    report.findings = sort_findings(kept + findings)
+    report.findings = sort_findings(kept + findings + input_findings(tables.files))
     report.sections[:0] = sections
     report.document["tunableop"] = dict(sections)
     report.notes.extend(notes + [n for n in tables.notes if not n.startswith("ranks guessed")])
     report.failed.extend(tables.failed)
-    # the tuning files are inputs too: accounted for, and what of them could not be read is a finding
-    from blaslog.views import input_findings
-
     report.files.extend(tables.files)
     report.document.setdefault("summary", {"files": []})["files"].extend(f.to_dict() for f in tables.files)
-    report.findings = sort_findings(report.findings + input_findings(tables.files))
     return report
 
 

@@ -74,7 +74,8 @@ class _Pending:
     """Physical lines joined into its last line, which was cut at a fixed width (see
     ``_FileParser._rewrapped``); 0 once a shorter piece ended that line."""
     width: int = 0
-    """Length of the first piece of its last line, as read (tag included); 0: never joined to a next piece."""
+    """Length of the first piece of its last line, as read (tag included); 0 for a record glued to the one
+    before on its first line, which is never joined to a next piece."""
 
     def even(self) -> bool:
         """Two lines or more, each as long as the first (tag included, or the tag left out): the width the
@@ -280,21 +281,18 @@ class _FileParser:
                 goes_on = (
                     fmt is None and len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, body)
                 )
-                if (
-                    fmt is None
-                    and WRAP_MIN <= pending.width >= len(text)
-                    and pending.pieces
-                    # a line the dialect takes as a line of its own is a piece only at a width known as a wrap's
-                    # (`_cut_at`, spelled out: this runs for every line that continues a record)
-                    and (
-                        not goes_on
-                        or pending.pieces > 1
+                if fmt is None and WRAP_MIN <= pending.width >= len(text) and pending.pieces:
+                    # the width is known to be one the record's last line was cut at: whole pieces of it were
+                    # joined already, this input's lines were seen cut at it, or the record's lines all are as
+                    # long as its first (its length compared first: this runs for every line of a record)
+                    seen = (
+                        pending.pieces > 1
                         or pending.width == self.wrap_width
                         or (pending.width == len(pending.prefix) + len(pending.lines[0]) and pending.even())
                     )
-                    and self._rewrapped(pending, text, body, goes_on)
-                ):
-                    continue  # a line cut at a fixed width: see there
+                    # a line the dialect takes as a line of its own is a piece only at a width known as a wrap's
+                    if (seen or not goes_on) and self._rewrapped(pending, text, body, goes_on, seen):
+                        continue  # a line cut at a fixed width: see there
                 if goes_on:
                     pending.lines.append(body)
                     pending.shape = pending.outer = None
@@ -388,27 +386,27 @@ class _FileParser:
         if lines:
             self.number = start + len(lines) - 1
 
-    def _rewrapped(self, pending: _Pending, text: str, body: str, goes_on: bool) -> bool:
+    def _rewrapped(self, pending: _Pending, text: str, body: str, goes_on: bool, seen: bool) -> bool:
         """Join `text` to the pending record's last line when it is the rest of that line cut at a fixed width
         (a terminal, a CI log viewer or a mail program wrapped the log, cutting values apart).
 
-        The line is at least WRAP_MIN wide and `text` no longer than its pieces (the caller has seen to both),
-        and `text` starts no record. Where the dialect says the record is not over (its line lacks what its
-        writer always writes), `text` is as long as each piece before it, or shorter (the line's last piece)
-        where that width is known (for this line or this input), or where it finishes the line and the dialect
-        does not take `text` (`body`, without a launcher's tag) as a line of its own (`goes_on`: one wrapped at
-        a space; a word wrap that dropped the space leaves what the dialect sees as unfinished, `--ldb768`).
-        Where the width is known, a line that looks over goes on with a piece that is no line of its own: a
-        whole piece, or a shorter one that does not begin at a space while the line does not end with one (a
-        value cut at the width may look whole: `--solution_index 21` of `--solution_index 218160`)."""
-        if pending.held or pending.shared or not pending.pieces or pending.pieces >= MAX_RECORD_LINES:
+        The line is at least WRAP_MIN wide and `text` no longer than its pieces (the caller has seen to both,
+        and says whether the width is `seen`: known to be one the line was cut at), and `text` starts no record.
+        Where the dialect says the record is not over (its line lacks what its writer always writes), `text` is
+        as long as each piece before it, or shorter (the line's last piece) where that width is known, or where
+        it finishes the line and the dialect does not take `text` (`body`, without a launcher's tag) as a line
+        of its own (`goes_on`: one wrapped at a space; a word wrap that dropped the space leaves what the
+        dialect sees as unfinished, `--ldb768`). Where the width is known, a line that looks over goes on with a
+        piece that is no line of its own: a whole piece, or a shorter one that does not begin at a space while
+        the line does not end with one (a value cut at the width may look whole: `--solution_index 21` of
+        `--solution_index 218160`)."""
+        if pending.held or pending.shared or pending.pieces >= MAX_RECORD_LINES:
             return False
         lines = pending.lines
         if lines[-1].rstrip().endswith("\\"):
             return False  # a line a ` \\` ends is over; the lines that continue it follow as lines of their own
         width = pending.width
         full = len(text) == width
-        seen = self._cut_at(pending)
         fmt = pending.fmt
         if not self._unfinished(fmt, lines):
             if goes_on or not seen or not (full or (not lines[-1][-1:].isspace() and not text[:1].isspace())):
@@ -436,14 +434,6 @@ class _FileParser:
         else:
             pending.pieces = 0  # a shorter piece ends the line
         return True
-
-    def _cut_at(self, pending: _Pending) -> bool:
-        """Whether the pending record's last line is known to be cut at its width: whole pieces of it were joined
-        already, this input's lines were seen cut at that width, or the record's lines are all as long as its
-        first (two or more)."""
-        if pending.pieces > 1 or pending.width == self.wrap_width:
-            return True
-        return pending.width == len(pending.prefix) + len(pending.lines[0]) and pending.even()
 
     def _unfinished(self, fmt: Any, lines: list[str]) -> bool:
         """``fmt.unfinished(lines)``, kept for one-line records (a bench command followed by program output
