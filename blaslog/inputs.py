@@ -20,6 +20,13 @@ from typing import Any, BinaryIO
 from blaslog.errors import InputError
 from blaslog.formats._shapes import Shaper
 
+try:  # the per-byte loop in C, built at install time where a compiler is there (blaslog/_speedups.c)
+    import blaslog._speedups as _speedups
+except ImportError:  # pragma: no cover (a wheel built without a compiler): the Python code below does its work
+    _speedups = None  # type: ignore[assignment]
+if os.environ.get("BLASLOG_PURE_PYTHON"):
+    _speedups = None  # type: ignore[assignment]
+
 MAX_LINE = 1 << 20
 """Longest line (bytes) handed to a grammar; longer lines are reported, not parsed."""
 ENDS_EARLY = "the input ends early"
@@ -141,9 +148,15 @@ class Reader:
 
     def _batch(self, number: int, data: bytes, end: int | None = None, head: bytes = b"") -> Batch:
         """Lines of `head` (a line begun in the block before) followed by `data[:end]` (which ends with a
-        newline). The block is decoded where it lies, not copied first (the line `head` begins is decoded
-        apart: no UTF-8 character holds a line end)."""
+        newline), with the count of each distinct line. The block is decoded where it lies, not copied first
+        (the line `head` begins is decoded apart: no UTF-8 character holds a line end)."""
         end = len(data) if end is None else end
+        if _speedups is not None:
+            found = _speedups.lines(data, end, head, LONG)
+            if found is None:
+                return self._checked(number, head + data[:end])
+            lines, counts, shapes = found
+            return Batch(number, lines, shapes, {}, counts)
         cut = data.find(b"\n", 0, end) + 1 if head else 0  # where the line `head` begins ends
         try:
             first = (head + data[:cut]).decode("utf-8") if head else ""

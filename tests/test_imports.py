@@ -22,8 +22,9 @@ def _module_name(path: Path) -> str:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the blaslog modules it imports anywhere in its text (functions included)."""
-    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    """Module -> the blaslog modules it imports anywhere in its text (functions included). A compiled module is
+    there as its type stub (`_speedups.pyi`), which imports nothing of blaslog."""
+    modules = {_module_name(p): p for p in (*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.pyi"))}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -34,6 +36,17 @@ def test_wheel_contains_the_grammars(wheel):
     for grammar in ("cublaslt", "cublas", "kv", "rocblas", "hipblaslt", "bench", "flowmap"):
         assert f"blaslog/grammars/{grammar}.lark" in names
     assert "blaslog/data/cublaslt_enums.json" in names
+
+
+def test_wheel_carries_the_compiled_extension_where_a_compiler_is(wheel):
+    """hatch_build.py compiles blaslog/_speedups.c into the wheel (tagged for this platform), or leaves a pure
+    Python wheel where no compiler is."""
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}) here")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "blaslog/_speedups" + sysconfig.get_config_var("EXT_SUFFIX") in names
+    assert not wheel.name.endswith("-py3-none-any.whl")
 
 
 @pytest.mark.slow

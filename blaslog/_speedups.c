@@ -1,0 +1,441 @@
+/* blaslog._speedups: the one loop of the parse pipeline that touches every byte, in C.
+ *
+ * lines(data, end, head, longest) turns a block of log bytes into its lines, the count of each distinct line
+ * and its SHAPE key: what blaslog.inputs.Reader._batch does in Python with bytes.decode, str.split,
+ * collections.Counter and formats._shapes.Shaper.keys. Equal lines share one str object (a level-5 log repeats
+ * most of its lines), so lines are decoded, allocated, hashed and masked once per distinct line; equal keys
+ * share one str object too.
+ *
+ * shape_end() is the SHAPE pattern of blaslog/formats/_shapes.py written out as a scanner (that pattern stays
+ * the definition). It reads UTF-8 bytes: every character SHAPE matches or looks at is ASCII, and the pattern is
+ * compiled with re.ASCII, so a byte of a multi-byte character reads as the character does (neither a digit nor
+ * a word character).
+ *
+ * The module is optional: blaslog/inputs.py falls back to the Python code when it is missing (no compiler at
+ * install time) or when BLASLOG_PURE_PYTHON is set, and tests/test_speedups.py holds the two to the same
+ * result, byte for byte, on every bundled log and on fuzzed blocks.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- SHAPE, as a scanner ---------------------------------------------------------------------------------- */
+
+static int
+is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int
+is_hex(unsigned char c)
+{
+    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static int
+is_word(unsigned char c) /* \w under re.ASCII */
+{
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+/* (?![\w.]) at j */
+static int
+ends_value(const unsigned char *s, Py_ssize_t n, Py_ssize_t j)
+{
+    return j >= n || !(is_word(s[j]) || s[j] == '.');
+}
+
+static int
+digits_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t j, Py_ssize_t count)
+{
+    if (j + count > n)
+        return 0;
+    for (Py_ssize_t k = j; k < j + count; k++)
+        if (!is_digit(s[k]))
+            return 0;
+    return 1;
+}
+
+/* The end of the SHAPE match that starts at s[i], or -1 where none starts there. The alternatives in the
+ * pattern's order; each scans greedily and tests its end, which is where the pattern's backtracking would
+ * leave it (a shorter run of digits or hex digits is followed by one, a word character). */
+static Py_ssize_t
+shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+{
+    Py_ssize_t j;
+    /* 0x0x[0-9a-fA-F]+(?![\w.]): cuBLAS pointers, wherever they stand */
+    if (s[i] == '0' && i + 4 < n && s[i + 1] == 'x' && s[i + 2] == '0' && s[i + 3] == 'x' && is_hex(s[i + 4])) {
+        for (j = i + 5; j < n && is_hex(s[j]); j++)
+            ;
+        if (ends_value(s, n, j))
+            return j;
+    }
+    if (!is_digit(s[i]))
+        return -1;
+    if (i > 0 && (is_word(s[i - 1]) || s[i - 1] == '.' || s[i - 1] == '(' || s[i - 1] == '-'))
+        return -1; /* (?<![\w.(\-][0-9]) */
+    /* \d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?: time stamps */
+    if (digits_at(s, n, i + 1, 3) && i + 19 <= n && s[i + 4] == '-' && digits_at(s, n, i + 5, 2) && s[i + 7] == '-'
+        && digits_at(s, n, i + 8, 2) && (s[i + 10] == ' ' || s[i + 10] == 'T') && digits_at(s, n, i + 11, 2)
+        && s[i + 13] == ':' && digits_at(s, n, i + 14, 2) && s[i + 16] == ':' && digits_at(s, n, i + 17, 2)) {
+        j = i + 19;
+        if (j + 1 < n && s[j] == '.' && is_digit(s[j + 1]))
+            for (j += 2; j < n && is_digit(s[j]); j++)
+                ;
+        if (ends_value(s, n, j))
+            return j;
+    }
+    /* (?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*: pointers other than NULL */
+    if (s[i] == '0' && i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+        int nonzero = 0;
+        for (j = i + 2; j < n && is_hex(s[j]); j++)
+            nonzero |= s[j] != '0';
+        if (nonzero && ends_value(s, n, j))
+            return j;
+    }
+    /* (?<=\[[0-9])\d+(?=\]\[): thread ids */
+    if (i > 0 && s[i - 1] == '[' && i + 1 < n && is_digit(s[i + 1])) {
+        for (j = i + 2; j < n && is_digit(s[j]); j++)
+            ;
+        if (j + 1 < n && s[j] == ']' && s[j + 1] == '[')
+            return j;
+    }
+    return -1;
+}
+
+/* Writes the SHAPE key of s[:n] (each match replaced by a NUL) to out, which holds n bytes; returns its size. */
+static Py_ssize_t
+shape_key(const unsigned char *s, Py_ssize_t n, unsigned char *out)
+{
+    Py_ssize_t size = 0, i = 0;
+    while (i < n) {
+        Py_ssize_t j = i;
+        while (j < n && !is_digit(s[j])) /* every match starts at a digit: copy up to the next one */
+            j++;
+        memcpy(out + size, s + i, (size_t)(j - i));
+        size += j - i;
+        if (j == n)
+            break;
+        Py_ssize_t end = shape_end(s, n, j);
+        if (end >= 0) {
+            out[size++] = 0;
+            i = end;
+        } else {
+            out[size++] = s[j];
+            i = j + 1;
+        }
+    }
+    return size;
+}
+
+/* ---- distinct byte strings ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *text;
+    Py_ssize_t size;
+    uint64_t hash;
+    Py_ssize_t slot; /* index of its str object, -1 for an empty entry */
+} Entry;
+
+/* Memory kept from call to call (the GIL is held throughout a call): a block of a few thousand lines needs
+ * tables of a few hundred kB, which the allocator would map and unmap, page by page, on every call. */
+typedef struct {
+    void *at;
+    size_t size;
+} Scratch;
+
+static void *
+scratch(Scratch *s, size_t size)
+{
+    if (size > s->size) {
+        void *grown = PyMem_Realloc(s->at, size);
+        if (grown == NULL)
+            return NULL;
+        s->at = grown;
+        s->size = size;
+    }
+    return s->at;
+}
+
+typedef struct {
+    Entry *entries;
+    size_t mask;       /* capacity - 1, a power of two at least twice the entries held */
+    size_t held;
+    Scratch *memory;   /* where the entries lie */
+    Scratch *spare;    /* where they move when the table grows */
+} Table;
+
+static int
+table_init(Table *table, Scratch *memory, Scratch *spare, size_t capacity)
+{
+    table->entries = scratch(memory, capacity * sizeof(Entry));
+    if (table->entries == NULL)
+        return -1;
+    for (size_t i = 0; i < capacity; i++)
+        table->entries[i].slot = -1;
+    table->mask = capacity - 1;
+    table->held = 0;
+    table->memory = memory;
+    table->spare = spare;
+    return 0;
+}
+
+/* Counts an entry just filled in; the table doubles once it is half full (entries then move: look them up
+ * again). */
+static int
+table_added(Table *table)
+{
+    if (++table->held * 2 <= table->mask + 1)
+        return 0;
+    Entry *old = table->entries;
+    size_t capacity = table->mask + 1;
+    Scratch *memory = table->memory;
+    if (table_init(table, table->spare, memory, capacity * 2) < 0)
+        return -1;
+    for (size_t i = 0; i < capacity; i++) {
+        if (old[i].slot < 0)
+            continue;
+        size_t at = (size_t)old[i].hash & table->mask;
+        while (table->entries[at].slot >= 0)
+            at = (at + 1) & table->mask;
+        table->entries[at] = old[i];
+        table->held++;
+    }
+    return 0;
+}
+
+static uint64_t
+hash_bytes(const char *p, Py_ssize_t n)
+{
+    uint64_t a = 0x243F6A8885A308D3ULL ^ (uint64_t)n, b = 0x13198A2E03707344ULL, w;
+    for (; n >= 16; p += 16, n -= 16) { /* two lanes: the multiplications do not wait for each other */
+        memcpy(&w, p, 8);
+        a = (a ^ w) * 0x9E3779B97F4A7C15ULL;
+        a ^= a >> 32;
+        memcpy(&w, p + 8, 8);
+        b = (b ^ w) * 0xC2B2AE3D27D4EB4FULL;
+        b ^= b >> 29;
+    }
+    for (; n > 0; p += 8, n -= 8) {
+        w = 0;
+        memcpy(&w, p, (size_t)(n < 8 ? n : 8));
+        a = (a ^ w) * 0x9E3779B97F4A7C15ULL;
+        a ^= a >> 32;
+    }
+    a ^= b * 0x165667B19E3779F9ULL;
+    return a ^ (a >> 31);
+}
+
+/* The entry of text[:size]: its slot is -1 when the table does not hold it yet (fill it in then). */
+static Entry *
+table_find(Table *table, const char *text, Py_ssize_t size)
+{
+    uint64_t hash = hash_bytes(text, size);
+    for (size_t at = (size_t)hash & table->mask;; at = (at + 1) & table->mask) {
+        Entry *e = &table->entries[at];
+        if (e->slot < 0) {
+            e->text = text;
+            e->size = size;
+            e->hash = hash;
+            return e;
+        }
+        if (e->hash == hash && e->size == size && memcmp(e->text, text, (size_t)size) == 0)
+            return e;
+    }
+}
+
+/* ---- lines() ------------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject *line;
+    const char *text;
+    Py_ssize_t size;
+    Py_ssize_t count;
+    Py_ssize_t key; /* index of its SHAPE key's str object */
+} Distinct;
+
+static Scratch memories[6];
+#define SMALL_TABLE 4096 /* entries: a block of a level-5 log holds some 500 distinct lines */
+#define KEPT_MEMORY (4u << 20) /* bytes of scratch memory kept for the next call: more is given back */
+
+/* The lines of data[:end] (which ends with a line end), the first one preceded by `head` (the start of a
+ * line begun in the block before), each without its line end and one CR before it; a dict of each distinct
+ * line -> how many times it occurs, in the order of first occurrence (as Counter gives); and a dict of each
+ * distinct line -> its SHAPE key, in the same order. None when the block must be read line by line (a line
+ * that is not UTF-8, holds a NUL or is longer than `longest` characters): the caller's checked path reports
+ * those lines. */
+static PyObject *
+speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer data, head;
+    Py_ssize_t end, longest;
+    if (!PyArg_ParseTuple(args, "y*ny*n", &data, &end, &head, &longest))
+        return NULL;
+    PyObject *result = NULL, *lines = NULL, *counts = NULL, *shapes = NULL, **keys = NULL;
+    Distinct *distinct = NULL;
+    Py_ssize_t kinds = 0, shapes_made = 0, n = 0, *ends;
+    Table table, key_table;
+    char *first = NULL;
+    const char *buf = (const char *)data.buf;
+    if (end < 0 || end > data.len || (end > 0 && buf[end - 1] != '\n')) {
+        PyErr_SetString(PyExc_ValueError, "end must be within the data, just after a line end");
+        goto done;
+    }
+    /* where each line ends (a level-5 log's lines are some 190 bytes long; room grows as needed) */
+    size_t room = (size_t)end / 64 + 16;
+    if ((ends = scratch(&memories[0], room * sizeof(Py_ssize_t))) == NULL)
+        goto nomemory;
+    for (const char *p = buf, *stop = buf + end; (p = memchr(p, '\n', (size_t)(stop - p))) != NULL; p++) {
+        if ((size_t)n == room) {
+            room *= 2;
+            if ((ends = scratch(&memories[0], room * sizeof(Py_ssize_t))) == NULL)
+                goto nomemory;
+        }
+        ends[n++] = p - buf;
+    }
+    Py_ssize_t most = n ? n : 1;
+    if (table_init(&table, &memories[1], &memories[2], SMALL_TABLE) < 0
+        || (distinct = scratch(&memories[3], sizeof(Distinct) * (size_t)most)) == NULL
+        || (lines = PyList_New(n)) == NULL)
+        goto nomemory;
+    for (Py_ssize_t i = 0, pos = 0; i < n; pos = ends[i++] + 1) {
+        const char *text = buf + pos;
+        Py_ssize_t size = ends[i] - pos;
+        if (i == 0 && head.len) {
+            if ((first = PyMem_Malloc((size_t)(head.len + size + 1))) == NULL)
+                goto nomemory;
+            memcpy(first, head.buf, (size_t)head.len);
+            memcpy(first + head.len, text, (size_t)size);
+            text = first;
+            size += head.len;
+        }
+        if (size && text[size - 1] == '\r')
+            size--;
+        Entry *e = table_find(&table, text, size);
+        Py_ssize_t slot = e->slot;
+        if (slot < 0) {
+            if (memchr(text, '\0', (size_t)size) != NULL)
+                goto unfit;
+            PyObject *line = PyUnicode_DecodeUTF8(text, size, NULL);
+            if (line == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                    goto done;
+                PyErr_Clear();
+                goto unfit;
+            }
+            if (PyUnicode_GET_LENGTH(line) > longest) {
+                Py_DECREF(line);
+                goto unfit;
+            }
+            e->slot = slot = kinds;
+            distinct[kinds++] = (Distinct){line, text, size, 0, 0};
+            if (table_added(&table) < 0) /* e moves when the table grows */
+                goto nomemory;
+        }
+        Distinct *d = &distinct[slot];
+        d->count++;
+        Py_INCREF(d->line);
+        PyList_SET_ITEM(lines, i, d->line);
+    }
+    /* the keys, each distinct key made once: the key table points into one buffer that holds them all */
+    Py_ssize_t used = 0, held = 0;
+    for (Py_ssize_t k = 0; k < kinds; k++)
+        held += distinct[k].size;
+    unsigned char *key = scratch(&memories[4], (size_t)(held ? held : 1));
+    if (key == NULL || (keys = scratch(&memories[5], sizeof(PyObject *) * (size_t)(kinds ? kinds : 1))) == NULL
+        || table_init(&key_table, &memories[1], &memories[2], SMALL_TABLE) < 0)
+        goto nomemory;
+    for (Py_ssize_t k = 0; k < kinds; k++) {
+        unsigned char *out = key + used;
+        Py_ssize_t size = shape_key((const unsigned char *)distinct[k].text, distinct[k].size, out);
+        Entry *e = table_find(&key_table, (const char *)out, size);
+        int added = e->slot < 0;
+        if (added) {
+            PyObject *made = PyUnicode_DecodeUTF8((const char *)out, size, NULL);
+            if (made == NULL)
+                goto done;
+            e->slot = shapes_made;
+            keys[shapes_made++] = made;
+            used += size;
+        }
+        distinct[k].key = e->slot;
+        if (added && table_added(&key_table) < 0) /* e moves when the table grows */
+            goto nomemory;
+    }
+    if ((counts = PyDict_New()) == NULL || (shapes = PyDict_New()) == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k < kinds; k++) {
+        PyObject *count = PyLong_FromSsize_t(distinct[k].count);
+        if (count == NULL || PyDict_SetItem(counts, distinct[k].line, count) < 0) {
+            Py_XDECREF(count);
+            goto done;
+        }
+        Py_DECREF(count);
+        if (PyDict_SetItem(shapes, distinct[k].line, keys[distinct[k].key]) < 0)
+            goto done;
+    }
+    result = PyTuple_Pack(3, lines, counts, shapes);
+    goto done;
+unfit:
+    result = Py_NewRef(Py_None);
+    goto done;
+nomemory:
+    PyErr_NoMemory();
+done:
+    Py_XDECREF(lines); /* a list not filled to its end holds NULLs, which its deallocation skips */
+    Py_XDECREF(counts);
+    Py_XDECREF(shapes);
+    for (Py_ssize_t k = 0; k < kinds; k++)
+        Py_DECREF(distinct[k].line);
+    for (Py_ssize_t k = 0; k < shapes_made; k++)
+        Py_DECREF(keys[k]);
+    PyMem_Free(first);
+    for (int m = 0; m < 6; m++) {
+        if (memories[m].size > KEPT_MEMORY) {
+            PyMem_Free(memories[m].at);
+            memories[m] = (Scratch){NULL, 0};
+        }
+    }
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&head);
+    return result;
+}
+
+/* shape(text) -> the SHAPE key of one str (each match replaced by a NUL), for the tests that hold the scanner
+ * to the pattern. */
+static PyObject *
+speedups_shape(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(text, &n);
+    if (s == NULL)
+        return NULL;
+    unsigned char *out = PyMem_Malloc((size_t)(n ? n : 1));
+    if (out == NULL)
+        return PyErr_NoMemory();
+    PyObject *key = PyUnicode_DecodeUTF8((const char *)out, shape_key((const unsigned char *)s, n, out), NULL);
+    PyMem_Free(out);
+    return key;
+}
+
+static PyMethodDef methods[] = {
+    {"lines", speedups_lines, METH_VARARGS,
+     "lines(data, end, head, longest) -> (lines, counts, shapes) or None: the lines of data[:end] after head, "
+     "each distinct line's count and SHAPE key; None when a line is not UTF-8, holds a NUL or is longer than "
+     "longest characters."},
+    {"shape", speedups_shape, METH_O, "shape(text) -> the SHAPE key of text (each match replaced by a NUL)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "blaslog._speedups", "The parse pipeline's per-byte loop in C (optional).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,6 @@
+"""Types of the optional C extension (blaslog/_speedups.c); blaslog.inputs imports it where it was built."""
+
+def lines(
+    data: bytes, end: int, head: bytes, longest: int, /
+) -> tuple[list[str], dict[str, int], dict[str, str]] | None: ...
+def shape(text: str, /) -> str: ...

@@ -1,0 +1,165 @@
+"""The C extension (blaslog/_speedups.c) gives what the Python code gives, byte for byte: the same lines, the
+same counts in the same order, the same SHAPE keys, the same batches sent to the checked path, and the same
+parse of every bundled log. The rest of the suite runs with the extension where it is built; these tests run
+each log both ways."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import string
+import sysconfig
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import blaslog
+from blaslog import inputs
+from blaslog.formats._shapes import SHAPE, Shaper
+from blaslog.inputs import LONG, Reader
+from tests.conftest import FIXTURES
+
+speedups = inputs._speedups
+needs_speedups = pytest.mark.skipif(speedups is None, reason="blaslog._speedups is not built (no C compiler?)")
+
+LOGS = sorted(
+    p
+    for p in FIXTURES.glob("**/*")
+    if p.is_file() and p.suffix in (".log", ".txt", ".gz", ".csv") and p.stat().st_size < 5_000_000
+)
+
+
+def _batches(path: Path | str, pure: bool, monkeypatch, block: int = 4096) -> list[tuple]:
+    with monkeypatch.context() as patch:
+        if pure:
+            patch.setattr(inputs, "_speedups", None)
+        reader = Reader(str(path), block=block)
+        return [
+            (b.start, b.lines, None if b.shapes is None else list(b.shapes.items()), b.problems, b.counts)
+            for b in reader.batches()
+        ] + [(reader.ended_without_newline, reader.stream_error, reader.cr_lines)]
+
+
+def test_the_extension_is_built_where_a_compiler_is():
+    """A wheel built where a C compiler is holds the extension (hatch_build.py): without this test a build that
+    failed quietly would leave every user on the slow path."""
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}): the extension cannot be built here")
+    assert speedups is not None, "blaslog._speedups is missing although a C compiler is here: reinstall blaslog"
+
+
+@needs_speedups
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_batches_are_the_same_with_and_without_the_extension(path, monkeypatch):
+    assert _batches(path, False, monkeypatch) == _batches(path, True, monkeypatch)
+
+
+@needs_speedups
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_parse_is_the_same_with_and_without_the_extension(path, monkeypatch):
+    def parse():
+        result = blaslog.parse_file(str(path))
+        return [r.to_dict() for r in result.records], [f.to_dict(max_problems=10_000) for f in result.files]
+
+    fast = parse()
+    with monkeypatch.context() as patch:
+        patch.setattr(inputs, "_speedups", None)
+        assert parse() == fast
+
+
+#: Bytes a block of log can hold: what SHAPE looks at, line ends of three kinds, a NUL, UTF-8 of two and three
+#: bytes, and bytes that are not UTF-8.
+PIECES = [
+    *"0123456789xX[]-: T._(abcdefgAF\t",
+    "\n",
+    "\r\n",
+    "\r",
+    "\x00",
+    "é",
+    "✓",
+    "[2026-06-06 15:31:41]",
+    "2026-06-06T15:31:41.123456",
+    "0x0x7f00",
+    "0X7FFC7F88AD28",
+    "[321674][",
+    "[cublasLt][1234][Api][cublasLtMatmul] ",
+]
+
+
+@st.composite
+def blocks(draw) -> bytes:
+    pieces = draw(st.lists(st.sampled_from(PIECES), max_size=60))
+    data = "".join(pieces).encode()
+    if draw(st.booleans()):  # a byte that is not UTF-8, somewhere
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xe2\x9c"])) + data[at:]
+    return data
+
+
+@needs_speedups
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(head=blocks(), body=blocks(), longest=st.sampled_from([LONG, 8, 30]))
+def test_a_block_gives_what_the_python_code_gives(head, body, longest):
+    head = head.replace(b"\n", b" ")  # the start of a line begun in the block before
+    data = body + b"\n" + b"tail without a line end"
+    end = len(body) + 1
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(inputs, "LONG", longest)
+        fast = Reader("x")._batch(7, data, end, head)
+        patch.setattr(inputs, "_speedups", None)
+        pure = Reader("x")._batch(7, data, end, head)
+    assert (fast.start, fast.lines, fast.problems, fast.counts) == (pure.start, pure.lines, pure.problems, pure.counts)
+    assert (None if fast.shapes is None else list(fast.shapes.items())) == (
+        None if pure.shapes is None else list(pure.shapes.items())
+    )
+
+
+@needs_speedups
+@settings(max_examples=3000, deadline=None)
+@given(
+    text=st.one_of(
+        st.lists(st.sampled_from([p for p in PIECES if p not in ("\n", "\r\n", "\r")]), max_size=40).map("".join),
+        st.text(alphabet=string.digits + "xX[]-: .(,=abcdefABCDEF_gT", max_size=80),
+    )
+)
+def test_the_scanner_masks_what_the_shape_pattern_masks(text):
+    assert speedups.shape(text) == SHAPE.sub("\x00", text) == Shaper().keys([text])[text]
+
+
+@needs_speedups
+def test_equal_lines_share_one_string_and_equal_keys_one_key():
+    line = b"[2026-06-06 15:31:41][cublasLt][321674][Api][cublasLtMatmul] A=0X7F00 B=0X7F10\n"
+    other = line.replace(b"0X7F00", b"0X7F20")
+    lines, counts, shapes = speedups.lines(line * 3 + other, 4 * len(line), b"", LONG)
+    assert lines[0] is lines[1] is lines[2] and lines[3] is not lines[0]
+    assert list(counts.values()) == [3, 1]
+    assert shapes[lines[0]] is shapes[lines[3]]
+
+
+@needs_speedups
+def test_a_block_of_many_distinct_lines_grows_the_tables(monkeypatch):
+    data = b"".join(b"call %d of many\n" % i for i in range(50_000)) + b"x\r\n" * 3
+    lines, counts, shapes = speedups.lines(data, len(data), b"he", LONG)
+    assert lines[0] == "hecall 0 of many" and lines[-1] == "x" and len(lines) == 50_003
+    assert len(counts) == 50_001 and counts["x"] == 3 and len(set(shapes.values())) == 50_001
+
+
+@needs_speedups
+def test_a_compressed_log_cut_short_reads_the_same(tmp_path, monkeypatch):
+    whole = (FIXTURES / "seed" / "sharded.log").read_bytes() * 40
+    path = tmp_path / "cut.log.gz"
+    path.write_bytes(gzip.compress(whole)[:-200])
+    assert _batches(path, False, monkeypatch) == _batches(path, True, monkeypatch)
+
+
+@needs_speedups
+@pytest.mark.parametrize("bad", [b"\xff", b"\x00", b"x" * (LONG + 1)], ids=["not-utf8", "nul", "long"])
+def test_a_line_the_extension_cannot_take_sends_its_block_to_the_checked_path(bad):
+    data = b"fine\n" + bad + b"\nfine again\n"
+    assert speedups.lines(data, len(data), b"", LONG) is None
+    batch = Reader("x")._batch(1, data)
+    assert batch.shapes is None and batch.lines[0] == "fine" and batch.lines[2] == "fine again"
+    assert (1 in batch.problems) == (len(bad) == 1)  # a long line is only checked against the limits
