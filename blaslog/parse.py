@@ -244,6 +244,7 @@ class _FileParser:
         split, values = self.cache.shaper.split, self.cache.shaper.values
         name = self.reader.name
         sink, lazy = self.sink, self.lazy
+        memo: dict[str, list[str]] = {}  # a line of the batch -> its SHAPE values (a block repeats most lines)
         for index in indices:
             text = lines[index]
             number = start + index
@@ -263,7 +264,10 @@ class _FileParser:
                 if sink is not None:
                     sink.add_shaped(template, values(text), name, number, number)
                 elif lazy:
-                    yield ShapedCall(template, values(text), name, number, number)
+                    line_values = memo.get(text)
+                    if line_values is None:
+                        line_values = memo[text] = values(text)
+                    yield ShapedCall(template, line_values, name, number, number, text)
                 else:
                     yield template.make(template.build_fields(values(text), name, number, number))
                 continue

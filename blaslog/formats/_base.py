@@ -454,15 +454,20 @@ class ShapedCall:
     ids) and its place go, each put in as it stands, so a writer that encoded the shape's first record with
     marks there can write later ones by putting the values between the pieces."""
 
-    __slots__ = ("end_line", "line", "path", "template", "values")
+    __slots__ = ("end_line", "line", "path", "template", "text", "values")
 
-    def __init__(self, template: LineTemplate, values: list[str], path: str, line: int, end_line: int) -> None:
+    def __init__(
+        self, template: LineTemplate, values: list[str], path: str, line: int, end_line: int, text: str | None = None
+    ) -> None:
         self.template = template
         self.values = values
         """The line's SHAPE values."""
         self.path = path
         self.line = line
         self.end_line = end_line
+        self.text = text
+        """The one line the record was read from, when it was one line as it stands (its SHAPE values are all
+        that the line tells apart from other lines of its template: a writer may key what it wrote by it)."""
 
     def record(self) -> Record:
         """The record."""

@@ -9,6 +9,7 @@ from itertools import islice
 from operator import itemgetter
 from typing import Any
 
+from blaslog.formats._shapes import keep
 from blaslog.records import SCHEMA_VERSION
 from blaslog.report import Report
 from blaslog.reporters._base import Reporter, defuse_commands, register
@@ -43,6 +44,9 @@ class ShapeTexts:
     def __init__(self, encode: Callable[[dict[str, Any]], str]) -> None:
         self._encode = encode
         self._pieces: dict[Any, Any] = {}
+        self._rows: dict[str, tuple[Any, list[str]]] = {}
+        """A line -> (its template, its row's text cut where the line number goes), for rows read from lines that
+        come again (bounded: see formats._shapes.keep)."""
 
     def text(self, item: Any) -> str:
         """The text of a row: a ShapedRow, or a plain dict."""
@@ -55,7 +59,16 @@ class ShapeTexts:
         if pieces is False:
             return self._encode(item.row())
         form, pick = pieces  # as _fill does, inline (this runs once per row)
-        return form % pick((*call.values, call.line, call.end_line))  # type: ignore[no-any-return]
+        text = call.text
+        if text is None or call.line != call.end_line:
+            return form % pick((*call.values, call.line, call.end_line))  # type: ignore[no-any-return]
+        # rows of one line that read the same differ only in their line number: the row's text is kept (with
+        # its template) with a NUL where the number goes (JSON writes a NUL as \u0000: none is in the text)
+        found = self._rows.get(text)
+        if found is None or found[0] is not call.template:
+            found = (call.template, (form % pick((*call.values, "\x00", "\x00"))).split("\x00"))
+            keep(self._rows, text, found)
+        return str(call.line).join(found[1])
 
     @staticmethod
     def _fill(pieces: tuple[str, Callable[[tuple[Any, ...]], Any]], call: Any) -> str:
