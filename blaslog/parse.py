@@ -244,7 +244,8 @@ class _FileParser:
         split, values = self.cache.shaper.split, self.cache.shaper.values
         name = self.reader.name
         sink, lazy = self.sink, self.lazy
-        memo: dict[str, list[str]] = {}  # a line of the batch -> its SHAPE values (a block repeats most lines)
+        counts = batch.counts or {}
+        memo: dict[str, list[str]] = {}  # a line the batch holds again -> its SHAPE values
         for index in indices:
             text = lines[index]
             number = start + index
@@ -263,7 +264,9 @@ class _FileParser:
                 template = mark[1]
                 if sink is not None:
                     sink.add_shaped(template, values(text), name, number, number)
-                elif lazy:
+                elif lazy and counts[text] == 1:
+                    yield ShapedCall(template, values(text), name, number, number)
+                elif lazy:  # a line the batch holds again: its values are taken once, and a writer may key by it
                     line_values = memo.get(text)
                     if line_values is None:
                         line_values = memo[text] = values(text)

@@ -466,8 +466,8 @@ class ShapedCall:
         self.line = line
         self.end_line = end_line
         self.text = text
-        """The one line the record was read from, when it was one line as it stands (its SHAPE values are all
-        that the line tells apart from other lines of its template: a writer may key what it wrote by it)."""
+        """The one line the record was read from, given where the line comes again nearby (its SHAPE values are
+        all that tells it apart from other lines of its template: a writer may key what it wrote by it)."""
 
     def record(self) -> Record:
         """The record."""
