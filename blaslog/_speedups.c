@@ -6,6 +6,9 @@
  * most of its lines), so lines are decoded, allocated, hashed and masked once per distinct line; equal keys
  * share one str object too.
  *
+ * split(text) is the same mask for one str, with the values it masks (what formats._shapes.Shaper.split
+ * gives in Python).
+ *
  * shape_end() is the SHAPE pattern of blaslog/formats/_shapes.py written out as a scanner (that pattern stays
  * the definition). It reads UTF-8 bytes: every character SHAPE matches or looks at is ASCII, and the pattern is
  * compiled with re.ASCII, so a byte of a multi-byte character reads as the character does (neither a digit nor
@@ -403,21 +406,58 @@ done:
     return result;
 }
 
-/* shape(text) -> the SHAPE key of one str (each match replaced by a NUL), for the tests that hold the scanner
- * to the pattern. */
+/* split(text) -> (key, values): the SHAPE key of one str (each match replaced by a NUL) and the matches, as
+ * formats._shapes.Shaper.split gives them; None for a str that is not UTF-8 (a lone surrogate), which the
+ * caller masks in Python. */
 static PyObject *
-speedups_shape(PyObject *Py_UNUSED(module), PyObject *text)
+speedups_split(PyObject *Py_UNUSED(module), PyObject *text)
 {
     Py_ssize_t n;
-    const char *s = PyUnicode_AsUTF8AndSize(text, &n);
-    if (s == NULL)
-        return NULL;
+    const unsigned char *s = (const unsigned char *)PyUnicode_AsUTF8AndSize(text, &n);
+    if (s == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            return NULL;
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyObject *values = PyList_New(0), *key = NULL, *result = NULL;
     unsigned char *out = PyMem_Malloc((size_t)(n ? n : 1));
-    if (out == NULL)
-        return PyErr_NoMemory();
-    PyObject *key = PyUnicode_DecodeUTF8((const char *)out, shape_key((const unsigned char *)s, n, out), NULL);
+    if (values == NULL || out == NULL) {
+        if (out == NULL)
+            PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t size = 0, i = 0;
+    while (i < n) {
+        Py_ssize_t j = i;
+        while (j < n && !is_digit(s[j]))
+            j++;
+        memcpy(out + size, s + i, (size_t)(j - i));
+        size += j - i;
+        if (j == n)
+            break;
+        Py_ssize_t end = shape_end(s, n, j);
+        if (end < 0) {
+            out[size++] = s[j];
+            i = j + 1;
+            continue;
+        }
+        PyObject *value = PyUnicode_DecodeASCII((const char *)s + j, end - j, NULL);
+        if (value == NULL || PyList_Append(values, value) < 0) {
+            Py_XDECREF(value);
+            goto done;
+        }
+        Py_DECREF(value);
+        out[size++] = 0;
+        i = end;
+    }
+    if ((key = PyUnicode_DecodeUTF8((const char *)out, size, NULL)) != NULL)
+        result = PyTuple_Pack(2, key, values);
+done:
+    Py_XDECREF(key);
+    Py_XDECREF(values);
     PyMem_Free(out);
-    return key;
+    return result;
 }
 
 static PyMethodDef methods[] = {
@@ -425,7 +465,9 @@ static PyMethodDef methods[] = {
      "lines(data, end, head, longest) -> (lines, counts, shapes) or None: the lines of data[:end] after head, "
      "each distinct line's count and SHAPE key; None when a line is not UTF-8, holds a NUL or is longer than "
      "longest characters."},
-    {"shape", speedups_shape, METH_O, "shape(text) -> the SHAPE key of text (each match replaced by a NUL)."},
+    {"split", speedups_split, METH_O,
+     "split(text) -> (key, values): the SHAPE key of text (each match replaced by a NUL) and the matches; None "
+     "for a str that UTF-8 cannot hold."},
     {NULL, NULL, 0, NULL},
 };
 

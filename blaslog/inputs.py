@@ -19,13 +19,7 @@ from typing import Any, BinaryIO
 
 from blaslog.errors import InputError
 from blaslog.formats._shapes import Shaper
-
-try:  # the per-byte loop in C, built at install time where a compiler is there (blaslog/_speedups.c)
-    import blaslog._speedups as _speedups
-except ImportError:  # pragma: no cover (a wheel built without a compiler): the Python code below does its work
-    _speedups = None  # type: ignore[assignment]
-if os.environ.get("BLASLOG_PURE_PYTHON"):
-    _speedups = None  # type: ignore[assignment]
+from blaslog.formats._shapes import speedups as _speedups
 
 MAX_LINE = 1 << 20
 """Longest line (bytes) handed to a grammar; longer lines are reported, not parsed."""

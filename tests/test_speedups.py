@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import blaslog
 from blaslog import inputs
+from blaslog.formats import _shapes
 from blaslog.formats._shapes import SHAPE, Shaper
 from blaslog.inputs import LONG, Reader
 from tests.conftest import FIXTURES
@@ -31,10 +32,16 @@ LOGS = sorted(
 )
 
 
+def _pure(patch: pytest.MonkeyPatch) -> None:
+    """Everything in Python from here on."""
+    patch.setattr(inputs, "_speedups", None)
+    patch.setattr(_shapes, "speedups", None)
+
+
 def _batches(path: Path | str, pure: bool, monkeypatch, block: int = 4096) -> list[tuple]:
     with monkeypatch.context() as patch:
         if pure:
-            patch.setattr(inputs, "_speedups", None)
+            _pure(patch)
         reader = Reader(str(path), block=block)
         return [
             (b.start, b.lines, None if b.shapes is None else list(b.shapes.items()), b.problems, b.counts)
@@ -66,7 +73,7 @@ def test_parse_is_the_same_with_and_without_the_extension(path, monkeypatch):
 
     fast = parse()
     with monkeypatch.context() as patch:
-        patch.setattr(inputs, "_speedups", None)
+        _pure(patch)
         assert parse() == fast
 
 
@@ -109,7 +116,7 @@ def test_a_block_gives_what_the_python_code_gives(head, body, longest):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(inputs, "LONG", longest)
         fast = Reader("x")._batch(7, data, end, head)
-        patch.setattr(inputs, "_speedups", None)
+        _pure(patch)
         pure = Reader("x")._batch(7, data, end, head)
     assert (fast.start, fast.lines, fast.problems, fast.counts) == (pure.start, pure.lines, pure.problems, pure.counts)
     assert (None if fast.shapes is None else list(fast.shapes.items())) == (
@@ -126,7 +133,21 @@ def test_a_block_gives_what_the_python_code_gives(head, body, longest):
     )
 )
 def test_the_scanner_masks_what_the_shape_pattern_masks(text):
-    assert speedups.shape(text) == SHAPE.sub("\x00", text) == Shaper().keys([text])[text]
+    key, values = SHAPE.sub("\x00", text), SHAPE.findall(text)
+    assert speedups.split(text) == (key, values)
+    with pytest.MonkeyPatch.context() as patch:
+        _pure(patch)
+        assert Shaper().split(text) == (key, values) and Shaper().keys([text])[text] == key
+    data = text.encode()  # the block scanner: the same keys (a line holding a NUL goes to the checked path)
+    found = speedups.lines(data + b"\n", len(data) + 1, b"", LONG)
+    assert found is None if "\x00" in text else found[2] == {text: key}
+
+
+def test_a_string_utf8_cannot_hold_is_masked_in_python():
+    text = "[2026-06-06 15:31:41] A=0X7F \udcff"  # a lone surrogate (surrogateescape of a byte that is not UTF-8)
+    if speedups is not None:
+        assert speedups.split(text) is None
+    assert Shaper().split(text) == (SHAPE.sub("\x00", text), SHAPE.findall(text))
 
 
 @needs_speedups
