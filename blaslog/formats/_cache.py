@@ -114,6 +114,7 @@ class ShapeCache:
             self.built,
             self.shaper._heads,
             self.shaper._messages,
+            self.shaper._lines,
             *self._templates.values(),
             *self._bound.values(),
         ]

@@ -101,6 +101,9 @@ class Shaper:
     def __init__(self) -> None:
         self._heads: dict[str, tuple[str, list[str]]] = {}
         self._messages: dict[str, tuple[str, list[str]]] = {}
+        self._lines: dict[str, tuple[str, list[str]]] = {}
+        """Lines of multi-line records (cuBLAS `i!` lines, which come again record after record) split by the C
+        extension, which needs no head and message apart."""
 
     def _part(self, cache: dict[str, tuple[str, list[str]]], text: str) -> tuple[str, list[str]]:
         found = cache.get(text)
@@ -119,8 +122,12 @@ class Shaper:
 
     def split(self, line: str) -> tuple[str, list[str]]:
         """(SHAPE key, SHAPE values) of one line."""
-        if speedups is not None and (found := speedups.split(line)) is not None:
-            return found
+        if speedups is not None:
+            found = self._lines.get(line)
+            if found is None and (found := speedups.split(line)) is not None:
+                keep(self._lines, line, found)
+            if found is not None:
+                return found
         head, sep, message = line.partition("] ")
         if not sep:
             return self._part(self._messages, line)
@@ -131,7 +138,7 @@ class Shaper:
     def values(self, line: str) -> list[str]:
         """The SHAPE values of one line (:meth:`split` without building its key)."""
         if speedups is not None and (found := speedups.split(line)) is not None:
-            return found[1]
+            return found[1]  # not kept: a one-line record's line is seldom seen again (its pointers are new)
         head, sep, message = line.partition("] ")
         if not sep:
             return self._part(self._messages, line)[1]
