@@ -12,6 +12,7 @@ writing) is kept as an Event of kind ``truncated`` with a warning.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -22,7 +23,15 @@ from lark.exceptions import LarkError
 
 from blaslog.errors import LogParseError, SourceLocation
 from blaslog.formats import Sniffer
-from blaslog.formats._base import LineTemplate, LogFormat, RecordCut, RecordError, ShapedCall, describe_error
+from blaslog.formats._base import (
+    LineTemplate,
+    LogFormat,
+    RecordCut,
+    RecordError,
+    ShapedCall,
+    ShapedRun,
+    describe_error,
+)
 from blaslog.formats._cache import ShapeCache
 from blaslog.formats._shapes import keep
 from blaslog.inputs import Batch, Reader, text_reader
@@ -136,14 +145,17 @@ class _FileParser:
             return
         self.summary.problems.append(Problem(self.reader.name, line, message, text[:2000], severity, column))
 
-    def records(self) -> Iterator[Record | ShapedCall]:
+    def records(self) -> Iterator[Record | ShapedCall | ShapedRun]:
         summary = self.summary
         for batch in self.reader.batches():
             summary.lines += len(batch.lines)
             if batch.shapes is not None and not batch.problems and (not self.events or self.sink is None):
                 visit, marks = self._classify(batch)
                 self.cache.stats.visited += list(marks.values()).count(None)  # the marked ones are not assembled
-                yield from self._lines(batch, visit, marks)
+                if self.events and self.lazy and len(marks) == len(batch.lines):  # every line visited
+                    yield from self._in_runs(batch, marks)
+                else:
+                    yield from self._lines(batch, visit, marks)
             else:
                 self.cache.stats.visited += len(batch.lines)
                 yield from self._lines(batch, range(len(batch.lines)))
@@ -227,6 +239,44 @@ class _FileParser:
                 summary.other_records += count  # counted only, or (every record wanted) handed on by _lines
             summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count
         return visit, of
+
+    def _in_runs(self, batch: Batch, marks: dict[int, Any]) -> Iterator[Record | ShapedCall | ShapedRun]:
+        """What :meth:`_lines` gives when every record is wanted and written lazily, with each stretch of marked
+        lines (one-line records of known shapes) as one ShapedRun, and the lines between through :meth:`_lines`.
+
+        Every line of the batch is visited then (see :meth:`_classify`), so a stretch of marked lines ends the
+        record pending before it at the line before the stretch, as a marked line does in :meth:`_lines`."""
+        lines, start = batch.lines, batch.start
+        count = len(lines)
+        line_marks = list(map(marks.__getitem__, range(count)))
+        plain = list(compress(range(count), map(operator.not_, line_marks)))  # lines assembled one by one
+        plain.append(count)
+        begin = 0  # the first line not handed on yet
+        at = 0
+        while at < len(plain):
+            stop = plain[at]
+            if begin < stop:  # lines begin .. stop - 1 are marked
+                if self.pending is not None:
+                    record = self._finish(self.pending, start + begin - 1, at_end=False)
+                    self.pending = None
+                    if record is not None:
+                        yield record
+                yield ShapedRun(
+                    line_marks[begin:stop],
+                    lines[begin:stop],
+                    start + begin,
+                    self.reader.name,
+                    batch.counts or {},
+                    self.cache.shaper.values,
+                )
+            if stop == count:
+                break
+            end = at  # the plain lines stop .. plain[end] follow each other
+            while plain[end + 1] == plain[end] + 1 and plain[end + 1] < count:
+                end += 1
+            yield from self._lines(batch, range(stop, plain[end] + 1), marks)
+            begin, at = plain[end] + 1, end + 1
+        self.number = start + count - 1 if count else self.number
 
     def _lines(
         self, batch: Batch, indices: Iterable[int], marks: dict[int, Any] | None = None
@@ -634,15 +684,16 @@ def iter_file(
     progress: Callable[[int, int], None] | None = None,
     sink: Any = None,
     lazy: bool = False,
-) -> Iterator[Record | ShapedCall]:
+) -> Iterator[Record | ShapedCall | ShapedRun]:
     """Stream the records of one input (a path, or `-` for standard input).
 
     With `events` False only GEMM records are built (the others are counted). The input's FileSummary is
     appended to `summary_out` once the stream is exhausted. `progress(bytes, gemms)` is called as the
     input is read. With a `sink` (a :class:`~blaslog.runs.CompactRun`), GEMMs of a shape seen before are
     added to it without being built or yielded. With `lazy`, such GEMMs are yielded as
-    :class:`~blaslog.formats._base.ShapedCall` (``.record()`` builds it). Raises InputError when the input
-    cannot be opened.
+    :class:`~blaslog.formats._base.ShapedCall` (``.record()`` builds it), and with `events` too, stretches of
+    one-line records of known shapes as one :class:`~blaslog.formats._base.ShapedRun` each (see
+    :func:`built`). Raises InputError when the input cannot be opened.
     """
     parser = _FileParser(Reader(name), Sniffer(_names(log_format)), on_error, events)
     parser.progress = progress
@@ -659,8 +710,7 @@ def parse_file(
     """Parse one input into a ParseResult (with `events` False, only its GEMM records are kept)."""
     summaries: list[FileSummary] = []
     found = iter_file(name, log_format=log_format, on_error=on_error, summary_out=summaries, events=events)
-    records = tuple(r.record() if isinstance(r, ShapedCall) else r for r in found)  # not lazy: never a ShapedCall
-    return ParseResult(records, tuple(summaries))
+    return ParseResult(tuple(built(found)), tuple(summaries))
 
 
 def parse_text(
@@ -668,8 +718,18 @@ def parse_text(
 ) -> ParseResult:
     """Parse log text held in memory."""
     parser = _FileParser(text_reader(text, name), Sniffer(_names(log_format)), on_error)
-    records = tuple(r.record() if isinstance(r, ShapedCall) else r for r in parser.records())  # never lazy here
-    return ParseResult(records, (parser.summary,))
+    return ParseResult(tuple(built(parser.records())), (parser.summary,))
+
+
+def built(items: Iterable[Record | ShapedCall | ShapedRun]) -> Iterator[Record]:
+    """The records of :func:`iter_file`'s items, each built (the ShapedCalls and ShapedRuns of a lazy parse)."""
+    for item in items:
+        if type(item) is ShapedCall:
+            yield item.record()
+        elif type(item) is ShapedRun:
+            yield from (call.record() for call in item.calls())
+        else:  # a Record (type checkers do not narrow by `type(x) is`)
+            yield item  # type: ignore[misc]
 
 
 def _names(log_format: Iterable[str] | str | None) -> list[str] | None:

@@ -10,7 +10,7 @@ from blaslog.caps import Caps
 from blaslog.check import batch_invariance, check_run
 from blaslog.diff import DiffResult
 from blaslog.explain import describe_flags
-from blaslog.formats._base import ShapedCall
+from blaslog.formats._base import ShapedCall, ShapedRun
 from blaslog.inputs import ENDS_EARLY
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
 from blaslog.report import FINDING_CLASSES, Case, Finding, Location, Report, fold_ranks, sort_findings
@@ -70,13 +70,38 @@ class ShapedRow:
         return record_row(self.call.marked(marks, line, end_line), self.caps)
 
 
+class ShapedRows:
+    """The rows of a ShapedRun (consecutive records of known line shapes), for the same writers as ShapedRow."""
+
+    __slots__ = ("caps", "run")
+
+    def __init__(self, run: ShapedRun, caps: Caps | None) -> None:
+        self.run = run
+        self.caps = caps
+
+    def row(self, offset: int) -> ShapedRow:
+        """The ShapedRow of the record `offset` records into the run."""
+        return ShapedRow(self.run.call(offset), self.caps)
+
+    def after(self, offset: int) -> ShapedRows | None:
+        """The rows after the first `offset` ones, or None when there are none."""
+        return ShapedRows(self.run.after(offset), self.caps) if offset < len(self.run) else None
+
+
 def record_rows(
-    items: Iterable[Record | ShapedCall], caps: Caps | None = None, shaped: bool = False
-) -> Iterator[dict[str, Any] | ShapedRow]:
-    """Rows of records (and of the ShapedCalls of ``iter_file(lazy=True)``: ShapedRow when `shaped`)."""
+    items: Iterable[Record | ShapedCall | ShapedRun], caps: Caps | None = None, shaped: bool = False
+) -> Iterator[dict[str, Any] | ShapedRow | ShapedRows]:
+    """Rows of records (and of the ShapedCalls and ShapedRuns of ``iter_file(lazy=True)``: ShapedRow and
+    ShapedRows when `shaped`)."""
     for item in items:
         if type(item) is ShapedCall:
             yield ShapedRow(item, caps) if shaped else record_row(item.record(), caps)
+        elif type(item) is ShapedRun:
+            if shaped:
+                yield ShapedRows(item, caps)
+            else:
+                for call in item.calls():
+                    yield record_row(call.record(), caps)
         else:
             yield record_row(item, caps)  # type: ignore[arg-type]
 

@@ -177,3 +177,21 @@ def test_sarif_uris_are_percent_encoded(path, uri):
     from blaslog.reporters.sarif import artifact_uri
 
     assert artifact_uri(path) == uri
+
+
+@pytest.mark.parametrize("density", [0.0, 0.0005, 0.01, 0.3, 0.9])
+def test_double_hash_is_found_whatever_the_number_of_single_ones(density):
+    """defuse_old_syntax looks for `##` from one `#` to the next while they are few: it must find every `##` that
+    `in` finds, in short and long texts, with `#` rare or common."""
+    import random
+
+    from blaslog.reporters._base import _double_hash
+
+    rng = random.Random(int(density * 1e4))
+    for size in (0, 1, 2, 1023, 1024, 5000, 70_000):
+        for _ in range(20):
+            text = "".join("#" if rng.random() < density else "x" for _ in range(size))
+            if size and rng.random() < 0.5:
+                at = rng.randrange(size)
+                text = text[:at] + "##" + text[at:]
+            assert _double_hash(text) == ("##" in text)

@@ -322,3 +322,40 @@ def test_real_logs_parse_the_same_with_the_cache_on_and_off(path, events, monkey
         return [r.to_dict() for r in parser.records()], parser.summary.to_dict(max_problems=10**6)
 
     assert parse() == _without_cache(monkeypatch, parse)
+
+
+def _level5_text() -> str:
+    return _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log") * 3
+
+
+def test_runs_of_a_lazy_parse_build_the_records_of_a_plain_parse():
+    """With every record wanted and written lazily, stretches of lines of known shapes come as ShapedRuns: built,
+    they are the records a plain parse gives, in order."""
+    from blaslog.formats._base import ShapedRun
+    from blaslog.parse import built
+
+    text = _level5_text()
+    items = list(_parser(text, events=True, lazy=True).records())
+    runs = [item for item in items if type(item) is ShapedRun]
+    assert runs and sum(map(len, runs)) > len(items)  # most records come in runs
+    lazy = [record.to_dict() for record in built(items)]
+    assert lazy == [record.to_dict() for record in blaslog.parse_text(text, name="x").records]
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+@pytest.mark.parametrize("caps", [False, True], ids=["", "caps"])
+def test_a_run_is_written_as_its_rows_one_by_one(fmt, caps, generated_caps):
+    """A writer given a ShapedRows writes what it writes for the run's rows one at a time, as the first rows of
+    the output too (the json format writes no comma before its first row)."""
+    from blaslog.formats._base import ShapedRun
+    from blaslog.reporters import get_reporter
+    from blaslog.views import record_rows
+
+    run = next(item for item in _parser(_level5_text(), events=True, lazy=True).records() if type(item) is ShapedRun)
+    assert len(run) > 2
+    reporter, caps = get_reporter(fmt), generated_caps if caps else None
+    for first in (True, False):
+        as_run = "".join(reporter.stream_rows(record_rows([run], caps, reporter.shaped_rows), first))
+        as_rows = "".join(reporter.stream_rows(record_rows(list(run.calls()), caps, reporter.shaped_rows), first))
+        built = "".join(reporter.stream_rows(record_rows([c.record() for c in run.calls()], caps), first))
+        assert as_run == as_rows == built and as_run.count("\n") >= len(run)

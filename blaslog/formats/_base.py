@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -478,6 +479,53 @@ class ShapedCall:
         return self.template.make(self.template.build_fields(marks, self.path, line, end_line))  # type: ignore[no-any-return]
 
 
+class ShapedRun:
+    """Consecutive one-line records of known shapes, not built yet (``iter_file(lazy=True)`` when every record is
+    wanted): what a ShapedCall per line would say, without an object per record. A level-5 log's batch is
+    mostly such a run."""
+
+    __slots__ = ("counts", "first", "marks", "path", "texts", "values")
+
+    def __init__(
+        self,
+        marks: list[tuple[Any, LineTemplate]],
+        texts: list[str],
+        first: int,
+        path: str,
+        counts: dict[str, int],
+        values: Callable[[str], list[str]],
+    ) -> None:
+        self.marks = marks
+        """(dialect, template) of each record."""
+        self.texts = texts
+        """Each record's line."""
+        self.first = first
+        """Number of the first line."""
+        self.path = path
+        self.counts = counts
+        """How often each line comes in its batch (a writer keeps what it wrote only for lines that come again)."""
+        self.values = values
+        """A line's SHAPE values."""
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def call(self, offset: int) -> ShapedCall:
+        """The ShapedCall of the record `offset` records into the run."""
+        text, number = self.texts[offset], self.first + offset
+        again = self.counts.get(text, 0) > 1
+        return ShapedCall(self.marks[offset][1], self.values(text), self.path, number, number, text if again else None)
+
+    def calls(self) -> Iterator[ShapedCall]:
+        return map(self.call, range(len(self.texts)))
+
+    def after(self, offset: int) -> ShapedRun:
+        """The run without its first `offset` records."""
+        return ShapedRun(
+            self.marks[offset:], self.texts[offset:], self.first + offset, self.path, self.counts, self.values
+        )
+
+
 @functools.cache
 def _makers(cls: type) -> tuple[tuple[str, ...], Any]:
     return record_maker(cls)
@@ -801,6 +849,7 @@ __all__ = [
     "RecordCut",
     "RecordError",
     "ShapedCall",
+    "ShapedRun",
     "Slot",
     "Template",
     "Text",

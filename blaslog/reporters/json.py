@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
 from operator import itemgetter
 from typing import Any
 
@@ -13,7 +12,7 @@ from blaslog.formats._shapes import keep
 from blaslog.records import SCHEMA_VERSION
 from blaslog.report import Report
 from blaslog.reporters._base import Reporter, defuse_commands, register
-from blaslog.views import ShapedRow
+from blaslog.views import ShapedRow, ShapedRows
 
 
 def dumps(value: Any, indent: int | None = None) -> str:
@@ -21,10 +20,16 @@ def dumps(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=True, allow_nan=False, default=str)
 
 
-def _chunks(texts: Iterable[str], size: int = 256) -> Iterator[str]:
-    """The texts joined `size` at a time (fewer, larger writes)."""
-    texts = iter(texts)
-    while batch := list(islice(texts, size)):
+def _chunks(texts: Iterable[str], size: int = 256, large: int = 1 << 16) -> Iterator[str]:
+    """The texts joined `size` at a time (fewer, larger writes), or up to one that is `large` already (the
+    rows of a ShapedRows come as one text)."""
+    batch: list[str] = []
+    for text in texts:
+        batch.append(text)
+        if len(batch) == size or len(text) >= large:
+            yield "".join(batch)
+            batch = []
+    if batch:
         yield "".join(batch)
 
 
@@ -49,7 +54,9 @@ class ShapeTexts:
         come again (bounded: see formats._shapes.keep)."""
 
     def text(self, item: Any) -> str:
-        """The text of a row: a ShapedRow, or a plain dict."""
+        """The text of a row: a ShapedRow, or a plain dict; or the texts of the rows of a ShapedRows, joined."""
+        if type(item) is ShapedRows:
+            return self._run(item)
         if type(item) is not ShapedRow:
             return self._encode(item)
         call = item.call
@@ -69,6 +76,22 @@ class ShapeTexts:
             found = (call.template, (form % pick((*call.values, "\x00", "\x00"))).split("\x00"))
             keep(self._rows, text, found)
         return str(call.line).join(found[1])
+
+    def _run(self, rows: ShapedRows) -> str:
+        """The texts of a run's rows: those of lines kept (see :meth:`text`) with their numbers put in, the
+        others through :meth:`text`."""
+        run = rows.run
+        kept = self._rows.get
+        out = []
+        number = run.first
+        for (_, template), text in zip(run.marks, run.texts, strict=True):
+            found = kept(text)
+            if found is not None and found[0] is template:
+                out.append(str(number).join(found[1]))
+            else:
+                out.append(self.text(rows.row(number - run.first)))
+            number += 1
+        return "".join(out)
 
     @staticmethod
     def _fill(pieces: tuple[str, Callable[[tuple[Any, ...]], Any]], call: Any) -> str:
@@ -115,11 +138,18 @@ class JsonReporter(Reporter):
 
     def stream_rows(self, rows: Iterable[Any], first: bool) -> Iterator[str]:
         rows = iter(rows)
-        if first:
+        texts = ShapeTexts(lambda row: ",\n    " + dumps(row))
+        if first:  # the first row has no comma before it
             for row in rows:
-                yield "\n    " + dumps(row.row() if type(row) is ShapedRow else row)
+                if type(row) is ShapedRows:
+                    yield "\n    " + dumps(row.row(0).row())
+                    rest = row.after(1)
+                    if rest is not None:
+                        yield texts.text(rest)
+                else:
+                    yield "\n    " + dumps(row.row() if type(row) is ShapedRow else row)
                 break
-        yield from _chunks(map(ShapeTexts(lambda row: ",\n    " + dumps(row)).text, rows))
+        yield from _chunks(map(texts.text, rows))
 
     def stream_end(self, files: list[Any], any_rows: bool) -> str:
         summary = dumps({"files": [f.to_dict() for f in files]}, indent=2).replace("\n", "\n  ")
