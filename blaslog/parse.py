@@ -12,6 +12,7 @@ writing) is kept as an Event of kind ``truncated`` with a warning.
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -49,6 +50,8 @@ MAX_HELD_LINES = 16
 """Most lines of other text (prints, a person's `[...]`) in a row inside a record that is not over yet."""
 
 _DIGITS = re.compile(r"(\d+)")
+
+_IS_NONE = functools.partial(operator.is_, None)
 
 WRAP_MIN = 60
 """Narrowest width at which a line cut at a fixed width (a terminal or a log viewer wrapped it) is joined again."""
@@ -210,12 +213,11 @@ class _FileParser:
         visit = list(compress(range(len(lines)), map(visited.__contains__, lines)))
         last = len(lines) - 1
         before = {last} if lines and marks[lines[last]] is not None else set()
-        for i in visit:
-            if marks[lines[i]] is None:  # a line of a new shape may continue the record before it
-                if i and marks[lines[i - 1]] is not None and shapes[lines[i]] not in known:
-                    before.add(i - 1)
-            elif i == last or (marks[lines[i + 1]] is None and shapes[lines[i + 1]] not in known):
-                before.add(i)  # a GEMM the next line may continue: assemble it the ordinary way
+        for i in compress(range(len(lines)), map(_IS_NONE, map(marks.__getitem__, lines))):
+            # a line of a new shape may continue the record before it: a marked line before it is assembled the
+            # ordinary way (the batch's last line too: the next batch may continue it)
+            if i and marks[lines[i - 1]] is not None and shapes[lines[i]] not in known:
+                before.add(i - 1)
         tally: dict[Any, int] = {}
         for line, mark in marks.items():
             if mark is not None:

@@ -21,12 +21,18 @@ def dumps(value: Any, indent: int | None = None) -> str:
 
 
 def _chunks(texts: Iterable[str], size: int = 256, large: int = 1 << 16) -> Iterator[str]:
-    """The texts joined `size` at a time (fewer, larger writes), or up to one that is `large` already (the
-    rows of a ShapedRows come as one text)."""
+    """The texts joined `size` at a time (fewer, larger writes); a text `large` already (the rows of a ShapedRows)
+    on its own."""
     batch: list[str] = []
     for text in texts:
+        if len(text) >= large:  # on its own: not copied into a larger text
+            if batch:
+                yield "".join(batch)
+                batch = []
+            yield text
+            continue
         batch.append(text)
-        if len(batch) == size or len(text) >= large:
+        if len(batch) == size:
             yield "".join(batch)
             batch = []
     if batch:
