@@ -39,6 +39,9 @@ def _chunks(texts: Iterable[str], size: int = 256, large: int = 1 << 16) -> Iter
         yield "".join(batch)
 
 
+_TEMPLATE = itemgetter(1)
+"""The template of a ShapedRun's mark."""
+
 _MARK = re.compile(r"\\u0000(\d+)\\u0000")
 
 
@@ -88,15 +91,14 @@ class ShapeTexts:
         others through :meth:`text`."""
         run = rows.run
         kept = self._rows.get
-        out = []
-        number = run.first
-        for (_, template), text in zip(run.marks, run.texts, strict=True):
+        out: list[str] = []
+        append = out.append
+        for offset, (template, text) in enumerate(zip(map(_TEMPLATE, run.marks), run.texts, strict=True)):
             found = kept(text)
             if found is not None and found[0] is template:
-                out.append(str(number).join(found[1]))
+                append(str(run.first + offset).join(found[1]))
             else:
-                out.append(self.text(rows.row(number - run.first)))
-            number += 1
+                append(self.text(rows.row(offset)))
         return "".join(out)
 
     @staticmethod
