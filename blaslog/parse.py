@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any, Literal
@@ -154,8 +154,9 @@ class _FileParser:
             summary.lines += len(batch.lines)
             if batch.shapes is not None and not batch.problems and (not self.events or self.sink is None):
                 visit, marks = self._classify(batch)
-                self.cache.stats.visited += list(marks.values()).count(None)  # the marked ones are not assembled
-                if self.events and self.lazy and len(marks) == len(batch.lines):  # every line visited
+                # the marked lines are not assembled
+                self.cache.stats.visited += (marks if isinstance(marks, list) else list(marks.values())).count(None)
+                if isinstance(marks, list) and self.lazy:  # every record wanted: the marks go by position
                     yield from self._in_runs(batch, marks)
                 else:
                     yield from self._lines(batch, visit, marks)
@@ -187,9 +188,10 @@ class _FileParser:
         if summary.lines == 0 and not self.reader.stream_error:
             self.problem(0, "empty input", severity="warning")
 
-    def _classify(self, batch: Batch) -> tuple[list[int], dict[int, Any]]:
+    def _classify(self, batch: Batch) -> tuple[Sequence[int], dict[int, Any] | list[Any]]:
         """Count the batch's lines that are whole records of a known shape with nothing to build; return the
-        indices of the others, for :meth:`_lines`, and the mark of each of those.
+        indices of the others, for :meth:`_lines`, and the mark of each of those (by index; a list of every
+        line's mark when every record is wanted, every line visited then).
 
         Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
         so it can be counted without visiting it. Counting works on the batch's distinct lines (and their
@@ -209,8 +211,6 @@ class _FileParser:
         )
         assert shapes is not None and counts is not None
         marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
-        visited = {line for line, mark in marks.items() if mark is None or type(mark) is tuple}
-        visit = list(compress(range(len(lines)), map(visited.__contains__, lines)))
         last = len(lines) - 1
         before = {last} if lines and marks[lines[last]] is not None else set()
         for i in compress(range(len(lines)), map(_IS_NONE, map(marks.__getitem__, lines))):
@@ -224,10 +224,20 @@ class _FileParser:
                 tally[mark] = tally.get(mark, 0) + counts[line]
         for i in before:
             tally[marks[lines[i]]] -= 1
-        of = dict(zip(visit, map(marks.__getitem__, map(lines.__getitem__, visit)), strict=True))
-        if before:
-            of.update(dict.fromkeys(before))
-            visit = sorted(before.union(visit))
+        of: dict[int, Any] | list[Any]
+        if self.events:
+            # every mark is (dialect, template), so every line is visited: the marks go by position
+            of = list(map(marks.__getitem__, lines))
+            for i in before:
+                of[i] = None
+            visit: Sequence[int] = range(len(lines))
+        else:
+            visited = {line for line, mark in marks.items() if mark is None or type(mark) is tuple}
+            visit = list(compress(range(len(lines)), map(visited.__contains__, lines)))
+            of = dict(zip(visit, map(marks.__getitem__, map(lines.__getitem__, visit)), strict=True))
+            if before:
+                of.update(dict.fromkeys(before))
+                visit = sorted(before.union(visit))
         summary = self.summary
         for mark, count in tally.items():
             if not count:
@@ -242,16 +252,15 @@ class _FileParser:
             summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count
         return visit, of
 
-    def _in_runs(self, batch: Batch, marks: dict[int, Any]) -> Iterator[Record | ShapedCall | ShapedRun]:
+    def _in_runs(self, batch: Batch, marks: list[Any]) -> Iterator[Record | ShapedCall | ShapedRun]:
         """What :meth:`_lines` gives when every record is wanted and written lazily, with each stretch of marked
         lines (one-line records of known shapes) as one ShapedRun, and the lines between through :meth:`_lines`.
 
         Every line of the batch is visited then (see :meth:`_classify`), so a stretch of marked lines ends the
         record pending before it at the line before the stretch, as a marked line does in :meth:`_lines`."""
-        lines, start = batch.lines, batch.start
+        lines, start, line_marks = batch.lines, batch.start, marks
         count = len(lines)
-        line_marks = list(map(marks.__getitem__, range(count)))
-        plain = list(compress(range(count), map(operator.not_, line_marks)))  # lines assembled one by one
+        plain = list(compress(range(count), map(_IS_NONE, line_marks)))  # lines assembled one by one
         plain.append(count)
         begin = 0  # the first line not handed on yet
         at = 0
@@ -281,7 +290,7 @@ class _FileParser:
         self.number = start + count - 1 if count else self.number
 
     def _lines(
-        self, batch: Batch, indices: Iterable[int], marks: dict[int, Any] | None = None
+        self, batch: Batch, indices: Iterable[int], marks: dict[int, Any] | list[Any] | None = None
     ) -> Iterator[Record | ShapedCall]:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the

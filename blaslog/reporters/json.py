@@ -82,23 +82,37 @@ class ShapeTexts:
         # its template) with a NUL where the number goes (JSON writes a NUL as \u0000: none is in the text)
         found = self._rows.get(text)
         if found is None or found[0] is not call.template:
-            found = (call.template, (form % pick((*call.values, "\x00", "\x00"))).split("\x00"))
-            keep(self._rows, text, found)
+            return str(call.line).join(self._keep(call.template, pieces, call.values, text))
         return str(call.line).join(found[1])
+
+    def _keep(self, template: Any, pieces: Any, values: list[str], text: str) -> list[str]:
+        """The row of `text` (of `template`, whose pieces are `pieces`; its SHAPE values `values`) cut where its
+        line number goes, kept for the next time `text` comes."""
+        form, pick = pieces
+        parts = (form % pick((*values, "\x00", "\x00"))).split("\x00")
+        keep(self._rows, text, (template, parts))
+        return parts
 
     def _run(self, rows: ShapedRows) -> str:
         """The texts of a run's rows: those of lines kept (see :meth:`text`) with their numbers put in, the
         others through :meth:`text`."""
         run = rows.run
-        kept = self._rows.get
+        kept, made, counts = self._rows.get, self._pieces.get, run.counts
         out: list[str] = []
         append = out.append
         for offset, (template, text) in enumerate(zip(map(_TEMPLATE, run.marks), run.texts, strict=True)):
             found = kept(text)
             if found is not None and found[0] is template:
                 append(str(run.first + offset).join(found[1]))
-            else:
+                continue
+            pieces = made(template)
+            if not pieces:  # the template's pieces are not made yet, or it is encoded whole (False)
                 append(self.text(rows.row(offset)))
+            elif counts.get(text, 0) > 1:  # as text() does for a ShapedCall of the line (see ShapedRun.call)
+                append(str(run.first + offset).join(self._keep(template, pieces, run.values(text), text)))
+            else:
+                number = run.first + offset
+                append(pieces[0] % pieces[1]((*run.values(text), number, number)))
         return "".join(out)
 
     @staticmethod
