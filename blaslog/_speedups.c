@@ -142,8 +142,11 @@ typedef struct {
     Py_ssize_t slot; /* index of its str object, -1 for an empty entry */
 } Entry;
 
-/* Memory kept from call to call (the GIL is held throughout a call): a block of a few thousand lines needs
- * tables of a few hundred kB, which the allocator would map and unmap, page by page, on every call. */
+/* Memory kept from call to call: a block of a few thousand lines needs tables of a few hundred kB, which the
+ * allocator would map and unmap, page by page, on every call. A call takes the kept buffers out of the pool
+ * and hands them back at its end: the garbage collector may run inside a call (when it makes a list or a
+ * dict) and run Python code that calls again, or lets another thread call, and such a call must not touch
+ * the buffers in use. */
 typedef struct {
     void *at;
     size_t size;
@@ -209,10 +212,12 @@ table_added(Table *table)
     return 0;
 }
 
+static uint64_t seed; /* from Python's randomised str hash: lines made to collide in one process do not in the next */
+
 static uint64_t
 hash_bytes(const char *p, Py_ssize_t n)
 {
-    uint64_t a = 0x243F6A8885A308D3ULL ^ (uint64_t)n, b = 0x13198A2E03707344ULL, w;
+    uint64_t a = seed ^ (uint64_t)n, b = seed * 0x13198A2E03707345ULL, w;
     for (; n >= 16; p += 16, n -= 16) { /* two lanes: the multiplications do not wait for each other */
         memcpy(&w, p, 8);
         a = (a ^ w) * 0x9E3779B97F4A7C15ULL;
@@ -259,7 +264,8 @@ typedef struct {
     Py_ssize_t key; /* index of its SHAPE key's str object */
 } Distinct;
 
-static Scratch memories[6];
+#define SCRATCHES 6
+static Scratch pool[SCRATCHES];
 #define SMALL_TABLE 4096 /* entries: a block of a level-5 log holds some 500 distinct lines */
 #define KEPT_MEMORY (4u << 20) /* bytes of scratch memory kept for the next call: more is given back */
 
@@ -276,6 +282,11 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
     Py_ssize_t end, longest;
     if (!PyArg_ParseTuple(args, "y*ny*n", &data, &end, &head, &longest))
         return NULL;
+    Scratch memories[SCRATCHES];
+    for (int m = 0; m < SCRATCHES; m++) {
+        memories[m] = pool[m];
+        pool[m] = (Scratch){NULL, 0};
+    }
     PyObject *result = NULL, *lines = NULL, *counts = NULL, *shapes = NULL, **keys = NULL;
     Distinct *distinct = NULL;
     Py_ssize_t kinds = 0, shapes_made = 0, n = 0, *ends;
@@ -395,11 +406,11 @@ done:
     for (Py_ssize_t k = 0; k < shapes_made; k++)
         Py_DECREF(keys[k]);
     PyMem_Free(first);
-    for (int m = 0; m < 6; m++) {
-        if (memories[m].size > KEPT_MEMORY) {
+    for (int m = 0; m < SCRATCHES; m++) {
+        if (memories[m].size > KEPT_MEMORY || pool[m].at != NULL) /* too big, or a call inside this one kept its own */
             PyMem_Free(memories[m].at);
-            memories[m] = (Scratch){NULL, 0};
-        }
+        else
+            pool[m] = memories[m];
     }
     PyBuffer_Release(&data);
     PyBuffer_Release(&head);
@@ -479,5 +490,13 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
+    PyObject *text = PyUnicode_FromString("blaslog._speedups");
+    if (text == NULL)
+        return NULL;
+    Py_hash_t hash = PyObject_Hash(text);
+    Py_DECREF(text);
+    if (hash == -1 && PyErr_Occurred())
+        return NULL;
+    seed = ((uint64_t)hash * 0x9E3779B97F4A7C15ULL) ^ 0x243F6A8885A308D3ULL;
     return PyModule_Create(&module);
 }

@@ -184,3 +184,34 @@ def test_a_line_the_extension_cannot_take_sends_its_block_to_the_checked_path(ba
     batch = Reader("x")._batch(1, data)
     assert batch.shapes is None and batch.lines[0] == "fine" and batch.lines[2] == "fine again"
     assert (1 in batch.problems) == (len(bad) == 1)  # a long line is only checked against the limits
+
+
+@needs_speedups
+@pytest.mark.parametrize("nested", [10, 200_000], ids=["small", "large"])
+def test_a_call_made_inside_a_call_leaves_the_outer_one_intact(nested):
+    """A collection of the garbage collector can run inside a call (it makes lists and dicts) and run Python
+    code that calls again, or lets another thread call: the inner call must not touch the outer call's memory
+    (the C kept its scratch buffers in one shared pool: a use after free, found in review)."""
+    import gc
+
+    inner = b"".join(b"other line %d\n" % i for i in range(nested))
+    data = b"".join(b"a line %d\n" % (i % 50) for i in range(2000))
+    want = speedups.lines(data, len(data), b"", LONG)
+    calls = []
+
+    def callback(phase, info):
+        if phase == "start" and len(calls) < 3:
+            calls.append(speedups.lines(inner, len(inner), b"", LONG))
+
+    threshold = gc.get_threshold()
+    gc.collect()
+    gc.callbacks.append(callback)
+    try:
+        gc.set_threshold(1)  # a collection at the call's first tracked objects (its list, its result)
+        got = speedups.lines(data, len(data), b"", LONG)
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(callback)
+    assert calls, "no collection ran inside the call"
+    assert got == want
+    assert all(len(found[0]) == nested for found in calls)
