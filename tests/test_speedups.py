@@ -53,8 +53,8 @@ def test_the_extension_is_built_where_a_compiler_is():
     """A wheel built where a C compiler is holds the extension (hatch_build.py): without this test a build that
     failed quietly would leave every user on the slow path."""
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    if shutil.which(compiler) is None:
-        pytest.skip(f"no C compiler ({compiler}): the extension cannot be built here")
+    if shutil.which(compiler) is None or not Path(sysconfig.get_paths()["include"], "Python.h").is_file():
+        pytest.skip(f"no C compiler ({compiler}) or no Python headers: the extension cannot be built here")
     assert speedups is not None, "blaslog._speedups is missing although a C compiler is here: reinstall blaslog"
 
 

@@ -42,8 +42,8 @@ def test_wheel_carries_the_compiled_extension_where_a_compiler_is(wheel):
     """hatch_build.py compiles blaslog/_speedups.c into the wheel (tagged for this platform), or leaves a pure
     Python wheel where no compiler is."""
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    if shutil.which(compiler) is None:
-        pytest.skip(f"no C compiler ({compiler}) here")
+    if shutil.which(compiler) is None or not Path(sysconfig.get_paths()["include"], "Python.h").is_file():
+        pytest.skip(f"no C compiler ({compiler}) or no Python headers here")
     names = zipfile.ZipFile(wheel).namelist()
     assert "blaslog/_speedups" + sysconfig.get_config_var("EXT_SUFFIX") in names
     assert not wheel.name.endswith("-py3-none-any.whl")
