@@ -108,9 +108,10 @@ shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
     return -1;
 }
 
-/* Writes the SHAPE key of s[:n] (each match replaced by a NUL) to out, which holds n bytes; returns its size. */
+/* Writes the SHAPE key of s[:n] (each match replaced by a NUL) to out, which holds n bytes, and appends each
+ * match to the list `values` unless it is NULL; returns the key's size, or -1 with an exception set. */
 static Py_ssize_t
-shape_key(const unsigned char *s, Py_ssize_t n, unsigned char *out)
+shape_key(const unsigned char *s, Py_ssize_t n, unsigned char *out, PyObject *values)
 {
     Py_ssize_t size = 0, i = 0;
     while (i < n) {
@@ -122,13 +123,21 @@ shape_key(const unsigned char *s, Py_ssize_t n, unsigned char *out)
         if (j == n)
             break;
         Py_ssize_t end = shape_end(s, n, j);
-        if (end >= 0) {
-            out[size++] = 0;
-            i = end;
-        } else {
+        if (end < 0) {
             out[size++] = s[j];
             i = j + 1;
+            continue;
         }
+        if (values != NULL) {
+            PyObject *value = PyUnicode_DecodeASCII((const char *)s + j, end - j, NULL);
+            if (value == NULL || PyList_Append(values, value) < 0) {
+                Py_XDECREF(value);
+                return -1;
+            }
+            Py_DECREF(value);
+        }
+        out[size++] = 0;
+        i = end;
     }
     return size;
 }
@@ -363,7 +372,7 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         goto nomemory;
     for (Py_ssize_t k = 0; k < kinds; k++) {
         unsigned char *out = key + used;
-        Py_ssize_t size = shape_key((const unsigned char *)distinct[k].text, distinct[k].size, out);
+        Py_ssize_t size = shape_key((const unsigned char *)distinct[k].text, distinct[k].size, out, NULL);
         Entry *e = table_find(&key_table, (const char *)out, size);
         int added = e->slot < 0;
         if (added) {
@@ -438,30 +447,9 @@ speedups_split(PyObject *Py_UNUSED(module), PyObject *text)
             PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t size = 0, i = 0;
-    while (i < n) {
-        Py_ssize_t j = i;
-        while (j < n && !is_digit(s[j]))
-            j++;
-        memcpy(out + size, s + i, (size_t)(j - i));
-        size += j - i;
-        if (j == n)
-            break;
-        Py_ssize_t end = shape_end(s, n, j);
-        if (end < 0) {
-            out[size++] = s[j];
-            i = j + 1;
-            continue;
-        }
-        PyObject *value = PyUnicode_DecodeASCII((const char *)s + j, end - j, NULL);
-        if (value == NULL || PyList_Append(values, value) < 0) {
-            Py_XDECREF(value);
-            goto done;
-        }
-        Py_DECREF(value);
-        out[size++] = 0;
-        i = end;
-    }
+    Py_ssize_t size = shape_key(s, n, out, values);
+    if (size < 0)
+        goto done;
     if ((key = PyUnicode_DecodeUTF8((const char *)out, size, NULL)) != NULL)
         result = PyTuple_Pack(2, key, values);
 done:
