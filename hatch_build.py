@@ -32,8 +32,13 @@ class SpeedupsHook(BuildHookInterface):  # type: ignore[type-arg]
         if built is None:
             return
         name = "blaslog/_speedups" + sysconfig.get_config_var("EXT_SUFFIX")
-        if version == "editable":
-            shutil.copyfile(built, Path(self.root) / name)  # an editable install imports the source folder
+        if version == "editable":  # an editable install imports the source folder
+            target = Path(self.root) / name
+            staged = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            shutil.copyfile(built, staged)
+            # renamed into place, not written over: a process that has the old module loaded keeps its file
+            # (writing over a loaded shared library crashes that process)
+            os.replace(staged, target)
         else:
             build_data["force_include"][str(built)] = name
         build_data["pure_python"] = False
