@@ -375,9 +375,10 @@ def _compared(
     parts, findings = [], []
     for summary in files:
         calls = by_file.get(summary.path, [])
-        distinct = {id(call): call for call in map(_distinct, calls)}  # a run hands the same few calls over
+        behind = list(map(_distinct, calls))
+        distinct = {id(call): call for call in behind}  # a run hands the same few calls over
         per_signature: Counter[Any] = Counter()
-        for key, times in Counter(map(id, map(_distinct, calls))).items():
+        for key, times in Counter(map(id, behind)).items():
             per_signature[distinct[key].signature()] += times
         repeated = sum(1 for times in per_signature.values() if times > 1)
         parts.append(f"{summary.path} {repeated} of {len(per_signature)} GEMM signatures ran more than once")

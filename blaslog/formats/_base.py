@@ -510,11 +510,15 @@ class ShapedRun:
     def __len__(self) -> int:
         return len(self.texts)
 
+    def again(self, text: str) -> bool:
+        """Whether the line `text` comes again in its batch (a ShapedCall then carries it: see ShapedCall.text)."""
+        return self.counts.get(text, 0) > 1
+
     def call(self, offset: int) -> ShapedCall:
         """The ShapedCall of the record `offset` records into the run."""
         text, number = self.texts[offset], self.first + offset
-        again = self.counts.get(text, 0) > 1
-        return ShapedCall(self.marks[offset][1], self.values(text), self.path, number, number, text if again else None)
+        kept = text if self.again(text) else None
+        return ShapedCall(self.marks[offset][1], self.values(text), self.path, number, number, kept)
 
     def calls(self) -> Iterator[ShapedCall]:
         return map(self.call, range(len(self.texts)))

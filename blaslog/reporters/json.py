@@ -97,7 +97,7 @@ class ShapeTexts:
         """The texts of a run's rows: those of lines kept (see :meth:`text`) with their numbers put in, the
         others through :meth:`text`."""
         run = rows.run
-        kept, made, counts = self._rows.get, self._pieces.get, run.counts
+        kept, made = self._rows.get, self._pieces.get
         out: list[str] = []
         append = out.append
         for offset, (template, text) in enumerate(zip(map(_TEMPLATE, run.marks), run.texts, strict=True)):
@@ -108,7 +108,7 @@ class ShapeTexts:
             pieces = made(template)
             if not pieces:  # the template's pieces are not made yet, or it is encoded whole (False)
                 append(self.text(rows.row(offset)))
-            elif counts.get(text, 0) > 1:  # as text() does for a ShapedCall of the line (see ShapedRun.call)
+            elif run.again(text):  # as text() does for the ShapedCall of the line (see ShapedRun.call)
                 append(str(run.first + offset).join(self._keep(template, pieces, run.values(text), text)))
             else:
                 number = run.first + offset
