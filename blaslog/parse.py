@@ -17,7 +17,7 @@ import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, islice
 from typing import Any, Literal
 
 from lark.exceptions import LarkError
@@ -88,6 +88,9 @@ class _Pending:
     width: int = 0
     """Length of the first piece of its last line, as read (tag included); 0 for a record glued to the one
     before on its first line, which is never joined to a next piece."""
+    key: str | None = None
+    """Its lines' SHAPE keys joined by line ends, bound to a template, when it was assembled in one step (see
+    ``_FileParser._follow``); None once a line is added otherwise."""
 
     def even(self) -> bool:
         """Two lines or more, each as long as the first (tag included, or the tag left out): the width the
@@ -139,6 +142,11 @@ class _FileParser:
         """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
         self.lazy = False
         """Yield a ShapedCall, not the record, for a line of a known shape (when there is no sink)."""
+        self._spans: dict[str, tuple[int, ...]] = {}
+        """SHAPE key of a line that began a record of several lines bound to a template -> the numbers of lines
+        that followed it in such records (see :meth:`_follow`)."""
+        self._valued: dict[str, tuple[int, ...]] = {}
+        """Joined SHAPE keys of such a record -> which of its lines hold SHAPE values."""
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
         if severity == "error" and self.on_error == "raise":
@@ -155,7 +163,7 @@ class _FileParser:
             if batch.shapes is not None and not batch.problems and (not self.events or self.sink is None):
                 visit, marks = self._classify(batch)
                 # the marked lines are not assembled
-                self.cache.stats.visited += (marks if isinstance(marks, list) else list(marks.values())).count(None)
+                self.cache.stats.visited += marks.count(None) if isinstance(marks, list) else len(visit) - len(marks)
                 if isinstance(marks, list) and self.lazy:  # every record wanted: the marks go by position
                     yield from self._in_runs(batch, marks)
                 else:
@@ -190,8 +198,8 @@ class _FileParser:
 
     def _classify(self, batch: Batch) -> tuple[Sequence[int], dict[int, Any] | list[Any]]:
         """Count the batch's lines that are whole records of a known shape with nothing to build; return the
-        indices of the others, for :meth:`_lines`, and the mark of each of those (by index; a list of every
-        line's mark when every record is wanted, every line visited then).
+        indices of the others, for :meth:`_lines`, and the marks among those (by index, for the marked GEMM lines
+        visited; a list of every line's mark when every record is wanted, every line visited then).
 
         Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
         so it can be counted without visiting it. Counting works on the batch's distinct lines (and their
@@ -211,12 +219,15 @@ class _FileParser:
         )
         assert shapes is not None and counts is not None
         marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
+        line_marks = list(map(marks.__getitem__, lines))
+        unmarked = list(map(_IS_NONE, line_marks))
         last = len(lines) - 1
-        before = {last} if lines and marks[lines[last]] is not None else set()
-        for i in compress(range(len(lines)), map(_IS_NONE, map(marks.__getitem__, lines))):
-            # a line of a new shape may continue the record before it: a marked line before it is assembled the
-            # ordinary way (the batch's last line too: the next batch may continue it)
-            if i and marks[lines[i - 1]] is not None and shapes[lines[i]] not in known:
+        before = {last} if lines and not unmarked[last] else set()
+        for i in compress(range(1, len(lines)), map(operator.lt, unmarked, islice(unmarked, 1, None))):
+            # a line of a new shape may continue the record before it: a marked line before it (an unmarked line
+            # follows a marked one at i) is assembled the ordinary way (the batch's last line too: the next batch
+            # may continue it)
+            if shapes[lines[i]] not in known:
                 before.add(i - 1)
         tally: dict[Any, int] = {}
         for line, mark in marks.items():
@@ -227,17 +238,25 @@ class _FileParser:
         of: dict[int, Any] | list[Any]
         if self.events:
             # every mark is (dialect, template), so every line is visited: the marks go by position
-            of = list(map(marks.__getitem__, lines))
+            of = line_marks
             for i in before:
                 of[i] = None
             visit: Sequence[int] = range(len(lines))
         else:
+            # the visited lines: the unmarked ones, and the GEMMs marked (dialect, template), which alone have marks
+            # in `of` (by index)
             visited = {line for line, mark in marks.items() if mark is None or type(mark) is tuple}
             visit = list(compress(range(len(lines)), map(visited.__contains__, lines)))
-            of = dict(zip(visit, map(marks.__getitem__, map(lines.__getitem__, visit)), strict=True))
+            gemms = {line for line, mark in marks.items() if type(mark) is tuple}
+            marked = list(compress(range(len(lines)), map(gemms.__contains__, lines))) if gemms else []
+            of = dict(zip(marked, map(line_marks.__getitem__, marked), strict=True))
             if before:
-                of.update(dict.fromkeys(before))
-                visit = sorted(before.union(visit))
+                for i in before:
+                    of.pop(i, None)
+                extra = [i for i in before if type(line_marks[i]) is not tuple]
+                if extra:  # timsort merges the few of them into the sorted run
+                    visit.extend(extra)
+                    visit.sort()
         summary = self.summary
         for mark, count in tally.items():
             if not count:
@@ -290,7 +309,7 @@ class _FileParser:
         self.number = start + count - 1 if count else self.number
 
     def _lines(
-        self, batch: Batch, indices: Iterable[int], marks: dict[int, Any] | list[Any] | None = None
+        self, batch: Batch, indices: Sequence[int], marks: dict[int, Any] | list[Any] | None = None
     ) -> Iterator[Record | ShapedCall]:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
@@ -307,10 +326,15 @@ class _FileParser:
         sink, lazy = self.sink, self.lazy
         counts = batch.counts or {}
         memo: dict[str, list[str]] = {}  # a line the batch holds again -> its SHAPE values
-        for index in indices:
+        spans = self._spans
+        by_position = isinstance(marks, list)  # every line's mark, or those of the marked lines (by index)
+        positions: list[Any] = marks if isinstance(marks, list) else []
+        marked: dict[int, Any] = marks if isinstance(marks, dict) else {}
+        walk = enumerate(indices)
+        for position, index in walk:
             text = lines[index]
             number = start + index
-            mark = marks[index] if marks is not None else None
+            mark = positions[index] if by_position else marked.get(index)
             problem = problems.get(index) if problems else None
             if pending is not None and (index != previous + 1 or mark is not None or (problem and problem[1])):
                 # lines counted already (a gap), a marked GEMM and a line that cannot be used end the record
@@ -363,7 +387,7 @@ class _FileParser:
                         continue  # a line cut at a fixed width: see there
                 if goes_on:
                     pending.lines.append(body)
-                    pending.shape = pending.outer = None
+                    pending.shape = pending.outer = pending.key = None
                     pending.skipped += pending.held
                     pending.held = 0
                     pending.pieces, pending.width = 1, len(text)
@@ -399,6 +423,8 @@ class _FileParser:
             if fmt is not None:
                 self.overlong = None
                 pending = _Pending(fmt, [text], number, shape, width=len(text))
+                if shape in spans and not problems and not self.wrap_width:
+                    previous = self._follow(pending, batch, indices, position, walk, marks)
                 continue
             found = self.sniffer.sniff(text)
             if found is None:
@@ -450,9 +476,63 @@ class _FileParser:
                 )
             else:
                 pending = _Pending(fmt, [text], number, shape, width=len(text))
+                if shape in spans and not problems and not self.wrap_width:
+                    previous = self._follow(pending, batch, indices, position, walk, marks)
         self.pending = pending
         if lines:
             self.number = start + len(lines) - 1
+
+    def _follow(
+        self,
+        pending: _Pending,
+        batch: Batch,
+        indices: Sequence[int],
+        position: int,
+        walk: Iterator[tuple[int, int]],
+        marks: dict[int, Any] | list[Any] | None,
+    ) -> int:
+        """Take the lines that follow the pending record's first line (`indices[position]`) into it in one step,
+        when their SHAPE keys and its first line's are those of a record bound to a template before (one that
+        began with a line of that key and had as many lines after it, see `_spans`); `walk` (the caller's
+        enumeration of `indices`) passes them. Return the index of the record's last line.
+
+        The lines are then what :meth:`_lines` would have added one by one: each follows the one before in the
+        batch (no gap), is marked by nobody, begins no record, and continues the record (the dialect's
+        `continues` says so by key, and said so of the lines of that record). No line is a piece of a line cut
+        at a fixed width: no width was seen cut in this input, and the record's second line is not as long as
+        its first (a record whose lines are all as long as its first is taken for one line cut at that width);
+        :meth:`_lines` joins no piece to a line otherwise. The caller sees that the batch has no problems."""
+        lines, shapes = batch.lines, batch.shapes
+        index = indices[position]
+        if shapes is None or not pending.fmt.continues_by_shape:
+            return index
+        first = lines[index]
+        for count in self._spans[shapes[first]]:
+            end = index + count
+            if position + count >= len(indices) or indices[position + count] != end:
+                continue  # past the batch's lines to visit, or lines counted already among them
+            followers = lines[index + 1 : end + 1]
+            if len(followers[0]) == len(first) or count >= MAX_RECORD_LINES:
+                continue
+            keys = list(map(shapes.__getitem__, followers))
+            if not self.cache.known.keys().isdisjoint(keys):
+                continue
+            if isinstance(marks, list) and marks[index + 1 : end + 1].count(None) != count:
+                continue
+            if isinstance(marks, dict) and not marks.keys().isdisjoint(range(index + 1, end + 1)):
+                continue
+            key = "\n".join([shapes[first], *keys])
+            if self.cache.line_template(pending.fmt, key) is None:
+                continue
+            pending.lines.extend(followers)
+            pending.shape = None
+            pending.key = key
+            pending.width = len(followers[-1])
+            next(islice(walk, count - 1, None))
+            self.cache.stats.visited -= count
+            self.cache.stats.followed += 1
+            return end
+        return index
 
     def _rewrapped(self, pending: _Pending, text: str, body: str, goes_on: bool, seen: bool) -> bool:
         """Join `text` to the pending record's last line when it is the rest of that line cut at a fixed width
@@ -493,7 +573,7 @@ class _FileParser:
             pending.pieces = len(lines)
             lines[:] = ["".join(lines)]
         lines[-1] += body  # a launcher that tagged the pieces too (the program cut the line) has its tag left out
-        pending.shape = pending.outer = None
+        pending.shape = pending.outer = pending.key = None
         self._cut_widths[width] = self._cut_widths.get(width, 0) + 1
         if full or self._cut_widths[width] > 1:
             self.wrap_width = width  # two whole pieces, or lines of two records cut at one width
@@ -602,11 +682,27 @@ class _FileParser:
         if len(lines) > 1 and not cut and not open_end and text == "\n".join(lines):
             # a record of several lines (cuBLAS `i!` lines): its SHAPE key is its lines' keys joined, as no SHAPE
             # match holds a line end and the look-arounds read a line end as they read the text's edges
-            parts = list(map(cache.shaper.split, lines))
-            key = "\n".join([part[0] for part in parts])
+            split = cache.shaper.split
+            key = pending.key
+            header = None
+            if key is None:
+                parts = list(map(split, lines))
+                key = "\n".join([part[0] for part in parts])
+                valued = [part[1] for part in parts if part[1]]
+                header = parts[0][0] if not pending.prefix else None
+            else:  # assembled in one step (see _follow): the key is known, and which lines hold values
+                held = self._valued.get(key)
+                if held is None:
+                    held = tuple(i for i, line in enumerate(key.split("\n")) if "\x00" in line)
+                    keep(self._valued, key, held)
+                valued = [split(lines[i])[1] for i in held]
             template = cache.line_template(fmt, key)
             if template is not None:
-                values = [value for part in parts for value in part[1]]
+                if header is not None and fmt.continues_by_shape:  # a record _follow may take in one step later
+                    spans = self._spans.get(header, ())
+                    if len(lines) - 1 not in spans:
+                        keep(self._spans, header, (len(lines) - 1, *spans[:3]))
+                values = [value for part in valued for value in part]
                 result = self._from_template(fmt, template, values, first, last, count, text)
                 if result is not _UNFIT:
                     cache.stats.hits += 1

@@ -49,6 +49,7 @@ def _counts(path: Path) -> dict[str, dict[str, int]]:
             "misses": stats.misses,
             "masked": stats.masked,
             "visited": stats.visited,
+            "followed": stats.followed,
         }
     return out
 

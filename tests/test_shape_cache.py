@@ -11,6 +11,7 @@ import pytest
 import blaslog
 from blaslog.formats import Sniffer, _base
 from blaslog.formats._shapes import SHAPE, Shaper
+from blaslog.formats.cublas import Cublas
 from blaslog.inputs import Reader, text_reader
 from blaslog.parse import _FileParser
 from blaslog.runs import CompactRun, read_run
@@ -374,3 +375,62 @@ def test_every_record_written_lazily_is_what_a_plain_parse_gives(path):
     plain = blaslog.parse_text(text, name="x")
     assert records == [record.to_dict() for record in plain.records]
     assert lazy.summary.to_dict(max_problems=10_000) == plain.files[0].to_dict(max_problems=10_000)
+
+
+def _classic_mutations() -> dict[str, str]:
+    """A cuBLAS classic log (records of many `i!` lines) three times over, and as real logs alter it."""
+    text = _text(GENERATED / "cublas_classic_fp16.log") * 3
+    lines = text.split("\n")[:-1]
+    padded = list(lines)
+    for i, line in enumerate(padded):  # a record whose second line is as long as its first
+        if line.startswith("I! cuBLAS") and i > len(lines) // 2:
+            padded[i + 1] = padded[i + 1].ljust(len(line))
+            break
+    extra = list(lines)
+    extra.insert(len(lines) * 2 // 3, "i!  extra: type=int; val=7")  # a record one line longer than its kind
+    cut = [line for i, line in enumerate(lines) if not (i % 97 == 0 and line.startswith("i!"))]
+    other = "[2026-06-06 15:30:06][cublasLt][321377][Api][cublasLtMatrixLayoutDestroy] matLayout=0X55A18E856680"
+    return {
+        "plain": text,
+        "another library's lines between": "".join(
+            line + "\n" + (other + "\n" if i % 13 == 5 else "") for i, line in enumerate(lines)
+        ),
+        "prints between lines": "".join(
+            line + "\n" + ("step 1 loss 2.5\n" if i % 7 == 3 else "") for i, line in enumerate(lines)
+        ),
+        "launcher tags": "".join(f"[rank{i % 2}]: {line}\n" for i, line in enumerate(lines)),
+        "tag on every line": "".join(f"[rank0]: {line}\n" for line in lines),
+        "crlf": text.replace("\n", "\r\n"),
+        "cut at 80 columns": "".join(
+            "".join(line[i : i + 80] + "\n" for i in range(0, max(len(line), 1), 80)) for line in lines
+        ),
+        "second line as long as the first": "".join(line + "\n" for line in padded),
+        "an extra line in one record": "".join(line + "\n" for line in extra),
+        "lines missing": "".join(line + "\n" for line in cut),
+        "no line end at the end": text[: len(text) * 3 // 4 - 5],
+    }
+
+
+@pytest.mark.parametrize("name", list(_classic_mutations()))
+@pytest.mark.parametrize("events", [True, False], ids=["all-records", "gemms-only"])
+@pytest.mark.parametrize("block", [2048, 1 << 16])
+def test_records_of_several_lines_taken_in_one_step_are_those_assembled_line_by_line(name, events, block, monkeypatch):
+    """A cuBLAS record whose lines have the SHAPE keys of a record read before is taken in one step
+    (`_FileParser._follow`): every record, count and problem is what assembling it line by line gives, on logs
+    with prints between the lines, launcher tags, wrapped lines and records cut in batches."""
+    text = _classic_mutations()[name]
+
+    def parse():
+        parser = _parser(text, events, block=block)
+        found = [r.to_dict() for r in parser.records()]
+        return found, parser.summary.to_dict(max_problems=10**6), parser.cache.stats
+
+    records, summary, stats = parse()
+    with monkeypatch.context() as patch:
+        patch.setattr(Cublas, "continues_by_shape", False)
+        line_by_line, summary_line_by_line, plain_stats = parse()
+    assert plain_stats.followed == 0
+    assert (records, summary) == (line_by_line, summary_line_by_line)
+    if name in ("plain", "crlf", "second line as long as the first", "an extra line in one record"):
+        assert stats.followed > 20  # most records of the second and third copies
+        assert stats.visited < plain_stats.visited

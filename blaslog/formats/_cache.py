@@ -48,7 +48,11 @@ class CacheStats:
     before is served from the template bound to them without it)."""
     visited: int = 0
     """Lines the parser assembled into records one by one (the others were counted, or marked to be built from
-    their template, by the classifying pass over a batch's distinct lines)."""
+    their template, by the classifying pass over a batch's distinct lines, or taken in one step with the first
+    line of their record: see `followed`)."""
+    followed: int = 0
+    """Records of several lines whose lines after the first were taken in one step, their SHAPE keys being those
+    of a record read before (``_FileParser._follow``)."""
 
     @property
     def hit_rate(self) -> float:
@@ -64,6 +68,7 @@ class CacheStats:
             "grammar_runs": self.grammar_runs,
             "masked": self.masked,
             "visited": self.visited,
+            "followed": self.followed,
             "hit_rate": round(self.hit_rate, 4),
         }
 
