@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice
@@ -88,9 +89,9 @@ class _Pending:
     width: int = 0
     """Length of the first piece of its last line, as read (tag included); 0 for a record glued to the one
     before on its first line, which is never joined to a next piece."""
-    key: str | None = None
-    """Its lines' SHAPE keys joined by line ends, bound to a template, when it was assembled in one step (see
-    ``_FileParser._follow``); None once a line is added otherwise."""
+    bound: tuple[str, tuple[int, ...]] | None = None
+    """(its lines' SHAPE keys joined by line ends, which of its lines hold SHAPE values) when it was assembled in
+    one step (see ``_FileParser._follow``); None once a line is added otherwise."""
 
     def even(self) -> bool:
         """Two lines or more, each as long as the first (tag included, or the tag left out): the width the
@@ -145,8 +146,8 @@ class _FileParser:
         self._spans: dict[str, tuple[int, ...]] = {}
         """SHAPE key of a line that began a record of several lines bound to a template -> the numbers of lines
         that followed it in such records (see :meth:`_follow`)."""
-        self._valued: dict[str, tuple[int, ...]] = {}
-        """Joined SHAPE keys of such a record -> which of its lines hold SHAPE values."""
+        self._records: dict[tuple[str, ...], tuple[str, tuple[int, ...]]] = {}
+        """The SHAPE keys of the lines of such a record -> (them joined by line ends, which lines hold values)."""
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
         if severity == "error" and self.on_error == "raise":
@@ -330,6 +331,7 @@ class _FileParser:
         by_position = isinstance(marks, list)  # every line's mark, or those of the marked lines (by index)
         positions: list[Any] = marks if isinstance(marks, list) else []
         marked: dict[int, Any] = marks if isinstance(marks, dict) else {}
+        marked_at = list(marked)  # the marked lines' indices, in order (see _classify)
         walk = enumerate(indices)
         for position, index in walk:
             text = lines[index]
@@ -387,7 +389,7 @@ class _FileParser:
                         continue  # a line cut at a fixed width: see there
                 if goes_on:
                     pending.lines.append(body)
-                    pending.shape = pending.outer = pending.key = None
+                    pending.shape = pending.outer = pending.bound = None
                     pending.skipped += pending.held
                     pending.held = 0
                     pending.pieces, pending.width = 1, len(text)
@@ -424,7 +426,7 @@ class _FileParser:
                 self.overlong = None
                 pending = _Pending(fmt, [text], number, shape, width=len(text))
                 if shape in spans and not problems and not self.wrap_width:
-                    previous = self._follow(pending, batch, indices, position, walk, marks)
+                    previous = self._follow(pending, batch, indices, position, walk, positions, marked_at)
                 continue
             found = self.sniffer.sniff(text)
             if found is None:
@@ -477,7 +479,7 @@ class _FileParser:
             else:
                 pending = _Pending(fmt, [text], number, shape, width=len(text))
                 if shape in spans and not problems and not self.wrap_width:
-                    previous = self._follow(pending, batch, indices, position, walk, marks)
+                    previous = self._follow(pending, batch, indices, position, walk, positions, marked_at)
         self.pending = pending
         if lines:
             self.number = start + len(lines) - 1
@@ -489,12 +491,14 @@ class _FileParser:
         indices: Sequence[int],
         position: int,
         walk: Iterator[tuple[int, int]],
-        marks: dict[int, Any] | list[Any] | None,
+        positions: list[Any],
+        marked: list[int],
     ) -> int:
         """Take the lines that follow the pending record's first line (`indices[position]`) into it in one step,
         when their SHAPE keys and its first line's are those of a record bound to a template before (one that
         began with a line of that key and had as many lines after it, see `_spans`); `walk` (the caller's
-        enumeration of `indices`) passes them. Return the index of the record's last line.
+        enumeration of `indices`) passes them. The batch's marks are every line's (`positions`) or the indices of
+        the marked lines in order (`marked`). Return the index of the record's last line.
 
         The lines are then what :meth:`_lines` would have added one by one: each follows the one before in the
         batch (no gap), is marked by nobody, begins no record, and continues the record (the dialect's
@@ -504,35 +508,43 @@ class _FileParser:
         :meth:`_lines` joins no piece to a line otherwise. The caller sees that the batch has no problems."""
         lines, shapes = batch.lines, batch.shapes
         index = indices[position]
-        if shapes is None or not pending.fmt.continues_by_shape:
+        if shapes is None or not pending.fmt.assembles_by_shape:
             return index
         first = lines[index]
         for count in self._spans[shapes[first]]:
             end = index + count
             if position + count >= len(indices) or indices[position + count] != end:
                 continue  # past the batch's lines to visit, or lines counted already among them
-            followers = lines[index + 1 : end + 1]
-            if len(followers[0]) == len(first) or count >= MAX_RECORD_LINES:
+            if len(lines[index + 1]) == len(first) or count >= MAX_RECORD_LINES:
                 continue
-            keys = list(map(shapes.__getitem__, followers))
-            if not self.cache.known.keys().isdisjoint(keys):
+            keys = tuple(map(shapes.__getitem__, lines[index : end + 1]))
+            bound = self._records.get(keys)
+            if bound is None or not self.cache.known.keys().isdisjoint(islice(keys, 1, None)):
                 continue
-            if isinstance(marks, list) and marks[index + 1 : end + 1].count(None) != count:
+            if positions and positions[index + 1 : end + 1].count(None) != count:
                 continue
-            if isinstance(marks, dict) and not marks.keys().isdisjoint(range(index + 1, end + 1)):
+            if marked and bisect_right(marked, end) != bisect_right(marked, index):
                 continue
-            key = "\n".join([shapes[first], *keys])
-            if self.cache.line_template(pending.fmt, key) is None:
-                continue
-            pending.lines.extend(followers)
+            pending.lines.extend(lines[index + 1 : end + 1])
             pending.shape = None
-            pending.key = key
-            pending.width = len(followers[-1])
+            pending.bound = bound
+            pending.width = len(lines[end])
             next(islice(walk, count - 1, None))
             self.cache.stats.visited -= count
             self.cache.stats.followed += 1
             return end
         return index
+
+    def _learn_record(self, key: str, parts: list[tuple[str, list[str]]]) -> None:
+        """Let :meth:`_follow` take records whose lines have the SHAPE keys of this one's (its lines' `parts`:
+        (key, values) of each; `key`: their keys joined) in one step."""
+        keys = tuple(part[0] for part in parts)
+        if keys in self._records:
+            return
+        keep(self._records, keys, (key, tuple(i for i, part in enumerate(parts) if part[1])))
+        spans = self._spans.get(keys[0], ())
+        if len(keys) - 1 not in spans:
+            keep(self._spans, keys[0], (len(keys) - 1, *spans[:3]))
 
     def _rewrapped(self, pending: _Pending, text: str, body: str, goes_on: bool, seen: bool) -> bool:
         """Join `text` to the pending record's last line when it is the rest of that line cut at a fixed width
@@ -573,7 +585,7 @@ class _FileParser:
             pending.pieces = len(lines)
             lines[:] = ["".join(lines)]
         lines[-1] += body  # a launcher that tagged the pieces too (the program cut the line) has its tag left out
-        pending.shape = pending.outer = pending.key = None
+        pending.shape = pending.outer = pending.bound = None
         self._cut_widths[width] = self._cut_widths.get(width, 0) + 1
         if full or self._cut_widths[width] > 1:
             self.wrap_width = width  # two whole pieces, or lines of two records cut at one width
@@ -677,31 +689,25 @@ class _FileParser:
                 if result is not _UNFIT:
                     cache.stats.hits += 1
                     return result  # type: ignore[return-value]
-        text = fmt.clean(lines)
+        # a record assembled in one step reads as the record whose lines' keys it has (see _follow)
+        text = fmt.clean(lines) if pending.bound is None else "\n".join(lines)
         key = None
-        if len(lines) > 1 and not cut and not open_end and text == "\n".join(lines):
+        parts: list[tuple[str, list[str]]] = []  # (SHAPE key, SHAPE values) of each line, where they were split
+        if len(lines) > 1 and not cut and not open_end and (pending.bound is not None or text == "\n".join(lines)):
             # a record of several lines (cuBLAS `i!` lines): its SHAPE key is its lines' keys joined, as no SHAPE
             # match holds a line end and the look-arounds read a line end as they read the text's edges
             split = cache.shaper.split
-            key = pending.key
-            header = None
-            if key is None:
+            if pending.bound is None:
                 parts = list(map(split, lines))
                 key = "\n".join([part[0] for part in parts])
                 valued = [part[1] for part in parts if part[1]]
-                header = parts[0][0] if not pending.prefix else None
             else:  # assembled in one step (see _follow): the key is known, and which lines hold values
-                held = self._valued.get(key)
-                if held is None:
-                    held = tuple(i for i, line in enumerate(key.split("\n")) if "\x00" in line)
-                    keep(self._valued, key, held)
+                key, held = pending.bound
                 valued = [split(lines[i])[1] for i in held]
             template = cache.line_template(fmt, key)
             if template is not None:
-                if header is not None and fmt.continues_by_shape:  # a record _follow may take in one step later
-                    spans = self._spans.get(header, ())
-                    if len(lines) - 1 not in spans:
-                        keep(self._spans, header, (len(lines) - 1, *spans[:3]))
+                if parts and not pending.prefix and fmt.assembles_by_shape:
+                    self._learn_record(key, parts)
                 values = [value for part in valued for value in part]
                 result = self._from_template(fmt, template, values, first, last, count, text)
                 if result is not _UNFIT:
@@ -750,6 +756,8 @@ class _FileParser:
             cache.learn(fmt, shape, text, how, warnings, pending.outer)
         elif key is not None:
             cache.learn_record(fmt, key, text, how)
+            if parts and not pending.prefix and fmt.assembles_by_shape and cache.line_template(fmt, key) is not None:
+                self._learn_record(key, parts)  # bound now (at the key's second record)
         return self._accept(fmt, record, warnings, first, count, text)
 
     def _from_template(

@@ -427,7 +427,7 @@ def test_records_of_several_lines_taken_in_one_step_are_those_assembled_line_by_
 
     records, summary, stats = parse()
     with monkeypatch.context() as patch:
-        patch.setattr(Cublas, "continues_by_shape", False)
+        patch.setattr(Cublas, "assembles_by_shape", False)
         line_by_line, summary_line_by_line, plain_stats = parse()
     assert plain_stats.followed == 0
     assert (records, summary) == (line_by_line, summary_line_by_line)

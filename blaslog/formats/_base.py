@@ -595,10 +595,11 @@ class LogFormat:
     """A looser grammar rule for text the main rule rejects (a free-text message), read by :meth:`fallback`."""
 
     # -- record assembly -------------------------------------------------
-    continues_by_shape: ClassVar[bool] = False
-    """:meth:`continues` says the same of lines of one SHAPE key (it reads none of the values SHAPE masks): a
-    record whose lines' keys are those of a record read before is then assembled without asking it line by
-    line (see ``_FileParser._follow``)."""
+    assembles_by_shape: ClassVar[bool] = False
+    """:meth:`continues` and :meth:`clean` say the same of lines of one SHAPE key (they read none of the values
+    SHAPE masks): a record whose lines' keys are those of a record read before is then assembled without asking
+    `continues` line by line, and its text is its lines joined as that record's was (see
+    ``_FileParser._follow``)."""
 
     def continues(self, lines: list[str], line: str) -> bool:
         """Whether `line` continues the record made of `lines` (human-wrapped or multi-line records)."""

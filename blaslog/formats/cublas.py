@@ -106,7 +106,7 @@ class Cublas(LogFormat):
     # not anchored: a launcher's tag (`[rank0]: `) may come first, and is kept apart by the parser
     start = re.compile(r"I! cuBLAS \(|[\w.]*┌ Debug: +cuBLAS \(")
     transformer = CublasTransformer
-    continues_by_shape = True  # a line's first characters decide, and SHAPE masks none of them
+    assembles_by_shape = True  # lines' first characters decide (and a record's first line's), unmasked by SHAPE
 
     def continues(self, lines: list[str], line: str) -> bool:
         if line.startswith("i!"):
