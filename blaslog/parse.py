@@ -54,6 +54,9 @@ _DIGITS = re.compile(r"(\d+)")
 
 _IS_NONE = functools.partial(operator.is_, None)
 
+_UNSNIFFED = object()
+"""A line not in _FileParser._sniffed."""
+
 WRAP_MIN = 60
 """Narrowest width at which a line cut at a fixed width (a terminal or a log viewer wrapped it) is joined again."""
 
@@ -89,9 +92,9 @@ class _Pending:
     width: int = 0
     """Length of the first piece of its last line, as read (tag included); 0 for a record glued to the one
     before on its first line, which is never joined to a next piece."""
-    bound: tuple[str, tuple[int, ...]] | None = None
-    """(its lines' SHAPE keys joined by line ends, which of its lines hold SHAPE values) when it was assembled in
-    one step (see ``_FileParser._follow``); None once a line is added otherwise."""
+    bound: tuple[str, tuple[int, ...], int] | None = None
+    """(its lines' SHAPE keys joined by line ends, which of its lines hold SHAPE values, -) when it was assembled
+    in one step (see ``_FileParser._follow``); None once a line is added otherwise."""
 
     def even(self) -> bool:
         """Two lines or more, each as long as the first (tag included, or the tag left out): the width the
@@ -146,8 +149,11 @@ class _FileParser:
         self._spans: dict[str, tuple[int, ...]] = {}
         """SHAPE key of a line that began a record of several lines bound to a template -> the numbers of lines
         that followed it in such records (see :meth:`_follow`)."""
-        self._records: dict[tuple[str, ...], tuple[str, tuple[int, ...]]] = {}
-        """The SHAPE keys of the lines of such a record -> (them joined by line ends, which lines hold values)."""
+        self._sniffed: dict[str, Any] = {}
+        """Lines that came again in a batch -> what the sniffer says of them."""
+        self._records: dict[tuple[str, ...], tuple[str, tuple[int, ...], int]] = {}
+        """The SHAPE keys of the lines of such a record -> (them joined by line ends, which lines hold values, the
+        cache's `grown` when none of the lines after the first was known to begin a record)."""
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
         if severity == "error" and self.on_error == "raise":
@@ -327,7 +333,7 @@ class _FileParser:
         sink, lazy = self.sink, self.lazy
         counts = batch.counts or {}
         memo: dict[str, list[str]] = {}  # a line the batch holds again -> its SHAPE values
-        spans = self._spans
+        spans, sniffed = self._spans, self._sniffed
         by_position = isinstance(marks, list)  # every line's mark, or those of the marked lines (by index)
         positions: list[Any] = marks if isinstance(marks, list) else []
         marked: dict[int, Any] = marks if isinstance(marks, dict) else {}
@@ -428,7 +434,13 @@ class _FileParser:
                 if shape in spans and not problems and not self.wrap_width:
                     previous = self._follow(pending, batch, indices, position, walk, positions, marked_at)
                 continue
-            found = self.sniffer.sniff(text)
+            if counts.get(text, 1) > 1:  # a line the batch holds again (a cuBLAS record's first line): sniffed once
+                found = sniffed.get(text, _UNSNIFFED)
+                if found is _UNSNIFFED:
+                    found = self.sniffer.sniff(text)
+                    keep(sniffed, text, found)
+            else:
+                found = self.sniffer.sniff(text)
             if found is None:
                 self._other(number, text)
                 continue
@@ -519,8 +531,12 @@ class _FileParser:
                 continue
             keys = tuple(map(shapes.__getitem__, lines[index : end + 1]))
             bound = self._records.get(keys)
-            if bound is None or not self.cache.known.keys().isdisjoint(islice(keys, 1, None)):
+            if bound is None:
                 continue
+            if bound[2] != self.cache.grown:  # a line after the first may begin a record now
+                if not self.cache.known.keys().isdisjoint(islice(keys, 1, None)):
+                    continue
+                bound = self._records[keys] = (bound[0], bound[1], self.cache.grown)
             if positions and positions[index + 1 : end + 1].count(None) != count:
                 continue
             if marked and bisect_right(marked, end) != bisect_right(marked, index):
@@ -541,7 +557,7 @@ class _FileParser:
         keys = tuple(part[0] for part in parts)
         if keys in self._records:
             return
-        keep(self._records, keys, (key, tuple(i for i, part in enumerate(parts) if part[1])))
+        keep(self._records, keys, (key, tuple(i for i, part in enumerate(parts) if part[1]), -1))
         spans = self._spans.get(keys[0], ())
         if len(keys) - 1 not in spans:
             keep(self._spans, keys[0], (len(keys) - 1, *spans[:3]))
@@ -702,7 +718,7 @@ class _FileParser:
                 key = "\n".join([part[0] for part in parts])
                 valued = [part[1] for part in parts if part[1]]
             else:  # assembled in one step (see _follow): the key is known, and which lines hold values
-                key, held = pending.bound
+                key, held, _ = pending.bound
                 valued = [split(lines[i])[1] for i in held]
             template = cache.line_template(fmt, key)
             if template is not None:

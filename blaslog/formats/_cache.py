@@ -85,6 +85,8 @@ class ShapeCache:
         self.known: dict[str, LogFormat] = {}
         """SHAPE key of a line that began a one-line record -> its dialect (spares sniffing it again; kept with
         the cache off too, as sniffing is not what the cache is about)."""
+        self.grown = 0
+        """How many keys `known` was given: a key not in it is still not in it while this stays the same."""
         self.shortcuts: dict[str, Any] = {}
         """SHAPE keys of one-line records that need no visit when only GEMMs are wanted -> their dialect
         (records with nothing to build or report), or (dialect, LineTemplate) for GEMMs of a uniform shape."""
@@ -193,6 +195,7 @@ class ShapeCache:
         :meth:`parse` said). `outer`: the whole line's key when other text (a launcher's tag) came first."""
         if self.known.get(key) is None:
             keep(self.known, key, fmt)
+            self.grown += 1
         if how is FALLBACK:
             if not warnings:
                 self.shortcut(key, fmt, fmt, outer)  # free text: nothing to build when events are not wanted
