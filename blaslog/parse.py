@@ -226,14 +226,18 @@ class _FileParser:
         )
         assert shapes is not None and counts is not None
         marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
-        line_marks = list(map(marks.__getitem__, lines))
-        unmarked = list(map(_IS_NONE, line_marks))
+        line_marks = list(map(marks.__getitem__, lines)) if self.events else []
+        unmarked = list(map(_IS_NONE, line_marks or map(marks.__getitem__, lines)))
+        plain = list(compress(range(len(lines)), unmarked))
         last = len(lines) - 1
         before = {last} if lines and not unmarked[last] else set()
-        for i in compress(range(1, len(lines)), map(operator.lt, unmarked, islice(unmarked, 1, None))):
-            # a line of a new shape may continue the record before it: a marked line before it (an unmarked line
-            # follows a marked one at i) is assembled the ordinary way (the batch's last line too: the next batch
-            # may continue it)
+        # a line of a new shape may continue the record before it: a marked line before it is assembled the
+        # ordinary way (the batch's last line too: the next batch may continue it)
+        if len(plain) * 8 < len(lines):  # few unmarked lines (a level-5 log): each looked at
+            after = [i for i in plain if i and not unmarked[i - 1]]
+        else:  # many (records of several lines): the unmarked lines after a marked one found in C-level passes
+            after = list(compress(range(1, len(lines)), map(operator.lt, unmarked, islice(unmarked, 1, None))))
+        for i in after:
             if shapes[lines[i]] not in known:
                 before.add(i - 1)
         tally: dict[Any, int] = {}
@@ -252,18 +256,15 @@ class _FileParser:
         else:
             # the visited lines: the unmarked ones, and the GEMMs marked (dialect, template), which alone have marks
             # in `of` (by index)
-            visited = {line for line, mark in marks.items() if mark is None or type(mark) is tuple}
-            visit = list(compress(range(len(lines)), map(visited.__contains__, lines)))
             gemms = {line for line, mark in marks.items() if type(mark) is tuple}
             marked = list(compress(range(len(lines)), map(gemms.__contains__, lines))) if gemms else []
-            of = dict(zip(marked, map(line_marks.__getitem__, marked), strict=True))
-            if before:
-                for i in before:
-                    of.pop(i, None)
-                extra = [i for i in before if type(line_marks[i]) is not tuple]
-                if extra:  # timsort merges the few of them into the sorted run
-                    visit.extend(extra)
-                    visit.sort()
+            of = dict(zip(marked, map(marks.__getitem__, map(lines.__getitem__, marked)), strict=True))
+            visit = plain + marked
+            extra = [i for i in before if type(marks[lines[i]]) is not tuple]
+            for i in before:
+                of.pop(i, None)
+            visit += extra
+            visit.sort()  # timsort merges the sorted runs
         summary = self.summary
         for mark, count in tally.items():
             if not count:
