@@ -706,8 +706,9 @@ class _FileParser:
                 if result is not _UNFIT:
                     cache.stats.hits += 1
                     return result  # type: ignore[return-value]
-        # a record assembled in one step reads as the record whose lines' keys it has (see _follow)
-        text = fmt.clean(lines) if pending.bound is None else "\n".join(lines)
+        # a record assembled in one step reads as the record whose lines' keys it has (see _follow): its lines
+        # joined, made only where needed (a record built from its template needs no text)
+        text = fmt.clean(lines) if pending.bound is None else ""
         key = None
         parts: list[tuple[str, list[str]]] = []  # (SHAPE key, SHAPE values) of each line, where they were split
         if len(lines) > 1 and not cut and not open_end and (pending.bound is not None or text == "\n".join(lines)):
@@ -726,10 +727,14 @@ class _FileParser:
                 if parts and not pending.prefix and fmt.assembles_by_shape:
                     self._learn_record(key, parts)
                 values = [value for part in valued for value in part]
+                if template.warnings and not text:
+                    text = "\n".join(lines)
                 result = self._from_template(fmt, template, values, first, last, count, text)
                 if result is not _UNFIT:
                     cache.stats.hits += 1
                     return result  # type: ignore[return-value]
+        if pending.bound is not None and not text:
+            text = "\n".join(lines)
         try:
             record, warnings, how = cache.parse(fmt, text, self.reader.name, first, last)
             if cut:  # it parses, but its last value may be cut (`val=C` of `val=CUBLAS_COMPUTE_32F(68)`)
