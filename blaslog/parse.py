@@ -227,16 +227,20 @@ class _FileParser:
         assert shapes is not None and counts is not None
         marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
         line_marks = list(map(marks.__getitem__, lines)) if self.events else []
-        unmarked = list(map(_IS_NONE, line_marks or map(marks.__getitem__, lines)))
+        unmarked = list(map(dict(zip(marks, map(_IS_NONE, marks.values()), strict=True)).__getitem__, lines))
         plain = list(compress(range(len(lines)), unmarked))
         last = len(lines) - 1
         before = {last} if lines and not unmarked[last] else set()
         # a line of a new shape may continue the record before it: a marked line before it is assembled the
-        # ordinary way (the batch's last line too: the next batch may continue it)
-        if len(plain) * 8 < len(lines):  # few unmarked lines (a level-5 log): each looked at
+        # ordinary way (the batch's last line too: the next batch may continue it); the fewer of the unmarked and
+        # the marked lines are looked at one by one
+        count = len(lines)
+        few = len(plain) * 2 < count
+        others = [] if few else list(compress(range(count), map(operator.not_, unmarked)))  # the marked lines
+        if few:
             after = [i for i in plain if i and not unmarked[i - 1]]
-        else:  # many (records of several lines): the unmarked lines after a marked one found in C-level passes
-            after = list(compress(range(1, len(lines)), map(operator.lt, unmarked, islice(unmarked, 1, None))))
+        else:
+            after = [i + 1 for i in others if i + 1 < count and unmarked[i + 1]]
         for i in after:
             if shapes[lines[i]] not in known:
                 before.add(i - 1)
@@ -257,7 +261,12 @@ class _FileParser:
             # the visited lines: the unmarked ones, and the GEMMs marked (dialect, template), which alone have marks
             # in `of` (by index)
             gemms = {line for line, mark in marks.items() if type(mark) is tuple}
-            marked = list(compress(range(len(lines)), map(gemms.__contains__, lines))) if gemms else []
+            if not gemms:
+                marked = []
+            elif few:
+                marked = list(compress(range(count), map(gemms.__contains__, lines)))
+            else:
+                marked = [i for i in others if lines[i] in gemms]
             of = dict(zip(marked, map(marks.__getitem__, map(lines.__getitem__, marked)), strict=True))
             visit = plain + marked
             extra = [i for i in before if type(marks[lines[i]]) is not tuple]
