@@ -234,13 +234,13 @@ class _FileParser:
         # a line of a new shape may continue the record before it: a marked line before it is assembled the
         # ordinary way (the batch's last line too: the next batch may continue it); the fewer of the unmarked and
         # the marked lines are looked at one by one
-        count = len(lines)
-        few = len(plain) * 2 < count
-        others = [] if few else list(compress(range(count), map(operator.not_, unmarked)))  # the marked lines
+        size = len(lines)
+        few = len(plain) * 2 < size
+        others = [] if few else list(compress(range(size), map(operator.not_, unmarked)))  # the marked lines
         if few:
             after = [i for i in plain if i and not unmarked[i - 1]]
         else:
-            after = [i + 1 for i in others if i + 1 < count and unmarked[i + 1]]
+            after = [i + 1 for i in others if i + 1 < size and unmarked[i + 1]]
         for i in after:
             if shapes[lines[i]] not in known:
                 before.add(i - 1)
@@ -264,7 +264,7 @@ class _FileParser:
             if not gemms:
                 marked = []
             elif few:
-                marked = list(compress(range(count), map(gemms.__contains__, lines)))
+                marked = list(compress(range(size), map(gemms.__contains__, lines)))
             else:
                 marked = [i for i in others if lines[i] in gemms]
             of = dict(zip(marked, map(marks.__getitem__, map(lines.__getitem__, marked)), strict=True))
