@@ -112,7 +112,9 @@ class _FileParser:
 
     With `events` False, records other than GEMMs are counted (and checked: each shape is parsed once) but
     not built, which is what makes large level-5 logs fast: most lines are then counted by
-    :meth:`_classify` without a visit, and :meth:`_lines` assembles the rest.
+    :meth:`_classify` without a visit, and :meth:`_lines` assembles the rest. A record of several lines
+    (cuBLAS `i!` lines) whose lines have the SHAPE keys of a record read before is taken in one step
+    (:meth:`_follow`) and built from the template bound to those keys.
     """
 
     def __init__(self, reader: Reader, sniffer: Sniffer, on_error: OnError, events: bool = True) -> None:
