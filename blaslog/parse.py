@@ -57,6 +57,9 @@ _IS_NONE = functools.partial(operator.is_, None)
 _UNSNIFFED = object()
 """A line not in _FileParser._sniffed."""
 
+_SNIFFED = 1024
+"""Longest line kept in _FileParser._sniffed (its KEPT entries then hold a few MB at most)."""
+
 WRAP_MIN = 60
 """Narrowest width at which a line cut at a fixed width (a terminal or a log viewer wrapped it) is joined again."""
 
@@ -446,7 +449,8 @@ class _FileParser:
                 if shape in spans and not problems and not self.wrap_width:
                     previous = self._follow(pending, batch, indices, position, walk, positions, marked_at)
                 continue
-            if counts.get(text, 1) > 1:  # a line the batch holds again (a cuBLAS record's first line): sniffed once
+            if counts.get(text, 1) > 1 and len(text) <= _SNIFFED:
+                # a line the batch holds again (a cuBLAS record's first line): sniffed once
                 found = sniffed.get(text, _UNSNIFFED)
                 if found is _UNSNIFFED:
                     found = self.sniffer.sniff(text)
