@@ -434,3 +434,32 @@ def test_records_of_several_lines_taken_in_one_step_are_those_assembled_line_by_
     if name in ("plain", "crlf", "second line as long as the first", "an extra line in one record"):
         assert stats.followed > 20  # most records of the second and third copies
         assert stats.visited < plain_stats.visited
+
+
+def test_tables_of_records_taken_in_one_step_stay_bounded(monkeypatch):
+    """The parser's tables of records of several lines (their lines' keys, the lengths that follow a first line,
+    lines sniffed once) are emptied when they fill, as the shape tables are, and the records stay right."""
+    from blaslog.formats import _shapes
+
+    monkeypatch.setattr(_shapes, "KEPT", 40)
+    lines = _text(GENERATED / "cublas_classic_fp16.log").split("\n")
+    first = lines.index(next(line for line in lines if "cublasGemmEx(" in line))
+    record = lines[first : next(i for i in range(first, len(lines)) if "COMPILED WITH" in lines[i]) + 1]
+    text = "".join(
+        "\n".join(line.replace("val=3072", f"val={3000 + m}") for line in record) + "\n"
+        for m in range(150)
+        for _ in range(3)
+    )
+
+    def parse():
+        parser = _parser(text, False, block=1 << 16)
+        return [r.to_dict() for r in parser.records()], parser
+
+    records, parser = parse()
+    with monkeypatch.context() as patch:
+        patch.setattr(Cublas, "assembles_by_shape", False)
+        line_by_line, _ = parse()
+    assert records == line_by_line and len(records) == 450
+    assert {r["m"] for r in records} == set(range(3000, 3150))
+    assert parser.cache.stats.followed > 100
+    assert max(map(len, (parser._records, parser._spans, parser._sniffed))) <= 40
