@@ -7,10 +7,10 @@
  * share one str object too.
  *
  * split(text) is the same mask for one str, with the values it masks (what formats._shapes.Shaper.split
- * gives in Python).
+ * gives in Python); mask(text) is the VOLATILE mask of one record's text (what formats._shapes.mask gives).
  *
- * shape_end() is the SHAPE pattern of blaslog/formats/_shapes.py written out as a scanner (that pattern stays
- * the definition). It reads UTF-8 bytes: every character SHAPE matches or looks at is ASCII, and the pattern is
+ * shape_end() and volatile_end() are the SHAPE and VOLATILE patterns of blaslog/formats/_shapes.py written out
+ * as scanners (those patterns stay the definition). It reads UTF-8 bytes: every character SHAPE matches or looks at is ASCII, and the pattern is
  * compiled with re.ASCII, so a byte of a multi-byte character reads as the character does (neither a digit nor
  * a word character).
  *
@@ -108,10 +108,61 @@ shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
     return -1;
 }
 
-/* Writes the SHAPE key of s[:n] (each match replaced by a NUL) to out, which holds n bytes, and appends each
- * match to the list `values` unless it is NULL; returns the key's size, or -1 with an exception set. */
+/* The end of the VOLATILE match that starts at s[i], or -1 where none starts there: SHAPE's cuBLAS pointers,
+ * time stamps and other pointers, then decimals (\d*\.\d+ after the first digit) and numbers of two digits or
+ * more (\d+ after it), each followed by (?![\w.]) (VOLATILE has no thread-id alternative: a thread id is a
+ * number). */
 static Py_ssize_t
-shape_key(const unsigned char *s, Py_ssize_t n, unsigned char *out, PyObject *values)
+volatile_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+{
+    Py_ssize_t j, k;
+    if (s[i] == '0' && i + 4 < n && s[i + 1] == 'x' && s[i + 2] == '0' && s[i + 3] == 'x' && is_hex(s[i + 4])) {
+        for (j = i + 5; j < n && is_hex(s[j]); j++)
+            ;
+        if (ends_value(s, n, j))
+            return j;
+    }
+    if (!is_digit(s[i]))
+        return -1;
+    if (i > 0 && (is_word(s[i - 1]) || s[i - 1] == '.' || s[i - 1] == '(' || s[i - 1] == '-'))
+        return -1;
+    if (digits_at(s, n, i + 1, 3) && i + 19 <= n && s[i + 4] == '-' && digits_at(s, n, i + 5, 2) && s[i + 7] == '-'
+        && digits_at(s, n, i + 8, 2) && (s[i + 10] == ' ' || s[i + 10] == 'T') && digits_at(s, n, i + 11, 2)
+        && s[i + 13] == ':' && digits_at(s, n, i + 14, 2) && s[i + 16] == ':' && digits_at(s, n, i + 17, 2)) {
+        j = i + 19;
+        if (j + 1 < n && s[j] == '.' && is_digit(s[j + 1]))
+            for (j += 2; j < n && is_digit(s[j]); j++)
+                ;
+        if (ends_value(s, n, j))
+            return j;
+    }
+    if (s[i] == '0' && i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+        int nonzero = 0;
+        for (j = i + 2; j < n && is_hex(s[j]); j++)
+            nonzero |= s[j] != '0';
+        if (nonzero && ends_value(s, n, j))
+            return j;
+    }
+    for (k = i + 1; k < n && is_digit(s[k]); k++) /* the digits after the first */
+        ;
+    if (k + 1 < n && s[k] == '.' && is_digit(s[k + 1])) { /* \d*\.\d+: decimals */
+        for (j = k + 2; j < n && is_digit(s[j]); j++)
+            ;
+        if (ends_value(s, n, j))
+            return j;
+    }
+    if (k > i + 1 && ends_value(s, n, k)) /* \d+: numbers of two digits or more */
+        return k;
+    return -1;
+}
+
+typedef Py_ssize_t (*Scanner)(const unsigned char *, Py_ssize_t, Py_ssize_t);
+
+/* Writes the key of s[:n] under `end` (shape_end or volatile_end: each match replaced by a NUL) to out, which
+ * holds n bytes, and appends each match to the list `values` unless it is NULL; returns the key's size, or -1
+ * with an exception set. */
+static Py_ssize_t
+masked_key(const unsigned char *s, Py_ssize_t n, unsigned char *out, PyObject *values, Scanner end_of)
 {
     Py_ssize_t size = 0, i = 0;
     while (i < n) {
@@ -122,7 +173,7 @@ shape_key(const unsigned char *s, Py_ssize_t n, unsigned char *out, PyObject *va
         size += j - i;
         if (j == n)
             break;
-        Py_ssize_t end = shape_end(s, n, j);
+        Py_ssize_t end = end_of(s, n, j);
         if (end < 0) {
             out[size++] = s[j];
             i = j + 1;
@@ -372,7 +423,7 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         goto nomemory;
     for (Py_ssize_t k = 0; k < kinds; k++) {
         unsigned char *out = key + used;
-        Py_ssize_t size = shape_key((const unsigned char *)distinct[k].text, distinct[k].size, out, NULL);
+        Py_ssize_t size = masked_key((const unsigned char *)distinct[k].text, distinct[k].size, out, NULL, shape_end);
         Entry *e = table_find(&key_table, (const char *)out, size);
         int added = e->slot < 0;
         if (added) {
@@ -426,11 +477,10 @@ done:
     return result;
 }
 
-/* split(text) -> (key, values): the SHAPE key of one str (each match replaced by a NUL) and the matches, as
- * formats._shapes.Shaper.split gives them; None for a str that is not UTF-8 (a lone surrogate), which the
+/* (key, values) of one str under `end_of`; None for a str that is not UTF-8 (a lone surrogate), which the
  * caller masks in Python. */
 static PyObject *
-speedups_split(PyObject *Py_UNUSED(module), PyObject *text)
+masked(PyObject *text, Scanner end_of)
 {
     Py_ssize_t n;
     const unsigned char *s = (const unsigned char *)PyUnicode_AsUTF8AndSize(text, &n);
@@ -447,7 +497,7 @@ speedups_split(PyObject *Py_UNUSED(module), PyObject *text)
             PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t size = shape_key(s, n, out, values);
+    Py_ssize_t size = masked_key(s, n, out, values, end_of);
     if (size < 0)
         goto done;
     if ((key = PyUnicode_DecodeUTF8((const char *)out, size, NULL)) != NULL)
@@ -459,6 +509,22 @@ done:
     return result;
 }
 
+/* split(text) -> (key, values): the SHAPE key of one str (each match replaced by a NUL) and the matches, as
+ * formats._shapes.Shaper.split gives them. */
+static PyObject *
+speedups_split(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    return masked(text, shape_end);
+}
+
+/* mask(text) -> (key, values): the VOLATILE shape of one str and its volatile values, as formats._shapes.mask
+ * gives them. */
+static PyObject *
+speedups_mask(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    return masked(text, volatile_end);
+}
+
 static PyMethodDef methods[] = {
     {"lines", speedups_lines, METH_VARARGS,
      "lines(data, end, head, longest) -> (lines, counts, shapes) or None: the lines of data[:end] after head, "
@@ -467,6 +533,9 @@ static PyMethodDef methods[] = {
     {"split", speedups_split, METH_O,
      "split(text) -> (key, values): the SHAPE key of text (each match replaced by a NUL) and the matches; None "
      "for a str that UTF-8 cannot hold."},
+    {"mask", speedups_mask, METH_O,
+     "mask(text) -> (key, values): the VOLATILE shape of text (each match replaced by a NUL) and the matches; "
+     "None for a str that UTF-8 cannot hold."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import blaslog
 from blaslog import inputs
 from blaslog.formats import _shapes
-from blaslog.formats._shapes import SHAPE, Shaper
+from blaslog.formats._shapes import SHAPE, VOLATILE, Shaper, mask
 from blaslog.inputs import LONG, Reader
 from tests.conftest import FIXTURES
 
@@ -143,11 +143,37 @@ def test_the_scanner_masks_what_the_shape_pattern_masks(text):
     assert found is None if "\x00" in text else found[2] == {text: key}
 
 
+@needs_speedups
+@settings(max_examples=3000, deadline=None)
+@given(
+    text=st.one_of(
+        st.lists(st.sampled_from([p for p in PIECES if p not in ("\n", "\r\n", "\r")]), max_size=40).map("".join),
+        st.text(alphabet=string.digits + "xX[]-: .(,=abcdefABCDEF_gT", max_size=80),
+        st.lists(st.sampled_from(["1", "12", "0", ".", "5.5", "0x", "-", "(", "e", " ", "0x0x", "=", "_"])).map(
+            "".join
+        ),
+    )
+)
+def test_the_volatile_scanner_masks_what_the_volatile_pattern_masks(text):
+    parts = VOLATILE.split(text)
+    assert speedups.mask(text) == ("\x00".join(parts[0::2]), parts[1::2])
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_every_bundled_line_is_masked_as_the_volatile_pattern_masks_it(path, monkeypatch):
+    lines = [line for batch in Reader(str(path)).batches() for line in batch.lines]
+    fast = [mask(line) for line in lines]
+    _pure(monkeypatch)
+    assert fast == [_shapes.mask(line) for line in lines]
+    assert fast == [("\x00".join(parts[0::2]), parts[1::2]) for parts in map(VOLATILE.split, lines)]
+
+
 def test_a_string_utf8_cannot_hold_is_masked_in_python():
     text = "[2026-06-06 15:31:41] A=0X7F \udcff"  # a lone surrogate (surrogateescape of a byte that is not UTF-8)
     if speedups is not None:
-        assert speedups.split(text) is None
+        assert speedups.split(text) is None and speedups.mask(text) is None
     assert Shaper().split(text) == (SHAPE.sub("\x00", text), SHAPE.findall(text))
+    assert mask(text) == (VOLATILE.sub("\x00", text), VOLATILE.findall(text))
 
 
 @needs_speedups
