@@ -14,9 +14,14 @@ from blaslog.report import Report
 from blaslog.reporters._base import Reporter, defuse_commands, register
 from blaslog.views import ShapedRow, ShapedRows
 
+_COMPACT = json.JSONEncoder(ensure_ascii=True, allow_nan=False, default=str)
+"""What dumps() writes one line with (made once: json.dumps makes an encoder a call for these options)."""
+
 
 def dumps(value: Any, indent: int | None = None) -> str:
     """Deterministic JSON: keys in insertion order, non-ASCII escaped, NaN refused."""
+    if indent is None:
+        return _COMPACT.encode(value)
     return json.dumps(value, indent=indent, ensure_ascii=True, allow_nan=False, default=str)
 
 
