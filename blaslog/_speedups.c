@@ -61,14 +61,18 @@ digits_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t j, Py_ssize_t count)
     return 1;
 }
 
-/* The end of the SHAPE match that starts at s[i], or -1 where none starts there. The alternatives in the
- * pattern's order; each scans greedily and tests its end, which is where the pattern's backtracking would
- * leave it (a shorter run of digits or hex digits is followed by one, a word character). */
+/* The alternatives SHAPE and VOLATILE share, in their order: cuBLAS pointers (0x0x[0-9a-fA-F]+, wherever they
+ * stand), then, at a digit that continues no word, number, `(` or `-` ((?<![\w.(\-][0-9])), time stamps
+ * (\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)? after the first digit) and pointers other than NULL
+ * ((?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*), each followed by (?![\w.]). Returns the end of the match;
+ * else -1, with *rest set where the pattern's own alternatives may still match there. Each alternative scans
+ * greedily and tests its end, which is where the pattern's backtracking would leave it (a shorter run of digits
+ * or hex digits is followed by one, a word character). */
 static Py_ssize_t
-shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+shared_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int *rest)
 {
     Py_ssize_t j;
-    /* 0x0x[0-9a-fA-F]+(?![\w.]): cuBLAS pointers, wherever they stand */
+    *rest = 0;
     if (s[i] == '0' && i + 4 < n && s[i + 1] == 'x' && s[i + 2] == '0' && s[i + 3] == 'x' && is_hex(s[i + 4])) {
         for (j = i + 5; j < n && is_hex(s[j]); j++)
             ;
@@ -78,8 +82,7 @@ shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
     if (!is_digit(s[i]))
         return -1;
     if (i > 0 && (is_word(s[i - 1]) || s[i - 1] == '.' || s[i - 1] == '(' || s[i - 1] == '-'))
-        return -1; /* (?<![\w.(\-][0-9]) */
-    /* \d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?: time stamps */
+        return -1;
     if (digits_at(s, n, i + 1, 3) && i + 19 <= n && s[i + 4] == '-' && digits_at(s, n, i + 5, 2) && s[i + 7] == '-'
         && digits_at(s, n, i + 8, 2) && (s[i + 10] == ' ' || s[i + 10] == 'T') && digits_at(s, n, i + 11, 2)
         && s[i + 13] == ':' && digits_at(s, n, i + 14, 2) && s[i + 16] == ':' && digits_at(s, n, i + 17, 2)) {
@@ -90,7 +93,6 @@ shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
         if (ends_value(s, n, j))
             return j;
     }
-    /* (?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*: pointers other than NULL */
     if (s[i] == '0' && i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
         int nonzero = 0;
         for (j = i + 2; j < n && is_hex(s[j]); j++)
@@ -98,7 +100,19 @@ shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
         if (nonzero && ends_value(s, n, j))
             return j;
     }
-    /* (?<=\[[0-9])\d+(?=\]\[): thread ids */
+    *rest = 1;
+    return -1;
+}
+
+/* The end of the SHAPE match that starts at s[i], or -1 where none starts there: the shared alternatives, then
+ * thread ids ((?<=\[[0-9])\d+(?=\]\[)). */
+static Py_ssize_t
+shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+{
+    int rest;
+    Py_ssize_t j = shared_end(s, n, i, &rest);
+    if (j >= 0 || !rest)
+        return j;
     if (i > 0 && s[i - 1] == '[' && i + 1 < n && is_digit(s[i + 1])) {
         for (j = i + 2; j < n && is_digit(s[j]); j++)
             ;
@@ -108,50 +122,25 @@ shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
     return -1;
 }
 
-/* The end of the VOLATILE match that starts at s[i], or -1 where none starts there: SHAPE's cuBLAS pointers,
- * time stamps and other pointers, then decimals (\d*\.\d+ after the first digit) and numbers of two digits or
- * more (\d+ after it), each followed by (?![\w.]) (VOLATILE has no thread-id alternative: a thread id is a
- * number). */
+/* The end of the VOLATILE match that starts at s[i], or -1 where none starts there: the shared alternatives,
+ * then decimals (\d*\.\d+ after the first digit) and numbers of two digits or more (\d+ after it), each followed
+ * by (?![\w.]) (VOLATILE has no thread-id alternative: a thread id is a number). */
 static Py_ssize_t
 volatile_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
 {
-    Py_ssize_t j, k;
-    if (s[i] == '0' && i + 4 < n && s[i + 1] == 'x' && s[i + 2] == '0' && s[i + 3] == 'x' && is_hex(s[i + 4])) {
-        for (j = i + 5; j < n && is_hex(s[j]); j++)
-            ;
-        if (ends_value(s, n, j))
-            return j;
-    }
-    if (!is_digit(s[i]))
-        return -1;
-    if (i > 0 && (is_word(s[i - 1]) || s[i - 1] == '.' || s[i - 1] == '(' || s[i - 1] == '-'))
-        return -1;
-    if (digits_at(s, n, i + 1, 3) && i + 19 <= n && s[i + 4] == '-' && digits_at(s, n, i + 5, 2) && s[i + 7] == '-'
-        && digits_at(s, n, i + 8, 2) && (s[i + 10] == ' ' || s[i + 10] == 'T') && digits_at(s, n, i + 11, 2)
-        && s[i + 13] == ':' && digits_at(s, n, i + 14, 2) && s[i + 16] == ':' && digits_at(s, n, i + 17, 2)) {
-        j = i + 19;
-        if (j + 1 < n && s[j] == '.' && is_digit(s[j + 1]))
-            for (j += 2; j < n && is_digit(s[j]); j++)
-                ;
-        if (ends_value(s, n, j))
-            return j;
-    }
-    if (s[i] == '0' && i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
-        int nonzero = 0;
-        for (j = i + 2; j < n && is_hex(s[j]); j++)
-            nonzero |= s[j] != '0';
-        if (nonzero && ends_value(s, n, j))
-            return j;
-    }
+    int rest;
+    Py_ssize_t j = shared_end(s, n, i, &rest), k;
+    if (j >= 0 || !rest)
+        return j;
     for (k = i + 1; k < n && is_digit(s[k]); k++) /* the digits after the first */
         ;
-    if (k + 1 < n && s[k] == '.' && is_digit(s[k + 1])) { /* \d*\.\d+: decimals */
+    if (k + 1 < n && s[k] == '.' && is_digit(s[k + 1])) {
         for (j = k + 2; j < n && is_digit(s[j]); j++)
             ;
         if (ends_value(s, n, j))
             return j;
     }
-    if (k > i + 1 && ends_value(s, n, k)) /* \d+: numbers of two digits or more */
+    if (k > i + 1 && ends_value(s, n, k))
         return k;
     return -1;
 }
