@@ -10,9 +10,9 @@
  * gives in Python); mask(text) is the VOLATILE mask of one record's text (what formats._shapes.mask gives).
  *
  * shape_end() and volatile_end() are the SHAPE and VOLATILE patterns of blaslog/formats/_shapes.py written out
- * as scanners (those patterns stay the definition). It reads UTF-8 bytes: every character SHAPE matches or looks at is ASCII, and the pattern is
- * compiled with re.ASCII, so a byte of a multi-byte character reads as the character does (neither a digit nor
- * a word character).
+ * as scanners (those patterns stay the definition). Both read UTF-8 bytes: every character the patterns match
+ * or look at is ASCII, and they are compiled with re.ASCII, so a byte of a multi-byte character reads as the
+ * character does (neither a digit nor a word character).
  *
  * The module is optional: blaslog/inputs.py falls back to the Python code when it is missing (no compiler at
  * install time) or when BLASLOG_PURE_PYTHON is set, and tests/test_speedups.py holds the two to the same
@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ---- SHAPE, as a scanner ---------------------------------------------------------------------------------- */
+/* ---- SHAPE and VOLATILE, as scanners ---------------------------------------------------------------------- */
 
 static int
 is_digit(unsigned char c)
@@ -147,7 +147,7 @@ volatile_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
 
 typedef Py_ssize_t (*Scanner)(const unsigned char *, Py_ssize_t, Py_ssize_t);
 
-/* Writes the key of s[:n] under `end` (shape_end or volatile_end: each match replaced by a NUL) to out, which
+/* Writes the key of s[:n] under `end_of` (shape_end or volatile_end: each match replaced by a NUL) to out, which
  * holds n bytes, and appends each match to the list `values` unless it is NULL; returns the key's size, or -1
  * with an exception set. */
 static Py_ssize_t

@@ -58,7 +58,7 @@ _UNSNIFFED = object()
 """A line not in _FileParser._sniffed."""
 
 _SNIFFED = 1024
-"""Longest line kept in _FileParser._sniffed (its KEPT entries then hold a few MB at most)."""
+"""Longest line kept in _FileParser._sniffed (its KEPT entries then hold some 20 MB of ASCII at most)."""
 
 WRAP_MIN = 60
 """Narrowest width at which a line cut at a fixed width (a terminal or a log viewer wrapped it) is joined again."""
@@ -95,9 +95,9 @@ class _Pending:
     width: int = 0
     """Length of the first piece of its last line, as read (tag included); 0 for a record glued to the one
     before on its first line, which is never joined to a next piece."""
-    bound: tuple[str, tuple[int, ...], int] | None = None
-    """(its lines' SHAPE keys joined by line ends, which of its lines hold SHAPE values, -) when it was assembled
-    in one step (see ``_FileParser._follow``); None once a line is added otherwise."""
+    bound: tuple[str, tuple[int, ...]] | None = None
+    """(its lines' SHAPE keys joined by line ends, which of its lines hold SHAPE values) when it was assembled in
+    one step (see ``_FileParser._follow``); None once a line is added otherwise."""
 
     def even(self) -> bool:
         """Two lines or more, each as long as the first (tag included, or the tag left out): the width the
@@ -156,9 +156,10 @@ class _FileParser:
         that followed it in such records (see :meth:`_follow`)."""
         self._sniffed: dict[str, Any] = {}
         """Lines that came again in a batch -> what the sniffer says of them."""
-        self._records: dict[tuple[str, ...], tuple[str, tuple[int, ...], int]] = {}
-        """The SHAPE keys of the lines of such a record -> (them joined by line ends, which lines hold values, the
-        cache's `grown` when none of the lines after the first was known to begin a record)."""
+        self._records: dict[tuple[str, ...], tuple[LogFormat, tuple[str, tuple[int, ...]], int]] = {}
+        """The SHAPE keys of the lines of a record of several lines bound to a template -> (its dialect, (the keys
+        joined by line ends, which lines hold SHAPE values), the cache's `grown` when none of the lines after the
+        first was known to begin a record, -1 before that was checked)."""
 
     def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
         if severity == "error" and self.on_error == "raise":
@@ -520,23 +521,27 @@ class _FileParser:
         position: int,
         walk: Iterator[tuple[int, int]],
         positions: list[Any],
-        marked: list[int],
+        marked_at: list[int],
     ) -> int:
         """Take the lines that follow the pending record's first line (`indices[position]`) into it in one step,
         when their SHAPE keys and its first line's are those of a record bound to a template before (one that
         began with a line of that key and had as many lines after it, see `_spans`); `walk` (the caller's
         enumeration of `indices`) passes them. The batch's marks are every line's (`positions`) or the indices of
-        the marked lines in order (`marked`). Return the index of the record's last line.
+        the marked lines in order (`marked_at`). Return the index of the record's last line.
 
         The lines are then what :meth:`_lines` would have added one by one: each follows the one before in the
         batch (no gap), is marked by nobody, begins no record, and continues the record (the dialect's
         `continues` says so by key, and said so of the lines of that record). No line is a piece of a line cut
         at a fixed width: no width was seen cut in this input, and the record's second line is not as long as
         its first (a record whose lines are all as long as its first is taken for one line cut at that width);
-        :meth:`_lines` joins no piece to a line otherwise. The caller sees that the batch has no problems."""
+        :meth:`_lines` joins no piece to a line otherwise. The caller sees that the batch has no problems.
+
+        For cuBLAS the lines' keys imply that none of them is marked or begins a record (an `i!` line is neither);
+        those checks are kept for a dialect whose keys would not say so."""
         lines, shapes = batch.lines, batch.shapes
+        assert shapes is not None  # the first line's key is in _spans
         index = indices[position]
-        if shapes is None or not pending.fmt.assembles_by_shape:
+        if not pending.fmt.assembles_by_shape:
             return index
         first = lines[index]
         for count in self._spans[shapes[first]]:
@@ -546,20 +551,20 @@ class _FileParser:
             if len(lines[index + 1]) == len(first) or count >= MAX_RECORD_LINES:
                 continue
             keys = tuple(map(shapes.__getitem__, lines[index : end + 1]))
-            bound = self._records.get(keys)
-            if bound is None:
+            entry = self._records.get(keys)
+            if entry is None or entry[0] is not pending.fmt:
                 continue
-            if bound[2] != self.cache.grown:  # a line after the first may begin a record now
+            if entry[2] != self.cache.grown:  # a line after the first may begin a record now
                 if not self.cache.known.keys().isdisjoint(islice(keys, 1, None)):
                     continue
-                bound = self._records[keys] = (bound[0], bound[1], self.cache.grown)
+                entry = self._records[keys] = (entry[0], entry[1], self.cache.grown)
             if positions and positions[index + 1 : end + 1].count(None) != count:
                 continue
-            if marked and bisect_right(marked, end) != bisect_right(marked, index):
+            if marked_at and bisect_right(marked_at, end) != bisect_right(marked_at, index):
                 continue
             pending.lines.extend(lines[index + 1 : end + 1])
             pending.shape = None
-            pending.bound = bound
+            pending.bound = entry[1]
             pending.width = len(lines[end])
             next(islice(walk, count - 1, None))
             self.cache.stats.visited -= count
@@ -567,14 +572,13 @@ class _FileParser:
             return end
         return index
 
-    def _learn_record(self, key: str, parts: list[tuple[str, list[str]]]) -> None:
-        """Let :meth:`_follow` take records whose lines have the SHAPE keys of this one's (its lines' `parts`:
-        (key, values) of each; `key`: their keys joined) in one step."""
+    def _learn_record(self, fmt: LogFormat, key: str, parts: list[tuple[str, list[str]]]) -> None:
+        """Let :meth:`_follow` take records of `fmt` whose lines have the SHAPE keys of this one's (its lines'
+        `parts`: (key, values) of each; `key`: their keys joined) in one step."""
         keys = tuple(part[0] for part in parts)
-        if keys in self._records:
-            return
-        keep(self._records, keys, (key, tuple(i for i, part in enumerate(parts) if part[1]), -1))
-        spans = self._spans.get(keys[0], ())
+        if keys not in self._records:
+            keep(self._records, keys, (fmt, (key, tuple(i for i, part in enumerate(parts) if part[1])), -1))
+        spans = self._spans.get(keys[0], ())  # (emptied apart from _records when full)
         if len(keys) - 1 not in spans:
             keep(self._spans, keys[0], (len(keys) - 1, *spans[:3]))
 
@@ -735,12 +739,12 @@ class _FileParser:
                 key = "\n".join([part[0] for part in parts])
                 valued = [part[1] for part in parts if part[1]]
             else:  # assembled in one step (see _follow): the key is known, and which lines hold values
-                key, held, _ = pending.bound
-                valued = [split(lines[i])[1] for i in held]
+                key, valued_lines = pending.bound
+                valued = [split(lines[i])[1] for i in valued_lines]
             template = cache.line_template(fmt, key)
             if template is not None:
                 if parts and not pending.prefix and fmt.assembles_by_shape:
-                    self._learn_record(key, parts)
+                    self._learn_record(fmt, key, parts)
                 values = [value for part in valued for value in part]
                 if template.warnings and not text:
                     text = "\n".join(lines)
@@ -794,7 +798,7 @@ class _FileParser:
         elif key is not None:
             cache.learn_record(fmt, key, text, how)
             if parts and not pending.prefix and fmt.assembles_by_shape and cache.line_template(fmt, key) is not None:
-                self._learn_record(key, parts)  # bound now (at the key's second record)
+                self._learn_record(fmt, key, parts)  # bound now (at the key's second record)
         return self._accept(fmt, record, warnings, first, count, text)
 
     def _from_template(

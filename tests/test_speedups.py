@@ -159,6 +159,7 @@ def test_the_volatile_scanner_masks_what_the_volatile_pattern_masks(text):
     assert speedups.mask(text) == ("\x00".join(parts[0::2]), parts[1::2])
 
 
+@needs_speedups
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_every_bundled_line_is_masked_as_the_volatile_pattern_masks_it(path, monkeypatch):
     lines = [line for batch in Reader(str(path)).batches() for line in batch.lines]
