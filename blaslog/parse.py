@@ -541,8 +541,6 @@ class _FileParser:
         lines, shapes = batch.lines, batch.shapes
         assert shapes is not None  # the first line's key is in _spans
         index = indices[position]
-        if not pending.fmt.assembles_by_shape:
-            return index
         first = lines[index]
         for count in self._spans[shapes[first]]:
             end = index + count
@@ -572,9 +570,13 @@ class _FileParser:
             return end
         return index
 
-    def _learn_record(self, fmt: LogFormat, key: str, parts: list[tuple[str, list[str]]]) -> None:
-        """Let :meth:`_follow` take records of `fmt` whose lines have the SHAPE keys of this one's (its lines'
-        `parts`: (key, values) of each; `key`: their keys joined) in one step."""
+    def _learn_record(self, pending: _Pending, key: str, parts: list[tuple[str, list[str]]]) -> None:
+        """Let :meth:`_follow` take records whose lines have the SHAPE keys of the pending record's (its lines'
+        `parts`: (key, values) of each, where they were split; `key`: their keys joined) in one step, where its
+        dialect says so (`assembles_by_shape`) and no launcher's tag came before it."""
+        fmt = pending.fmt
+        if not parts or pending.prefix or not fmt.assembles_by_shape:
+            return
         keys = tuple(part[0] for part in parts)
         if keys not in self._records:
             keep(self._records, keys, (fmt, (key, tuple(i for i, part in enumerate(parts) if part[1])), -1))
@@ -743,8 +745,7 @@ class _FileParser:
                 valued = [split(lines[i])[1] for i in valued_lines]
             template = cache.line_template(fmt, key)
             if template is not None:
-                if parts and not pending.prefix and fmt.assembles_by_shape:
-                    self._learn_record(fmt, key, parts)
+                self._learn_record(pending, key, parts)
                 values = [value for part in valued for value in part]
                 if template.warnings and not text:
                     text = "\n".join(lines)
@@ -797,8 +798,8 @@ class _FileParser:
             cache.learn(fmt, shape, text, how, warnings, pending.outer)
         elif key is not None:
             cache.learn_record(fmt, key, text, how)
-            if parts and not pending.prefix and fmt.assembles_by_shape and cache.line_template(fmt, key) is not None:
-                self._learn_record(fmt, key, parts)  # bound now (at the key's second record)
+            if cache.line_template(fmt, key) is not None:
+                self._learn_record(pending, key, parts)  # bound now (at the key's second record)
         return self._accept(fmt, record, warnings, first, count, text)
 
     def _from_template(
