@@ -124,14 +124,17 @@ def test_a_block_gives_what_the_python_code_gives(head, body, longest):
     )
 
 
+#: One line's text: pieces of log, characters the patterns look at, and runs of numbers, decimals and pointers.
+TEXTS = st.one_of(
+    st.lists(st.sampled_from([p for p in PIECES if p not in ("\n", "\r\n", "\r")]), max_size=40).map("".join),
+    st.text(alphabet=string.digits + "xX[]-: .(,=abcdefABCDEF_gT", max_size=80),
+    st.lists(st.sampled_from(["1", "12", "0", ".", "5.5", "0x", "-", "(", "e", " ", "0x0x", "=", "_"])).map("".join),
+)
+
+
 @needs_speedups
 @settings(max_examples=3000, deadline=None)
-@given(
-    text=st.one_of(
-        st.lists(st.sampled_from([p for p in PIECES if p not in ("\n", "\r\n", "\r")]), max_size=40).map("".join),
-        st.text(alphabet=string.digits + "xX[]-: .(,=abcdefABCDEF_gT", max_size=80),
-    )
-)
+@given(text=TEXTS)
 def test_the_scanner_masks_what_the_shape_pattern_masks(text):
     key, values = SHAPE.sub("\x00", text), SHAPE.findall(text)
     assert speedups.split(text) == (key, values)
@@ -145,15 +148,7 @@ def test_the_scanner_masks_what_the_shape_pattern_masks(text):
 
 @needs_speedups
 @settings(max_examples=3000, deadline=None)
-@given(
-    text=st.one_of(
-        st.lists(st.sampled_from([p for p in PIECES if p not in ("\n", "\r\n", "\r")]), max_size=40).map("".join),
-        st.text(alphabet=string.digits + "xX[]-: .(,=abcdefABCDEF_gT", max_size=80),
-        st.lists(st.sampled_from(["1", "12", "0", ".", "5.5", "0x", "-", "(", "e", " ", "0x0x", "=", "_"])).map(
-            "".join
-        ),
-    )
-)
+@given(text=TEXTS)
 def test_the_volatile_scanner_masks_what_the_volatile_pattern_masks(text):
     parts = VOLATILE.split(text)
     assert speedups.mask(text) == ("\x00".join(parts[0::2]), parts[1::2])
