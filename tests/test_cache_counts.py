@@ -50,6 +50,7 @@ def _counts(path: Path) -> dict[str, dict[str, int]]:
             "masked": stats.masked,
             "visited": stats.visited,
             "followed": stats.followed,
+            "derived": stats.derived,
         }
     return out
 

@@ -3,6 +3,7 @@ counted without being visited, and GEMMs handed to a CompactRun without being bu
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -476,3 +477,167 @@ def test_tables_of_records_taken_in_one_step_stay_bounded(monkeypatch):
     assert parser.cache.stats.followed > 100
     assert max(map(len, (parser._records, parser._spans, parser._sniffed))) <= 40
     assert len({r["version"] for r in records}) == 150
+
+
+# -- families: VOLATILE shapes that differ only in their words --------------------------------------------------
+
+_LOGGER_LOGS = [p for p in LOGS + REAL if "cublaslt" in p.name.lower() or "hipblaslt" in p.name.lower()]
+
+
+def _word_variants(text: str, seed: int = 0) -> str:
+    """`text` followed by copies of its lines with their words (``LogFormat.words``) swapped for other words:
+    those printed at the same key elsewhere in the text, and made-up ones of letters and digits."""
+    import random
+    import re
+
+    from blaslog.formats._logger import _WORD
+
+    rng = random.Random(seed)
+    lines = text.split("\n")
+    seen: dict[str, set[str]] = {}
+    key_of = re.compile(r"([^\s=\[\]|]+)=$")
+    for line in lines:
+        for match in _WORD.finditer(line):
+            key = key_of.search(line, 0, match.start(1))
+            seen.setdefault(key.group(1) if key else "", set()).add(match.group(1))
+    out = []
+    for line in lines:
+        matches = list(_WORD.finditer(line))
+        for _ in range(3 if matches else 0):
+            pieces, at = [], 0
+            for match in matches:
+                key = key_of.search(line, 0, match.start(1))
+                pool = sorted(seen[key.group(1) if key else ""])
+                word = rng.choice(pool) if rng.random() < 0.6 else f"X{rng.randrange(10**6)}_{rng.choice('ABZ')}"
+                pieces += [line[at : match.start(1)], word]
+                at = match.end(1)
+            out.append("".join(pieces) + line[at:])
+    return text + "\n" + "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("path", _LOGGER_LOGS, ids=lambda p: p.name)
+@pytest.mark.parametrize("events", [True, False], ids=["all-records", "gemms-only"])
+def test_shapes_made_from_their_familys_template_are_what_the_grammar_gives(path, events, monkeypatch):
+    """cuBLASLt and hipBLASLt lines whose enum words (`R_16F`, `MATMUL_TILE_128x128`) are swapped for others give,
+    from their family's template and without the grammar, every record, count and problem the grammar gives."""
+    text = _word_variants(_text(path))
+
+    def parse():
+        parser = _parser(text, events, block=2048)
+        return [r.to_dict() for r in parser.records()], parser.summary.to_dict(max_problems=10**6)
+
+    assert parse() == _without_cache(monkeypatch, parse)
+
+
+def test_a_log_of_new_enum_words_runs_the_grammar_once_per_family(monkeypatch):
+    """Matmul lines that differ in their tiles, stages and types: one grammar run for the family, every other shape
+    made from its template; a word the build step computes with stays in the family's key."""
+    base = next(line for line in _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log").split("\n") if "tile=" in line)
+    tiles = [f"MATMUL_TILE_{a}x{b}" for a in (32, 64, 128, 256) for b in (32, 64, 128, 256)]
+    types = ["R_16F", "R_16BF", "R_32F", "R_8F_E4M3"]
+    lines = []
+    for i, (tile, kind) in enumerate((t, k) for t in tiles for k in types):
+        line = re.sub(r"tile=\w+", f"tile={tile}", base)
+        lines.append(re.sub(r"(Adesc=\[type=)\w+", rf"\g<1>{kind}", line).replace("rows=", f"rows={i + 10}", 1))
+    text = "\n".join(lines) + "\n"
+
+    def parse():
+        parser = _parser(text, True)
+        return [r.to_dict() for r in parser.records()], parser.cache.stats
+
+    records, stats = parse()
+    assert records == _without_cache(monkeypatch, parse)[0]
+    assert {r["tile"] for r in records} == set(tiles) and {r["a_type"] for r in records} == set(types)
+    assert stats.grammar_runs == 1 and stats.derived == len(lines) - 1
+
+
+def test_a_word_the_build_step_computes_with_stays_in_the_familys_key(monkeypatch):
+    """A build step that reads a word (here: a tile's first size decides a field) makes the family keep it: its
+    template is made once per value of that word, and every record is still what the grammar gives."""
+    from blaslog.formats import _logger
+
+    real = _logger.matmul_fields
+
+    def reading_the_tile(pairs, warnings):
+        out = real(pairs, warnings)
+        out["custom_option"] = 1 if out["tile"] == "MATMUL_TILE_64x64" else 0
+        return out
+
+    monkeypatch.setattr(_logger, "matmul_fields", reading_the_tile)
+    base = next(line for line in _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log").split("\n") if "tile=" in line)
+    tiles = ["MATMUL_TILE_64x64", "MATMUL_TILE_128x64", "MATMUL_TILE_64x128"]
+    text = "".join(
+        re.sub(r"tile=\w+", f"tile={tile}", base).replace("type=R_32F", f"type={kind}", 1) + "\n"
+        for tile in tiles
+        for kind in ("R_32F", "R_16F", "R_16BF")
+    )
+
+    def parse():
+        parser = _parser(text, True)
+        return [r.to_dict() for r in parser.records()], parser.cache.stats
+
+    records, stats = parse()
+    assert records == _without_cache(monkeypatch, parse)[0]
+    assert [r["custom_option"] for r in records] == [1] * 3 + [0] * 6
+    assert stats.grammar_runs == 3 and stats.derived == 6  # one template per tile, the types made from it
+
+
+def test_a_word_read_by_its_type_alone_makes_no_family(monkeypatch):
+    """A build step can tell a word's slot from a str without computing with it (`isinstance`): the family's
+    template is checked against the grammar's record on its first shape and, as it differs, not used."""
+    from blaslog.formats import _logger
+
+    real = _logger.matmul_fields
+
+    def by_type(pairs, warnings):
+        out = real(pairs, warnings)
+        out["custom_option"] = 1 if isinstance(out["tile"], str) else 0
+        return out
+
+    monkeypatch.setattr(_logger, "matmul_fields", by_type)
+    base = next(line for line in _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log").split("\n") if "tile=" in line)
+    text = "".join(re.sub(r"tile=\w+", f"tile=MATMUL_TILE_{n}x64", base) + "\n" for n in (32, 64, 128, 256))
+
+    def parse():
+        parser = _parser(text, True)
+        return [r.to_dict() for r in parser.records()], parser.cache.stats
+
+    records, stats = parse()
+    assert records == _without_cache(monkeypatch, parse)[0]
+    assert {r["custom_option"] for r in records} == {1}
+    assert stats.derived == 0 and stats.grammar_runs == 4
+
+
+def _skeleton(tree):
+    """A tree with each token replaced by its type."""
+    from lark import Tree
+
+    return (tree.data, tuple(_skeleton(c) if isinstance(c, Tree) else c.type for c in tree.children))
+
+
+def test_a_word_is_one_token_of_the_same_type_whatever_word_it_is():
+    """What LogFormat.words promises of kv.lark: lines whose VOLATILE shapes differ only in their words parse to
+    trees of one skeleton (the same rules and token types), so one template serves them all."""
+    from blaslog.formats._logger import _WORD
+    from blaslog.formats._shapes import mask
+    from blaslog.formats.cublaslt import CublasLt
+    from blaslog.formats.hipblaslt import HipblasLt
+
+    skeletons: dict[tuple[object, str], object] = {}
+    checked = 0
+    text = "".join(_word_variants(_text(path), seed=1) for path in _LOGGER_LOGS)
+    for line in text.split("\n"):
+        fmt = next((f for f in (CublasLt(), HipblasLt()) if f.start.match(line)), None)
+        if fmt is None or not _WORD.search(mask(line)[0]):
+            continue
+        try:
+            tree = fmt.parser().parse(line)
+        except Exception:
+            continue
+        family = (type(fmt), _WORD.sub("\x01", mask(line)[0]))
+        if family in skeletons:
+            assert _skeleton(tree) == skeletons[family], line
+            checked += 1
+        else:
+            skeletons[family] = _skeleton(tree)
+    assert checked > 1000 and len({fmt for fmt, _ in skeletons}) == 2

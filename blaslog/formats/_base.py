@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    LarkError,
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from blaslog.formats._grammars import load_grammar
 from blaslog.formats._shapes import SHAPE, VOLATILE, mask
@@ -50,7 +57,6 @@ class Slot:
     """
 
     __slots__ = ("index", "kind")
-    __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, index: int, kind: str = "num") -> None:
         self.index = index
@@ -60,19 +66,33 @@ class Slot:
         return f"Slot({self.index}, {self.kind})"
 
     def __eq__(self, other: object) -> bool:
-        raise TypeError("volatile value")
+        raise Volatile(self)
+
+    def __hash__(self) -> int:
+        raise Volatile(self)
 
     def __int__(self) -> int:
-        raise TypeError("volatile value")
+        raise Volatile(self)
 
     def __index__(self) -> int:
-        raise TypeError("volatile value")
+        raise Volatile(self)
+
+    def __float__(self) -> float:
+        raise Volatile(self)
 
     def __str__(self) -> str:
-        raise TypeError("volatile value")
+        raise Volatile(self)
 
     def __bool__(self) -> bool:
         return True
+
+
+class Volatile(TypeError):
+    """A build step computed with a volatile value (`slot`): the shape is not cached that way."""
+
+    def __init__(self, slot: Slot) -> None:
+        super().__init__("volatile value")
+        self.slot = slot
 
 
 class IntSlot(Slot):
@@ -256,6 +276,46 @@ class Template:
             for name, i, j, what in self.nested
         )
         return make, base, where, direct, texts, nested
+
+    def specialize(self, words: list[str], first: int) -> Template:
+        """This template with its word slots (indices `first` on, see :attr:`LogFormat.words`) filled with
+        `words`: the Template of one VOLATILE shape of the family this one was made for."""
+
+        def fill(what: Any) -> Any:
+            if isinstance(what, Text):
+                return concat([fill(part) for part in what.parts])
+            if isinstance(what, Slot) and what.index >= first:
+                return words[what.index - first]
+            return what
+
+        kwargs = dict(self.kwargs)
+        direct = []
+        for name, slot in self.direct:
+            if slot.index >= first:
+                kwargs[name] = words[slot.index - first]
+            else:
+                direct.append((name, slot))
+        texts = []
+        for name, text in self.texts:
+            value = fill(text)
+            if isinstance(value, Text):
+                texts.append((name, value))
+            else:
+                kwargs[name] = value
+        nested = []
+        patched: dict[str, list[list[Any]]] = {}
+        for name, i, j, what in self.nested:
+            value = fill(what)
+            if isinstance(value, (Slot, Text)):
+                nested.append((name, i, j, value))
+            else:
+                items = patched.get(name)
+                if items is None:
+                    items = patched[name] = [list(pair) for pair in kwargs[name]]
+                items[i][j] = value
+        for name, items in patched.items():
+            kwargs[name] = tuple(tuple(pair) for pair in items)
+        return Template(self.cls, kwargs, self.warnings, tuple(direct), tuple(nested), tuple(texts))
 
     def _instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         kwargs = dict(self.kwargs)
@@ -544,13 +604,14 @@ read it: its shape is one the grammar's main rule rejects. With the shape cache 
 are counted without parsing them when their records are not wanted (``parse`` without events)."""
 
 
-def _rebuilds(fmt: LogFormat, template: Template, tree: Any, text: str) -> bool:
-    """Whether `template` gives back the record a fresh build of `text` gives. A build step can tell a Text (text
-    composed with volatile values) from a str without computing with it (`isinstance(value, str)`): it then
-    takes another branch, silently, which a template holding Texts is checked for on its first record."""
+def _rebuilds(fmt: LogFormat, template: Template, tree: Any, values: list[str]) -> bool:
+    """Whether `template` gives back, with `values` put in, the record a fresh build of the `tree` gives. A build
+    step can tell a Text (text composed with volatile values) or a word's Slot from a str without computing with
+    it (`isinstance(value, str)`): it then takes another branch, silently, which a template holding Texts or word
+    slots is checked for on its first record."""
     try:
         fresh, warnings = fmt.record(tree, "", 1, 1)
-        again = template.instantiate([m.group(1) for m in VOLATILE.finditer(text)], "", 1, 1)
+        again = template.instantiate(values, "", 1, 1)
     except Exception:
         return False
     return warnings == template.warnings and fresh.to_dict() == again.to_dict()
@@ -593,6 +654,14 @@ class LogFormat:
 
     fallback_rule: ClassVar[str | None] = None
     """A looser grammar rule for text the main rule rejects (a free-text message), read by :meth:`fallback`."""
+
+    words: ClassVar[re.Pattern[str] | None] = None
+    """Where the VOLATILE shapes of this dialect's records hold words that its grammar reads as one terminal of
+    the same type whatever word is there, and that the build step passes on as they are (enum names such as
+    `R_16F`, `MATMUL_TILE_128x128`): a pattern that finds them in a VOLATILE shape, its group 1 the word. The
+    shapes that differ only in those words are one family, whose template is made once from the grammar and
+    specialised for each of them without it (a word the build step computes with stays in the family's key).
+    None: every VOLATILE shape goes through the grammar once."""
 
     # -- record assembly -------------------------------------------------
     assembles_by_shape: ClassVar[bool] = False
@@ -686,15 +755,35 @@ class LogFormat:
     def template(self, tree: Any, text: str) -> Any:
         """The Template of `text`'s VOLATILE shape from its tree, or UNCACHEABLE when its build step computes
         with a volatile value (or fails: the plain path then reports why)."""
+        made = self.family_template(tree, text, ())
+        return UNCACHEABLE if isinstance(made, int) else made
+
+    def family_template(self, tree: Any, text: str, words: tuple[tuple[int, int] | None, ...]) -> Any:
+        """The Template of `text`'s VOLATILE shape with its `words` (spans of `text`, matches of :attr:`words`;
+        None for one that stays as it is) as slots too, numbered after VOLATILE's values: the template of every
+        shape that differs from this one only in those words (see ``ShapeCache``). UNCACHEABLE when the build
+        step computes with a volatile value, or the index in `words` of a word it computes with (which must then
+        stay in the shape)."""
         spans: dict[tuple[int, int], Slot] = {}
+        values = []
         for index, match in enumerate(VOLATILE.finditer(text)):
             value = match.group(1)
             kind = "ptr" if value[:2] in ("0x", "0X") else "time" if ("-" in value or ":" in value) else "num"
             spans[match.span(1)] = Slot(index, kind)
+            values.append(value)
+        first = len(values)
+        for index, span in enumerate(words):
+            if span is not None:
+                spans[span] = Slot(first + index, "word")
+            values.append("" if span is None else text[span[0] : span[1]])
         try:
             cls, kwargs, warnings = self.build(self.transformer(spans).transform(tree))
-        except Exception:
+        except Exception as exc:
             # let the plain path raise the real error, or build what needs the real values
+            if isinstance(exc, VisitError):
+                exc = exc.orig_exc
+            if isinstance(exc, Volatile) and exc.slot.index >= first:
+                return exc.slot.index - first
             return UNCACHEABLE
         direct: list[tuple[str, Slot]] = []
         nested: list[tuple[str, int, int, Slot | Text]] = []
@@ -728,7 +817,7 @@ class LogFormat:
         # reproduces what a fresh build of the next record of this shape would give.
         template = Template(cls, kwargs, warnings, tuple(direct), tuple(nested), tuple(texts))
         holds_text = bool(texts) or any(type(entry[3]) is Text for entry in nested)
-        if holds_text and not _rebuilds(self, template, tree, text):
+        if (holds_text or any(words)) and not _rebuilds(self, template, tree, values):
             return UNCACHEABLE
         return template
 
@@ -813,7 +902,7 @@ def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1,
     """
     if isinstance(value, Slot):
         if isinstance(value, IntSlot) or value.kind != "num":
-            raise TypeError("volatile value")
+            raise Volatile(value)
         return IntSlot(value, what, low, high)
     text = value.strip() if isinstance(value, str) else None
     match = _DECIMAL.fullmatch(text) if text is not None else None

@@ -20,13 +20,14 @@ gives the same records.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from lark.exceptions import LarkError
 
 import blaslog.formats._base as _base
-from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, LogFormat, RecordError
+from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, LogFormat, RecordError, Template
 from blaslog.formats._shapes import KEPT, Shaper, keep, mask
 from blaslog.records import Event, Record
 
@@ -50,6 +51,9 @@ class CacheStats:
     """Lines the parser assembled into records one by one (the others were counted, or marked to be built from
     their template, by the classifying pass over a batch's distinct lines, or taken in one step with the first
     line of their record: see `followed`)."""
+    derived: int = 0
+    """VOLATILE shapes whose template was made without the grammar, from their family's (shapes that differ only
+    in words the dialect passes on as they are: see ``LogFormat.words``)."""
     followed: int = 0
     """Records of several lines whose lines after the first were taken in one step, their SHAPE keys being those
     of a record read before (``_FileParser._follow``)."""
@@ -69,6 +73,7 @@ class CacheStats:
             "masked": self.masked,
             "visited": self.visited,
             "followed": self.followed,
+            "derived": self.derived,
             "hit_rate": round(self.hit_rate, 4),
         }
 
@@ -99,6 +104,9 @@ class ShapeCache:
         self._bound: dict[LogFormat, dict[str, LineTemplate]] = {}
         """Per dialect: SHAPE key of a one-line record (or its lines' keys joined by line ends, for a record of
         several lines) -> its LineTemplate."""
+        self._families: dict[LogFormat, dict[tuple[str, ...], Any]] = {}
+        """Per dialect: a family's VOLATILE shape with its words cut out (the pieces between them) -> _Family, or
+        False (the family's template cannot be made: each of its shapes goes through the grammar)."""
         self._seen: set[int] = set()
         """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
 
@@ -123,6 +131,8 @@ class ShapeCache:
             self.shaper._messages,
             self.shaper._lines,
             *self._templates.values(),
+            *self._families.values(),
+            *(family.made for table in self._families.values() for family in table.values() if family),
             *self._bound.values(),
         ]
 
@@ -149,6 +159,11 @@ class ShapeCache:
                     if table is None:
                         table = self._templates[fmt] = {}
                     template = table.get(key)
+                    if template is None and fmt.words is not None:
+                        template = self._derive(fmt, key, values)
+                        if template is not None:
+                            stats.derived += 1
+                            keep(table, key, template)
                     if template is not None and template is not UNCACHEABLE:
                         stats.hits += 1
                         return template.instantiate(values, path, line, end_line), template.warnings, template
@@ -158,6 +173,8 @@ class ShapeCache:
                         template = fmt.template(tree, text)
                         keep(table, key, template)
                         if template is not UNCACHEABLE:
+                            if fmt.words is not None and "\x00" not in text:
+                                self._widen(fmt, fmt.words, tree, text, key, values)
                             return template.instantiate(values, path, line, end_line), template.warnings, template
                 else:
                     stats.misses += 1
@@ -172,6 +189,60 @@ class ShapeCache:
                 return loose, (), FALLBACK if self.enabled else UNCACHEABLE
         except RecursionError:
             raise RecordError("groups nested too deeply to be a BLAS log record") from None
+
+    def _derive(self, fmt: LogFormat, key: str, values: list[str]) -> Template | None:
+        """The template of VOLATILE shape `key`, of values `values`, from its family's, if that is known."""
+        parts = fmt.words.split(key)  # type: ignore[union-attr]
+        if len(parts) == 1:
+            return None
+        table = self._families.get(fmt)
+        family = None if table is None else table.get(tuple(parts[0::2]))
+        if not family or family.first != len(values):
+            return None
+        words = parts[1::2]
+        made = family.made.get(tuple([words[i] for i in family.kept]))
+        return None if made is None else made.specialize(words, family.first)
+
+    def _widen(
+        self, fmt: LogFormat, pattern: re.Pattern[str], tree: Any, text: str, key: str, values: list[str]
+    ) -> None:
+        """Teach the family of VOLATILE shape `key` its template for the words of this shape that its build step
+        computes with, from the tree of `text` (a shape just parsed with the grammar, its template cacheable)."""
+        spans = []
+        shift = nul = at = 0
+        for match in pattern.finditer(key):
+            start, end = match.span(1)
+            while (found := key.find("\x00", at, start)) >= 0:  # the values before the word, as long in the text
+                shift += len(values[nul]) - 1
+                nul += 1
+                at = found + 1
+            spans.append((start + shift, end + shift))
+            at = end
+        if not spans:
+            return
+        parts = pattern.split(key)
+        pieces, words = tuple(parts[0::2]), parts[1::2]
+        table = self._families.get(fmt)
+        if table is None:
+            table = self._families[fmt] = {}
+        family = table.get(pieces)
+        if family is False or (family is not None and family.first != len(values)):
+            return
+        if family is None:
+            family = _Family(len(values))
+        while True:
+            made = fmt.family_template(
+                tree, text, tuple(None if i in family.kept else span for i, span in enumerate(spans))
+            )
+            if type(made) is not int:
+                break
+            family.kept += (made,)  # a word the build step computes with: the family's templates are per value
+            family.made = {}
+        if made is UNCACHEABLE:
+            keep(table, pieces, False)
+            return
+        keep(family.made, tuple([words[i] for i in family.kept]), made)
+        keep(table, pieces, family)
 
     def _grammar(self, fmt: LogFormat, text: str, rule: str | None = None) -> Any:
         self.stats.grammar_runs += 1
@@ -244,6 +315,21 @@ class ShapeCache:
         if what is not fmt and what.verbatim and not what.warnings:
             for one in keys:
                 keep(self.built, one, (fmt, what))
+
+
+class _Family:
+    """The shapes of a dialect's records that differ only in their words (``LogFormat.words``): their template,
+    made from the grammar's tree of one of them, per value of the words its build step computes with."""
+
+    __slots__ = ("first", "kept", "made")
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+        """How many VOLATILE values a shape of the family has (the word slots are numbered after them)."""
+        self.kept: tuple[int, ...] = ()
+        """The words (their places among the shape's words) the build step computes with."""
+        self.made: dict[tuple[str, ...], Template] = {}
+        """The kept words' values -> the family's template for them (its other words are slots)."""
 
 
 def _mark(fmt: LogFormat, template: LineTemplate) -> Any:

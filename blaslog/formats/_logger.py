@@ -59,6 +59,14 @@ _CONTINUATION_KEY = re.compile(r"^(?:#\s+)?[A-Za-z_][\w.]*=")
 # `step 17 loss=4.21`) is not part of the record.
 _INSIDE_GROUP = re.compile(r"^(?:#\s*)?(?:[A-Za-z_][\w.]*(?:\[\w+\])?=|\])")
 _POINTER = re.compile(r"0[xX][0-9a-fA-F]+")
+_WORD = re.compile(
+    r"(?<==)(?!0[xX])"  # right after a key's `=`; not a pointer (POINTER would read it)
+    r"([\w]*(?:\d\w*[A-Za-z_]|[A-Za-z_]\w*\d)\w*)"  # letters and digits: an enum name (`R_16F`)
+    r"(?=\]|\s+[^\s|]|\s*$)",  # the whole value: not a key (`[out]=`), nor the first of an `A | B` mask
+    re.ASCII,
+)
+"""A value that kv.lark reads as one TOKEN whatever word it is (see LogFormat.words): after `=` (so not an
+EMPTY_VALUE), ending at a space, a `]` or the end (so not an OUT_KEY or part of a longer token)."""
 _PREFIX = re.compile(
     r"(?:\[(?P<time>\d{4}-\d\d-\d\d[ T][\d:.]+)\])?(?:\[(?:\.\.\.|…)\]|\[(?P<library>[A-Za-z]+)\]"
     r"\[(?P<thread>\d+)\])?\[(?P<level>[A-Za-z]+)\]\[(?P<function>[^\]\s]+)\]"
@@ -103,6 +111,7 @@ class LoggerFormat(LogFormat):
     """A `[time][LIB][tid][Level][function] message` logger (cuBLASLt, hipBLASLt)."""
 
     transformer = KvTransformer
+    words = _WORD
     known_keys: frozenset[str] = frozenset()
     """Top-level keys of the matmul line: a physical line starting with one continues a wrapped record."""
 
