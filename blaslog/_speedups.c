@@ -17,10 +17,14 @@
  * The module is optional: blaslog/inputs.py falls back to the Python code when it is missing (no compiler at
  * install time) or when BLASLOG_PURE_PYTHON is set, and tests/test_speedups.py holds the two to the same
  * result, byte for byte, on every bundled log and on fuzzed blocks.
+ *
+ * maker(cls, names) and make(maker, values) build a record from its field values, setting its slots directly
+ * (records.record_maker; a frozen dataclass's __init__ goes through object.__setattr__ per field).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <structmember.h>
 #include <string.h>
 
 /* ---- SHAPE and VOLATILE, as scanners ---------------------------------------------------------------------- */
@@ -514,7 +518,102 @@ speedups_mask(PyObject *Py_UNUSED(module), PyObject *text)
     return masked(text, volatile_end);
 }
 
+/* ---- records built from their field values ---------------------------------------------------------------- */
+
+/* What maker(cls) checked once: the class and the byte offsets of its slots, in field order. */
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t count;
+    Py_ssize_t offsets[];
+} Maker;
+
+static void
+maker_free(PyObject *capsule)
+{
+    Maker *maker = PyCapsule_GetPointer(capsule, "blaslog._speedups.maker");
+    if (maker != NULL) {
+        Py_DECREF(maker->type);
+        PyMem_Free(maker);
+    }
+}
+
+/* maker(cls, names) -> capsule: for make(); each name must be an object slot (__slots__) of cls. */
+static PyObject *
+speedups_maker(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *cls, *names;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &cls, &PyTuple_Type, &names))
+        return NULL;
+    PyTypeObject *type = (PyTypeObject *)cls;
+    Py_ssize_t count = PyTuple_GET_SIZE(names);
+    Maker *maker = PyMem_Malloc(sizeof(Maker) + (size_t)count * sizeof(Py_ssize_t));
+    if (maker == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *descr = PyObject_GetAttr(cls, PyTuple_GET_ITEM(names, i));
+        if (descr == NULL) {
+            PyMem_Free(maker);
+            return NULL;
+        }
+        int slot = Py_IS_TYPE(descr, &PyMemberDescr_Type)
+                   && ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX
+                   && !(((PyMemberDescrObject *)descr)->d_member->flags & READONLY)
+                   && PyType_IsSubtype(type, ((PyDescrObject *)descr)->d_type);
+        if (slot)
+            maker->offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
+        Py_DECREF(descr);
+        if (!slot) {
+            PyMem_Free(maker);
+            PyErr_Format(PyExc_TypeError, "%R is not an object slot of %R", PyTuple_GET_ITEM(names, i), cls);
+            return NULL;
+        }
+    }
+    Py_INCREF(cls);
+    maker->type = type;
+    maker->count = count;
+    PyObject *capsule = PyCapsule_New(maker, "blaslog._speedups.maker", maker_free);
+    if (capsule == NULL) {
+        Py_DECREF(cls);
+        PyMem_Free(maker);
+    }
+    return capsule;
+}
+
+/* make(maker, values) -> a new instance of the maker's class with its slots set to values, in order (what
+ * records.record_maker's make does in Python: object.__new__ and each slot descriptor's __set__). */
+static PyObject *
+speedups_make(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "make(maker, values: list)");
+        return NULL;
+    }
+    Maker *maker = PyCapsule_GetPointer(args[0], "blaslog._speedups.maker");
+    if (maker == NULL)
+        return NULL;
+    PyObject *values = args[1];
+    if (PyList_GET_SIZE(values) != maker->count) {
+        PyErr_Format(PyExc_ValueError, "%zd values for %zd fields", PyList_GET_SIZE(values), maker->count);
+        return NULL;
+    }
+    PyObject *obj = maker->type->tp_alloc(maker->type, 0);
+    if (obj == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < maker->count; i++) {
+        PyObject *value = PyList_GET_ITEM(values, i);
+        Py_INCREF(value);
+        *(PyObject **)((char *)obj + maker->offsets[i]) = value;
+    }
+    return obj;
+}
+
 static PyMethodDef methods[] = {
+    {"maker", speedups_maker, METH_VARARGS,
+     "maker(cls, names) -> an opaque maker for make(): names are object slots of cls, in the order make() sets "
+     "them."},
+    {"make", (PyCFunction)(void (*)(void))speedups_make, METH_FASTCALL,
+     "make(maker, values) -> a new instance of the maker's class, its slots set to values (a list, one per "
+     "name), without calling __init__."},
     {"lines", speedups_lines, METH_VARARGS,
      "lines(data, end, head, longest) -> (lines, counts, shapes) or None: the lines of data[:end] after head, "
      "each distinct line's count and SHAPE key; None when a line is not UTF-8, holds a NUL or is longer than "

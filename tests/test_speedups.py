@@ -237,3 +237,46 @@ def test_a_call_made_inside_a_call_leaves_the_outer_one_intact(nested):
     assert calls, "no collection ran inside the call"
     assert got == want
     assert all(len(found[0]) == nested for found in calls)
+
+
+@needs_speedups
+def test_a_record_made_in_c_is_the_record_made_in_python():
+    """make() sets every slot to its value, in field order, as records.record_maker's make does; the record is an
+    ordinary frozen dataclass instance (equal, hashable, its fields read back, its values kept alive)."""
+    import gc
+    import sys
+    from dataclasses import fields
+
+    from blaslog.records import Event, GemmCall, record_maker
+
+    for cls in (GemmCall, Event):
+        names, slow = record_maker(cls)
+        values = [f"value of {name}" for name in names]
+        probe = object()
+        values[-1] = probe
+        before = sys.getrefcount(probe)
+        fast = speedups.make(speedups.maker(cls, names), values)
+        assert type(fast) is cls and [getattr(fast, f.name) for f in fields(cls)] == values
+        assert fast == slow(values) and hash(fast) == hash(slow(values))
+        assert sys.getrefcount(probe) == before + 1
+        del fast
+        gc.collect()
+        assert sys.getrefcount(probe) == before
+
+
+@needs_speedups
+def test_a_maker_refuses_what_is_not_a_slot_and_make_a_wrong_count():
+    from blaslog.records import GemmCall, record_maker
+
+    names, _ = record_maker(GemmCall)
+    with pytest.raises(TypeError, match="not an object slot"):
+        speedups.maker(GemmCall, (*names, "kind"))  # a class attribute, not a slot
+    with pytest.raises(AttributeError):
+        speedups.maker(GemmCall, ("no_such_field",))
+    made = speedups.maker(GemmCall, names)
+    with pytest.raises(ValueError, match="values for"):
+        speedups.make(made, ["x"])
+    with pytest.raises(TypeError):
+        speedups.make(made, tuple(names))
+    with pytest.raises(ValueError):
+        speedups.make(object(), list(names))

@@ -41,7 +41,7 @@ from lark.exceptions import (
 )
 
 from blaslog.formats._grammars import load_grammar
-from blaslog.formats._shapes import SHAPE, VOLATILE, mask
+from blaslog.formats._shapes import SHAPE, VOLATILE, mask, speedups
 from blaslog.records import Event, GemmCall, Record, record_maker
 
 CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
@@ -592,7 +592,11 @@ class ShapedRun:
 
 @functools.cache
 def _makers(cls: type) -> tuple[tuple[str, ...], Any]:
-    return record_maker(cls)
+    """(field names, make) of records.record_maker, make in C where the extension is there."""
+    names, make = record_maker(cls)
+    if speedups is not None:
+        make = functools.partial(speedups.make, speedups.maker(cls, names))
+    return names, make
 
 
 UNCACHEABLE = object()
