@@ -756,7 +756,7 @@ class _FileParser:
         if pending.bound is not None and not text:
             text = "\n".join(lines)
         try:
-            record, warnings, how = cache.parse(fmt, text, self.reader.name, first, last)
+            record, warnings, how = cache.parse(fmt, text, self.reader.name, first, last, lazy=self.lazy)
             if cut:  # it parses, but its last value may be cut (`val=C` of `val=CUBLAS_COMPUTE_32F(68)`)
                 raise RecordCut("its last line does not end the record")
         except (LarkError, RecordError) as exc:

@@ -95,7 +95,9 @@ def record_rows(
     ShapedRows when `shaped`)."""
     for item in items:
         if type(item) is ShapedCall:
-            yield ShapedRow(item, caps) if shaped else record_row(item.record(), caps)
+            # numerics from caps are looked up by the algorithm: only a template of one call has one for all rows
+            one = shaped and (caps is None or item.template.same_call)
+            yield ShapedRow(item, caps) if one else record_row(item.record(), caps)
         elif type(item) is ShapedRun:
             if shaped:
                 yield ShapedRows(item, caps)

@@ -128,11 +128,35 @@ def test_streamed_rows_from_shape_pieces_equal_whole_encodings(fmt, caps, kind, 
         path = tmp_path / log.name
         path.write_text(_text(log) * 2)
         paths.append(str(path))
+    new_calls = tmp_path / "new_calls.log"
+    new_calls.write_text(_new_calls_text())
+    paths.append(str(new_calls))
     args = ["parse", *paths, "-f", fmt, "-q", "-j", "1", "--kind", kind]
     args += ["--caps", str(GENERATED / "caps.json")] if caps else []
     fast = invoke(runner, *args).output
     plain = _without_cache(monkeypatch, lambda: invoke(runner, *args).output)
     assert fast == plain and len(fast.splitlines()) > 300
+
+
+def _new_calls_text(seed: int = 0) -> str:
+    """Matmul lines of a level-5 log with new sizes on every line: most written as integers are (rows from a
+    template's pieces), some with a leading zero, one out of range (an unparsable line), tiles varied."""
+    import random
+
+    rng = random.Random(seed)
+    lines = [line for line in _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log").split("\n") if "tile=" in line]
+    out = []
+    for i in range(300):
+        line = re.sub(
+            r"(rows|cols|ld)=\d+", lambda m: f"{m.group(1)}={rng.randrange(10, 70000)}", lines[i % len(lines)]
+        )
+        line = re.sub(r"tile=\w+", f"tile=MATMUL_TILE_{rng.choice((64, 128, 256))}x{rng.choice((64, 128))}", line)
+        if i % 17 == 5:
+            line = line.replace("rows=", "rows=0", 1)
+        if i == 150:
+            line = line.replace("ld=", "ld=99999999999999999999999", 1)
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def test_a_shape_whose_pieces_do_not_give_its_row_back_is_encoded_whole(monkeypatch):

@@ -206,9 +206,10 @@ class LeafTransformer(Transformer[Token, Any]):
         return concat(parts)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Template:
-    """A parsed record shape: the record's keyword arguments with Slots where the volatile values go."""
+    """A parsed record shape: the record's keyword arguments with Slots where the volatile values go (compared
+    and hashed by identity: writers key what they made of a template by it)."""
 
     cls: type
     kwargs: dict[str, Any]
@@ -222,6 +223,9 @@ class Template:
     """How :meth:`instantiate` fills a record by field position (made when first used), or False when the
     keyword arguments do not name every required field exactly (the class's own __init__ then says why)."""
 
+    same_call: ClassVar[bool] = False
+    """Records of one template differ in their sizes too (compare LineTemplate.same_call)."""
+
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         """A record of this shape with the given volatile values."""
         plan = self.plan
@@ -229,13 +233,44 @@ class Template:
             plan = self.plan = self._plan()
         if plan is False:
             return self._instantiate(values, path, line, end_line)
-        make, base, (at_file, at_line, at_end), direct, texts, nested = plan
+        return plan[0](self.build_fields(values, path, line, end_line))  # type: ignore[no-any-return]
+
+    @property
+    def make(self) -> Callable[[list[Any]], Record]:
+        """Builds a record from :meth:`build_fields`'s list (once :meth:`writable` said yes)."""
+        return self.plan[0]  # type: ignore[no-any-return]
+
+    @property
+    def numbers(self) -> frozenset[int]:
+        """The volatile values (their indices) that records hold as integers (once :meth:`writable` said yes)."""
+        return frozenset(index for index, _ in self.plan[6])
+
+    def writable(self, values: list[str]) -> bool:
+        """Whether the record of `values` may be built later, or written from pieces (see ShapedCall): its fields
+        are filled by position, and each value it holds as an integer is printed as the integer is (digits, no
+        leading zero). Raises RecordError where :meth:`instantiate` would (a value out of range)."""
+        plan = self.plan
+        if plan is None:
+            plan = self.plan = self._plan()
+        if plan is False:
+            return False
+        for index, slot in plan[6]:
+            value = values[index]
+            slot.convert(value)
+            if not value.isdigit() or (value[0] == "0" and len(value) > 1):
+                return False
+        return True
+
+    def build_fields(self, values: list[Any], path: str, line: Any, end_line: Any, convert: bool = True) -> list[Any]:
+        """The record's field values, in field order (`convert` False: the values put in as they are, integers
+        too: a writer's marks)."""
+        _make, base, (at_file, at_line, at_end), direct, texts, nested, _numbers = self.plan
         fields = base.copy()
         fields[at_file] = path
         fields[at_line] = line
         fields[at_end] = end_line
         for position, index, slot in direct:
-            fields[position] = values[index] if slot is None else slot.convert(values[index])
+            fields[position] = values[index] if slot is None or not convert else slot.convert(values[index])
         for position, text in texts:
             fields[position] = text.fill(values)
         if nested:
@@ -247,10 +282,10 @@ class Template:
                 if type(index) is not int:  # a Text
                     items[i][j] = index.fill(values)
                 else:
-                    items[i][j] = values[index] if slot is None else slot.convert(values[index])
+                    items[i][j] = values[index] if slot is None or not convert else slot.convert(values[index])
             for position, items in patched.items():
                 fields[position] = tuple(tuple(p) for p in items)
-        return make(fields)  # type: ignore[no-any-return]
+        return fields
 
     def _plan(self) -> Any:
         names, make = _makers(self.cls)
@@ -275,7 +310,10 @@ class Template:
             else (position[name], i, j, what.index, converter(what))
             for name, i, j, what in self.nested
         )
-        return make, base, where, direct, texts, nested
+        numbers = tuple((entry[1], entry[2]) for entry in direct if entry[2] is not None) + tuple(
+            (entry[3], entry[4]) for entry in nested if entry[4] is not None
+        )
+        return make, base, where, direct, texts, nested, numbers
 
     def specialize(self, words: list[str], first: int) -> Template:
         """This template with its word slots (indices `first` on, see :attr:`LogFormat.words`) filled with
@@ -483,14 +521,20 @@ class LineTemplate:
         except RecordError:
             return None
 
-    def build_fields(self, values: list[str], path: str, line: int, end_line: int) -> list[Any]:
+    same_call: ClassVar[bool] = True
+    """Records of one key are one call: only pointers, time stamps, thread ids and places differ."""
+    numbers: ClassVar[frozenset[int]] = frozenset()
+    """A ShapedCall's values that its record holds as integers: none (only verbatim templates make ShapedCalls)."""
+
+    def build_fields(self, values: list[Any], path: str, line: Any, end_line: Any, convert: bool = True) -> list[Any]:
+        """The record's field values, in field order (`convert` False: the values put in as they are)."""
         fields = self.values.copy()
         at_file, at_line, at_end = self.where
         fields[at_file] = path
         fields[at_line] = line
         fields[at_end] = end_line
         for position, j, slot in self.direct:
-            fields[position] = values[j] if slot is None else slot.convert(values[j])
+            fields[position] = values[j] if slot is None or not convert else slot.convert(values[j])
         for position, parts in self.texts:
             fields[position] = "".join(part if type(part) is str else values[part] for part in parts)
         if self.nested:
@@ -502,7 +546,7 @@ class LineTemplate:
                 if type(j) is tuple:  # a text composed of constant pieces and the line's values
                     items[i][k] = "".join(part if type(part) is str else values[part] for part in j)
                 else:
-                    items[i][k] = values[j] if slot is None else slot.convert(values[j])
+                    items[i][k] = values[j] if slot is None or not convert else slot.convert(values[j])
             for position, items in patched.items():
                 fields[position] = tuple(tuple(p) for p in items)
         return fields
@@ -511,18 +555,25 @@ class LineTemplate:
 class ShapedCall:
     """A record read from a line of a known shape, not built yet (``iter_file(lazy=True)``).
 
-    Records of one uniform shape differ only where the line's SHAPE values (pointers, time stamps, thread
-    ids) and its place go, each put in as it stands, so a writer that encoded the shape's first record with
-    marks there can write later ones by putting the values between the pieces."""
+    Its template is a LineTemplate (the line's SHAPE key is known) or a Template (its VOLATILE shape is). Records
+    of one template differ only where the values (SHAPE's, or VOLATILE's) and the place go, each put in as it
+    stands (an integer as it is printed), so a writer that encoded the template's first record with marks there
+    can write later ones by putting the values between the pieces."""
 
     __slots__ = ("end_line", "line", "path", "template", "text", "values")
 
     def __init__(
-        self, template: LineTemplate, values: list[str], path: str, line: int, end_line: int, text: str | None = None
+        self,
+        template: LineTemplate | Template,
+        values: list[str],
+        path: str,
+        line: int,
+        end_line: int,
+        text: str | None = None,
     ) -> None:
         self.template = template
         self.values = values
-        """The line's SHAPE values."""
+        """The line's SHAPE values (a LineTemplate's), or the record's VOLATILE values (a Template's)."""
         self.path = path
         self.line = line
         self.end_line = end_line
@@ -535,8 +586,8 @@ class ShapedCall:
         return self.template.make(self.template.build_fields(self.values, self.path, self.line, self.end_line))  # type: ignore[no-any-return]
 
     def marked(self, marks: list[str], line: Any, end_line: Any) -> Record:
-        """The record with `marks` in place of the SHAPE values and of the line numbers."""
-        return self.template.make(self.template.build_fields(marks, self.path, line, end_line))  # type: ignore[no-any-return]
+        """The record with `marks` in place of the values and of the line numbers."""
+        return self.template.make(self.template.build_fields(marks, self.path, line, end_line, convert=False))  # type: ignore[no-any-return]
 
 
 class ShapedRun:

@@ -27,7 +27,15 @@ from typing import Any
 from lark.exceptions import LarkError
 
 import blaslog.formats._base as _base
-from blaslog.formats._base import FALLBACK, UNCACHEABLE, LineTemplate, LogFormat, RecordError, Template
+from blaslog.formats._base import (
+    FALLBACK,
+    UNCACHEABLE,
+    LineTemplate,
+    LogFormat,
+    RecordError,
+    ShapedCall,
+    Template,
+)
 from blaslog.formats._shapes import KEPT, Shaper, keep, mask
 from blaslog.records import Event, Record
 
@@ -138,13 +146,21 @@ class ShapeCache:
 
     # -- parse through it ----------------------------------------------------------------------------
     def parse(
-        self, fmt: LogFormat, text: str, path: str, line: int, end_line: int, shape: tuple[str, list[str]] | None = None
-    ) -> tuple[Record, tuple[str, ...], Any]:
+        self,
+        fmt: LogFormat,
+        text: str,
+        path: str,
+        line: int,
+        end_line: int,
+        shape: tuple[str, list[str]] | None = None,
+        lazy: bool = False,
+    ) -> tuple[Record | ShapedCall, tuple[str, ...], Any]:
         """A record of `fmt` from its text, its warnings, and how it was read: its shape's Template,
         UNCACHEABLE (built from its own tree) or FALLBACK (the dialect's looser reading).
 
-        `shape` is ``mask(text)`` when the caller has it already. Raises UnexpectedInput (the grammar rejects
-        the text) or RecordError (it parses but makes no sense).
+        `shape` is ``mask(text)`` when the caller has it already. With `lazy`, a record of a shape seen before
+        comes as a ShapedCall of its Template where it can (see Template.writable). Raises UnexpectedInput (the
+        grammar rejects the text) or RecordError (it parses but makes no sense).
         """
         stats = self.stats
         try:
@@ -166,6 +182,8 @@ class ShapeCache:
                             keep(table, key, template)
                     if template is not None and template is not UNCACHEABLE:
                         stats.hits += 1
+                        if lazy and template.writable(values):
+                            return ShapedCall(template, values, path, line, end_line), template.warnings, template
                         return template.instantiate(values, path, line, end_line), template.warnings, template
                     stats.misses += 1
                     if template is None:

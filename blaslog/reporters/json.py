@@ -76,7 +76,8 @@ class ShapeTexts:
         call = item.call
         pieces = self._pieces.get(call.template)
         if pieces is None:
-            pieces = self._pieces[call.template] = self._make(item)
+            pieces = self._make(item)
+            keep(self._pieces, call.template, pieces)
         if pieces is False:
             return self._encode(item.row())
         form, pick = pieces  # as _fill does, inline (this runs once per row)
@@ -129,7 +130,7 @@ class ShapeTexts:
         count = len(item.call.values)
         marks = [f"\x00{j}\x00" for j in range(count + 2)]
         text = self._encode(item.marked_row(marks[:count], marks[count], marks[count + 1]))
-        for j in (count, count + 1):  # the line numbers are integers: their marks take the quotes with them
+        for j in (*item.call.template.numbers, count, count + 1):  # integers: their marks take the quotes with them
             text = text.replace(f'"\\u0000{j}\\u0000"', f"\\u0000{j}\\u0000")
         parts = _MARK.split(text)
         # one %-format with the values picked in the order the text wants them (a value may come twice)
