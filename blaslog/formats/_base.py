@@ -340,19 +340,12 @@ class Template:
                 texts.append((name, value))
             else:
                 kwargs[name] = value
-        nested = []
-        patched: dict[str, list[list[Any]]] = {}
+        nested: list[tuple[str, int, int, Any]] = []
+        constants: list[tuple[str, int, int, Any]] = []
         for name, i, j, what in self.nested:
             value = fill(what)
-            if isinstance(value, (Slot, Text)):
-                nested.append((name, i, j, value))
-            else:
-                items = patched.get(name)
-                if items is None:
-                    items = patched[name] = [list(pair) for pair in kwargs[name]]
-                items[i][j] = value
-        for name, items in patched.items():
-            kwargs[name] = tuple(tuple(pair) for pair in items)
+            (nested if isinstance(value, (Slot, Text)) else constants).append((name, i, j, value))
+        _patch(kwargs, constants)
         return Template(self.cls, kwargs, self.warnings, tuple(direct), tuple(nested), tuple(texts))
 
     def _instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
@@ -375,6 +368,19 @@ class Template:
             for name, items in patched.items():
                 kwargs[name] = tuple(tuple(p) for p in items)
         return self.cls(file=path, line=line, end_line=end_line, **kwargs)  # type: ignore[no-any-return]
+
+
+def _patch(fields: Any, edits: list[tuple[Any, int, int, Any]]) -> None:
+    """``fields[key][i][j] = value`` for each (key, i, j, value) of `edits`, in fields that are tuples of pairs
+    (each one edited is made again)."""
+    patched: dict[Any, list[list[Any]]] = {}
+    for key, i, j, value in edits:
+        items = patched.get(key)
+        if items is None:
+            items = patched[key] = [list(pair) for pair in fields[key]]
+        items[i][j] = value
+    for key, items in patched.items():
+        fields[key] = tuple(tuple(pair) for pair in items)
 
 
 class LineTemplate:
@@ -435,7 +441,7 @@ class LineTemplate:
             return tuple(merged)
 
         nested: list[tuple[int, int, int, Any, IntSlot | None]] = []
-        patched: dict[str, list[list[Any]]] = {}
+        constants: list[tuple[str, int, int, Any]] = []
         for name, i, j, what in template.nested:
             if isinstance(what, Text):
                 parts = composed(what)
@@ -448,12 +454,8 @@ class LineTemplate:
                 continue
             else:
                 value = constant(what)
-            items = patched.get(name)
-            if items is None:
-                items = patched[name] = [list(p) for p in kwargs[name]]
-            items[i][j] = value
-        for name, items in patched.items():
-            kwargs[name] = tuple(tuple(p) for p in items)
+            constants.append((name, i, j, value))
+        _patch(kwargs, constants)
         texts = [(position[name], composed(text)) for name, text in template.texts]
         defaults = {f.name: f.default for f in dataclasses.fields(template.cls)}
         self.values: list[Any] = [kwargs[name] if name in kwargs else defaults[name] for name in names]
