@@ -11,6 +11,11 @@ parser of an input learns about shapes lives here, and the parser uses it throug
 * learn: :meth:`ShapeCache.learn` (after a one-line record was parsed whole), :meth:`ShapeCache.learn_record`
   (a record of several lines) and :meth:`ShapeCache.shortcut`.
 
+A dialect whose shapes hold enum words (``LogFormat.words``: `R_16F`, `MATMUL_TILE_128x128`) has them grouped
+in *families*, shapes that differ only in those words: the grammar runs for the first shape of a family, whose
+template is made with the words as slots too, and the family's other shapes get their template from it
+(:meth:`ShapeCache._derive`), so that a log of ever new tiles and types does not run the grammar per shape.
+
 Dialects declare their grammar and build step and hold no cache state. :attr:`ShapeCache.stats` counts, the
 same way on every run, the records served from a learnt shape and the texts sent through a grammar, so that
 a build step that makes shapes uncacheable shows as a rise in grammar runs (``tests/test_cache_counts.py``).
