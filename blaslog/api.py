@@ -351,8 +351,8 @@ def records(
     lazy: bool = False,
 ) -> Iterator[Any]:
     """Stream the records of inputs (GEMMs, or every record with `kind="all"`); each input's FileSummary is
-    appended to `summaries` once it is read. With `lazy`, GEMMs of a known line shape come unbuilt (see
-    :mod:`blaslog.stream`)."""
+    appended to `summaries` once it is read. With `lazy`, records of a known line or call shape come unbuilt
+    (``.record()`` builds one; see :func:`blaslog.parse.iter_file` and :mod:`blaslog.stream`)."""
     options = options or Options()
     if options.scheduler and "-" not in names:
         from blaslog import cluster

@@ -847,8 +847,9 @@ def iter_file(
     With `events` False only GEMM records are built (the others are counted). The input's FileSummary is
     appended to `summary_out` once the stream is exhausted. `progress(bytes, gemms)` is called as the
     input is read. With a `sink` (a :class:`~blaslog.runs.CompactRun`), GEMMs of a shape seen before are
-    added to it without being built or yielded. With `lazy`, such GEMMs are yielded as
-    :class:`~blaslog.formats._base.ShapedCall` (``.record()`` builds it), and with `events` too, stretches of
+    added to it without being built or yielded. With `lazy`, such GEMMs, and records of a VOLATILE shape seen
+    before (new sizes), are yielded as :class:`~blaslog.formats._base.ShapedCall` (``.record()`` builds it), and
+    with `events` too, stretches of
     one-line records of known shapes as one :class:`~blaslog.formats._base.ShapedRun` each (see
     :func:`built`). Raises InputError when the input cannot be opened.
     """
