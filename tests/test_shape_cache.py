@@ -665,3 +665,41 @@ def test_a_word_is_one_token_of_the_same_type_whatever_word_it_is():
         else:
             skeletons[family] = _skeleton(tree)
     assert checked > 1000 and len({fmt for fmt, _ in skeletons}) == 2
+
+
+def _matmul_line() -> str:
+    return next(line for line in _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log").split("\n") if "tile=" in line)
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        # a key the build files by what its value looks like: a number in `extra`, a pointer in `pointers`
+        [[(" stream=", f" note={value} stream=")] for value in ("10", "0X1A", "11", "0X2B", "12", "0x3c")],
+        # two values out of range in one record: the error names the one the grammar's reading meets first
+        [[("rows=", "rows=99999999999999999999"), ("cols=", "cols=99999999999999999999")]] * 3,
+        [[("rows=", "rows=0")], [("rows=", "rows=99999999999999999999"), ("cols=", "cols=9999999999999999999")]] * 2,
+    ],
+    ids=["number-then-pointer", "two-out-of-range", "leading-zero-then-out-of-range"],
+)
+@pytest.mark.parametrize("lazy", [False, True], ids=["built", "lazy"])
+def test_records_of_one_shape_whose_values_differ_in_kind_or_range_read_as_the_grammar_reads_them(
+    edits, lazy, monkeypatch
+):
+    """One VOLATILE shape holds a number in one record and a pointer in the next (the build step files them
+    apart), or values out of range: every record, error and count is what the grammar gives."""
+    text = ""
+    for line_edits in edits * 2:
+        line = _matmul_line()
+        for old, new in line_edits:
+            line = line.replace(old, new, 1)
+        text += line + "\n"
+
+    def parse():
+        parser = _parser(text, True, lazy=lazy)
+        items = [item.record() if hasattr(item, "record") else item for item in parser.records()]
+        return [r.to_dict() for r in items], parser.summary.to_dict(max_problems=10**6)
+
+    records, summary = parse()
+    assert (records, summary) == _without_cache(monkeypatch, parse)
+    assert records or summary["unparsable_lines"]

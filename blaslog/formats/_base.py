@@ -48,22 +48,35 @@ CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
 """BLASLOG_SHAPE_CACHE=0 parses every record with the grammar (for the benchmark's baseline and for debugging)."""
 
 
+def kind_of(value: str) -> str:
+    """What a volatile value looks like: `ptr`, `time` or `num` (the kinds a Slot tells a build step)."""
+    return "ptr" if value[:2] in ("0x", "0X") else "time" if ("-" in value or ":" in value) else "num"
+
+
 class Slot:
     """Stands for the i-th volatile value of a record while its shape is cached.
 
     It supports no conversion, comparison or hashing: a build step that computes with a volatile value
     raises TypeError, and that shape is then parsed every time instead of cached. ``kind`` says what
-    the value looked like (`ptr`, `time` or `num`), which build steps may ask.
+    the value looked like (`ptr`, `time` or `num`; `word` for a family's word), which build steps may ask:
+    a slot whose kind was asked is `asked`, and its template serves only values of that kind (one shape
+    may hold a number in one record and a pointer in the next, which a build step may file apart).
     """
 
-    __slots__ = ("index", "kind")
+    __slots__ = ("_kind", "asked", "index")
 
     def __init__(self, index: int, kind: str = "num") -> None:
         self.index = index
-        self.kind = kind
+        self._kind = kind
+        self.asked = False
+
+    @property
+    def kind(self) -> str:
+        self.asked = True
+        return self._kind
 
     def __repr__(self) -> str:
-        return f"Slot({self.index}, {self.kind})"
+        return f"Slot({self.index}, {self._kind})"
 
     def __eq__(self, other: object) -> bool:
         raise Volatile(self)
@@ -98,11 +111,11 @@ class Volatile(TypeError):
 class IntSlot(Slot):
     """A volatile value a build step wants as an integer: converted, range-checked, when the template is used."""
 
-    __slots__ = ("high", "low", "what")
+    __slots__ = ("hex", "high", "low", "what")
 
-    def __init__(self, slot: Slot, what: str, low: int | None, high: int) -> None:
-        super().__init__(slot.index, slot.kind)
-        self.what, self.low, self.high = what, low, high
+    def __init__(self, slot: Slot, what: str, low: int | None, high: int, hex: bool = False) -> None:
+        super().__init__(slot.index, slot._kind)
+        self.what, self.low, self.high, self.hex = what, low, high, hex
 
     def convert(self, text: str) -> int:
         """The integer, or RecordError."""
@@ -110,7 +123,7 @@ class IntSlot(Slot):
             number = int(text)
             if (self.low is None or number >= self.low) and number <= self.high:
                 return number
-        return to_int(text, self.what, low=self.low, high=self.high)
+        return to_int(text, self.what, low=self.low, high=self.high, hex=self.hex)
 
 
 class Text:
@@ -219,12 +232,20 @@ class Template:
     """(field, i, j, what) for the volatile value (a Slot) or composed text (a Text, a free-text value holding
     some) at `field[i][j]` of a tuple-of-pairs field."""
     texts: tuple[tuple[str, Text], ...] = ()
+    kinds: tuple[tuple[int, str], ...] = ()
+    """(index, kind) of each volatile value whose kind the build step asked (Slot.kind): the template serves
+    only records whose values there are of those kinds (see :meth:`fits`)."""
     plan: Any = dataclasses.field(default=None, compare=False, repr=False)
     """How :meth:`instantiate` fills a record by field position (made when first used), or False when the
     keyword arguments do not name every required field exactly (the class's own __init__ then says why)."""
 
     same_call: ClassVar[bool] = False
     """Records of one template differ in their sizes too (compare LineTemplate.same_call)."""
+
+    def fits(self, values: list[str]) -> bool:
+        """Whether the values whose kind the build step asked are of those kinds (a shape's number where its
+        template was made from a pointer is read again with the grammar)."""
+        return all(kind_of(values[index]) == kind for index, kind in self.kinds)
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         """A record of this shape with the given volatile values."""
@@ -346,7 +367,8 @@ class Template:
             value = fill(what)
             (nested if isinstance(value, (Slot, Text)) else constants).append((name, i, j, value))
         _patch(kwargs, constants)
-        return Template(self.cls, kwargs, self.warnings, tuple(direct), tuple(nested), tuple(texts))
+        kinds = tuple(entry for entry in self.kinds if entry[0] < first)  # the words are filled in
+        return Template(self.cls, kwargs, self.warnings, tuple(direct), tuple(nested), tuple(texts), kinds)
 
     def _instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         kwargs = dict(self.kwargs)
@@ -494,6 +516,9 @@ class LineTemplate:
             if i is None:
                 return None
             where[i] = j
+        # A kind the build step asked of a value SHAPE masks (a pointer filed apart from other values) is not
+        # checked line by line: SHAPE keeps numbers, so such a value is a pointer, time stamp or thread id by
+        # its place in the key, but for a time stamp printed where the key's first line had a pointer.
         try:
             return cls(template, where, [m.group(1) for m in volatile])
         except RecordError:
@@ -825,8 +850,7 @@ class LogFormat:
         values = []
         for index, match in enumerate(VOLATILE.finditer(text)):
             value = match.group(1)
-            kind = "ptr" if value[:2] in ("0x", "0X") else "time" if ("-" in value or ":" in value) else "num"
-            spans[match.span(1)] = Slot(index, kind)
+            spans[match.span(1)] = Slot(index, kind_of(value))
             values.append(value)
         first = len(values)
         for index, span in enumerate(words):
@@ -872,7 +896,8 @@ class LogFormat:
         # A volatile value the record does not hold (Bdesc rows, say, implied by k and n) is not needed to
         # rebuild it; one that a build step computed with raised TypeError above. Either way the template
         # reproduces what a fresh build of the next record of this shape would give.
-        template = Template(cls, kwargs, warnings, tuple(direct), tuple(nested), tuple(texts))
+        kinds = tuple(sorted((slot.index, slot._kind) for slot in spans.values() if slot.asked))
+        template = Template(cls, kwargs, warnings, tuple(direct), tuple(nested), tuple(texts), kinds)
         holds_text = bool(texts) or any(type(entry[3]) is Text for entry in nested)
         if (holds_text or any(words)) and not _rebuilds(self, template, tree, values):
             return UNCACHEABLE
@@ -958,9 +983,9 @@ def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1,
     A volatile value becomes an IntSlot, converted (and checked) each time its template is used.
     """
     if isinstance(value, Slot):
-        if isinstance(value, IntSlot) or value.kind != "num":
+        if isinstance(value, IntSlot) or value._kind != "num":  # not asked: the IntSlot converts any kind as here
             raise Volatile(value)
-        return IntSlot(value, what, low, high)
+        return IntSlot(value, what, low, high, hex)
     text = value.strip() if isinstance(value, str) else None
     match = _DECIMAL.fullmatch(text) if text is not None else None
     if match is None and hex and text is not None:

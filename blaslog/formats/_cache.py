@@ -185,11 +185,21 @@ class ShapeCache:
                         if template is not None:
                             stats.derived += 1
                             keep(table, key, template)
-                    if template is not None and template is not UNCACHEABLE:
-                        stats.hits += 1
-                        if lazy and template.writable(values):
-                            return ShapedCall(template, values, path, line, end_line), template.warnings, template
-                        return template.instantiate(values, path, line, end_line), template.warnings, template
+                    if (
+                        template is not None
+                        and template is not UNCACHEABLE
+                        and (not template.kinds or template.fits(values))
+                    ):
+                        try:
+                            if lazy and template.writable(values):
+                                call = ShapedCall(template, values, path, line, end_line)
+                                stats.hits += 1
+                                return call, template.warnings, template
+                            record = template.instantiate(values, path, line, end_line)
+                            stats.hits += 1
+                            return record, template.warnings, template
+                        except RecordError:
+                            pass  # a value out of range: the grammar's reading says which one first, as ever
                     stats.misses += 1
                     if template is None:
                         tree = self._grammar(fmt, text)
@@ -198,7 +208,11 @@ class ShapeCache:
                         if template is not UNCACHEABLE:
                             if fmt.words is not None and "\x00" not in text:
                                 self._widen(fmt, fmt.words, tree, text, key, values)
-                            return template.instantiate(values, path, line, end_line), template.warnings, template
+                            try:
+                                record = template.instantiate(values, path, line, end_line)
+                                return record, template.warnings, template
+                            except RecordError:
+                                pass  # the plain build below says which value is out of range first
                 else:
                     stats.misses += 1
                 if tree is None:
