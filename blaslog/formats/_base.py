@@ -245,7 +245,10 @@ class Template:
     def fits(self, values: list[str]) -> bool:
         """Whether the values whose kind the build step asked are of those kinds (a shape's number where its
         template was made from a pointer is read again with the grammar)."""
-        return all(kind_of(values[index]) == kind for index, kind in self.kinds)
+        for index, kind in self.kinds:
+            if kind_of(values[index]) != kind:
+                return False
+        return True
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         """A record of this shape with the given volatile values."""
