@@ -7,7 +7,7 @@
  * share one str object too.
  *
  * split(text) is the same mask for one str, with the values it masks (what formats._shapes.Shaper.split
- * gives in Python); mask(text) is the VOLATILE mask of one record's text (what formats._shapes.mask gives).
+ * gives in Python), values(text) those values alone; mask(text) is the VOLATILE mask of one record's text (what formats._shapes.mask gives).
  *
  * shape_end() and volatile_end() are the SHAPE and VOLATILE patterns of blaslog/formats/_shapes.py written out
  * as scanners (those patterns stay the definition). Both read UTF-8 bytes: every character the patterns match
@@ -510,6 +510,44 @@ speedups_split(PyObject *Py_UNUSED(module), PyObject *text)
     return masked(text, shape_end);
 }
 
+/* values(text) -> values: the SHAPE matches of one str (split(text)[1], without making the key). */
+static PyObject *
+speedups_values(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    Py_ssize_t n;
+    const unsigned char *s = (const unsigned char *)PyUnicode_AsUTF8AndSize(text, &n);
+    if (s == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            return NULL;
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyObject *values = PyList_New(0);
+    if (values == NULL)
+        return NULL;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && !is_digit(s[i])) /* every match starts at a digit */
+            i++;
+        if (i == n)
+            break;
+        Py_ssize_t end = shape_end(s, n, i);
+        if (end < 0) {
+            i++;
+            continue;
+        }
+        PyObject *value = PyUnicode_DecodeASCII((const char *)s + i, end - i, NULL);
+        if (value == NULL || PyList_Append(values, value) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(values);
+            return NULL;
+        }
+        Py_DECREF(value);
+        i = end;
+    }
+    return values;
+}
+
 /* mask(text) -> (key, values): the VOLATILE shape of one str and its volatile values, as formats._shapes.mask
  * gives them. */
 static PyObject *
@@ -621,6 +659,9 @@ static PyMethodDef methods[] = {
     {"split", speedups_split, METH_O,
      "split(text) -> (key, values): the SHAPE key of text (each match replaced by a NUL) and the matches; None "
      "for a str that UTF-8 cannot hold."},
+    {"values", speedups_values, METH_O,
+     "values(text) -> the SHAPE matches of text (split(text)[1], without the key); None for a str that UTF-8 "
+     "cannot hold."},
     {"mask", speedups_mask, METH_O,
      "mask(text) -> (key, values): the VOLATILE shape of text (each match replaced by a NUL) and the matches; "
      "None for a str that UTF-8 cannot hold."},

@@ -138,9 +138,11 @@ TEXTS = st.one_of(
 def test_the_scanner_masks_what_the_shape_pattern_masks(text):
     key, values = SHAPE.sub("\x00", text), SHAPE.findall(text)
     assert speedups.split(text) == (key, values)
+    assert speedups.values(text) == values and Shaper().values(text) == values
     with pytest.MonkeyPatch.context() as patch:
         _pure(patch)
         assert Shaper().split(text) == (key, values) and Shaper().keys([text])[text] == key
+        assert Shaper().values(text) == values
     data = text.encode()  # the block scanner: the same keys (a line holding a NUL goes to the checked path)
     found = speedups.lines(data + b"\n", len(data) + 1, b"", LONG)
     assert found is None if "\x00" in text else found[2] == {text: key}
@@ -167,8 +169,9 @@ def test_every_bundled_line_is_masked_as_the_volatile_pattern_masks_it(path, mon
 def test_a_string_utf8_cannot_hold_is_masked_in_python():
     text = "[2026-06-06 15:31:41] A=0X7F \udcff"  # a lone surrogate (surrogateescape of a byte that is not UTF-8)
     if speedups is not None:
-        assert speedups.split(text) is None and speedups.mask(text) is None
+        assert speedups.split(text) is None and speedups.mask(text) is None and speedups.values(text) is None
     assert Shaper().split(text) == (SHAPE.sub("\x00", text), SHAPE.findall(text))
+    assert Shaper().values(text) == SHAPE.findall(text)
     assert mask(text) == (VOLATILE.sub("\x00", text), VOLATILE.findall(text))
 
 

@@ -139,8 +139,8 @@ class Shaper:
 
     def values(self, line: str) -> list[str]:
         """The SHAPE values of one line (:meth:`split` without building its key)."""
-        if speedups is not None and (found := speedups.split(line)) is not None:
-            return found[1]  # not kept: a one-line record's line is seldom seen again (its pointers are new)
+        if speedups is not None and (found := speedups.values(line)) is not None:
+            return found  # not kept: a one-line record's line is seldom seen again (its pointers are new)
         head, sep, message = line.partition("] ")
         if not sep:
             return self._part(self._messages, line)[1]
