@@ -470,19 +470,28 @@ done:
     return result;
 }
 
+/* The UTF-8 bytes of a str (their count in *n); NULL with *cannot set where UTF-8 cannot hold the str (a lone
+ * surrogate: the caller answers None), NULL with an exception set on any other error. */
+static const unsigned char *
+utf8_of(PyObject *text, Py_ssize_t *n, int *cannot)
+{
+    const unsigned char *s = (const unsigned char *)PyUnicode_AsUTF8AndSize(text, n);
+    *cannot = s == NULL && PyErr_ExceptionMatches(PyExc_UnicodeEncodeError);
+    if (*cannot)
+        PyErr_Clear();
+    return s;
+}
+
 /* (key, values) of one str under `end_of`; None for a str that is not UTF-8 (a lone surrogate), which the
  * caller masks in Python. */
 static PyObject *
 masked(PyObject *text, Scanner end_of)
 {
     Py_ssize_t n;
-    const unsigned char *s = (const unsigned char *)PyUnicode_AsUTF8AndSize(text, &n);
-    if (s == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
-            return NULL;
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
+    int cannot;
+    const unsigned char *s = utf8_of(text, &n, &cannot);
+    if (s == NULL)
+        return cannot ? Py_NewRef(Py_None) : NULL;
     PyObject *values = PyList_New(0), *key = NULL, *result = NULL;
     unsigned char *out = PyMem_Malloc((size_t)(n ? n : 1));
     if (values == NULL || out == NULL) {
@@ -515,13 +524,10 @@ static PyObject *
 speedups_values(PyObject *Py_UNUSED(module), PyObject *text)
 {
     Py_ssize_t n;
-    const unsigned char *s = (const unsigned char *)PyUnicode_AsUTF8AndSize(text, &n);
-    if (s == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
-            return NULL;
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
+    int cannot;
+    const unsigned char *s = utf8_of(text, &n, &cannot);
+    if (s == NULL)
+        return cannot ? Py_NewRef(Py_None) : NULL;
     PyObject *values = PyList_New(0);
     if (values == NULL)
         return NULL;
