@@ -849,9 +849,9 @@ def iter_file(
     input is read. With a `sink` (a :class:`~blaslog.runs.CompactRun`), GEMMs of a shape seen before are
     added to it without being built or yielded. With `lazy`, such GEMMs, and records of a VOLATILE shape seen
     before (new sizes), are yielded as :class:`~blaslog.formats._base.ShapedCall` (``.record()`` builds it), and
-    with `events` too, stretches of
-    one-line records of known shapes as one :class:`~blaslog.formats._base.ShapedRun` each (see
-    :func:`built`). Raises InputError when the input cannot be opened.
+    with `events` too, stretches of one-line records of known shapes as one
+    :class:`~blaslog.formats._base.ShapedRun` each (see :func:`built`). Raises InputError when the input cannot
+    be opened.
     """
     parser = _FileParser(Reader(name), Sniffer(_names(log_format)), on_error, events)
     parser.progress = progress

@@ -252,12 +252,17 @@ class Template:
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         """A record of this shape with the given volatile values."""
-        plan = self.plan
-        if plan is None:
-            plan = self.plan = self._plan()
+        plan = self._planned()
         if plan is False:
             return self._instantiate(values, path, line, end_line)
         return plan[0](self.build_fields(values, path, line, end_line))  # type: ignore[no-any-return]
+
+    def _planned(self) -> Any:
+        """The plan, made when first asked for."""
+        plan = self.plan
+        if plan is None:
+            plan = self.plan = self._plan()
+        return plan
 
     @property
     def make(self) -> Callable[[list[Any]], Record]:
@@ -273,9 +278,7 @@ class Template:
         """Whether the record of `values` may be built later, or written from pieces (see ShapedCall): its fields
         are filled by position, and each value it holds as an integer is printed as the integer is (digits, no
         leading zero). Raises RecordError where :meth:`instantiate` would (a value out of range)."""
-        plan = self.plan
-        if plan is None:
-            plan = self.plan = self._plan()
+        plan = self._planned()
         if plan is False:
             return False
         for index, slot in plan[6]:

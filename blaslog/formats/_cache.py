@@ -180,8 +180,10 @@ class ShapeCache:
                     if table is None:
                         table = self._templates[fmt] = {}
                     template = table.get(key)
+                    family = None  # the shape's words and the pieces between them, where the dialect has words
                     if template is None and fmt.words is not None:
-                        template = self._derive(fmt, key, values)
+                        family = _family_of(fmt.words, key)
+                        template = self._derive(fmt, family, values)
                         if template is not None:
                             stats.derived += 1
                             keep(table, key, template)
@@ -206,8 +208,8 @@ class ShapeCache:
                         template = fmt.template(tree, text)
                         keep(table, key, template)
                         if template is not UNCACHEABLE:
-                            if fmt.words is not None and "\x00" not in text:
-                                self._widen(fmt, fmt.words, tree, text, key, values)
+                            if family is not None and "\x00" not in text:
+                                self._widen(fmt, family, tree, text, key, values)
                             try:
                                 record = template.instantiate(values, path, line, end_line)
                                 return record, template.warnings, template
@@ -227,59 +229,53 @@ class ShapeCache:
         except RecursionError:
             raise RecordError("groups nested too deeply to be a BLAS log record") from None
 
-    def _derive(self, fmt: LogFormat, key: str, values: list[str]) -> Template | None:
-        """The template of VOLATILE shape `key`, of values `values`, from its family's, if that is known."""
-        parts = fmt.words.split(key)  # type: ignore[union-attr]
-        if len(parts) == 1:
-            return None
+    def _derive(self, fmt: LogFormat, family: _Words, values: list[str]) -> Template | None:
+        """The template of a VOLATILE shape (its `family` parts, its `values`) from its family's, if known."""
+        pieces, words, _spans = family
         table = self._families.get(fmt)
-        family = None if table is None else table.get(tuple(parts[0::2]))
-        if not family or family.first != len(values):
+        known = None if not words or table is None else table.get(pieces)
+        if not known or known.first != len(values):
             return None
-        words = parts[1::2]
-        made = family.made.get(tuple([words[i] for i in family.kept]))
-        return None if made is None else made.specialize(words, family.first)
+        made = known.made.get(tuple([words[i] for i in known.kept]))
+        return None if made is None else made.specialize(words, known.first)
 
-    def _widen(
-        self, fmt: LogFormat, pattern: re.Pattern[str], tree: Any, text: str, key: str, values: list[str]
-    ) -> None:
-        """Teach the family of VOLATILE shape `key` its template for the words of this shape that its build step
-        computes with, from the tree of `text` (a shape just parsed with the grammar, its template cacheable)."""
+    def _widen(self, fmt: LogFormat, family: _Words, tree: Any, text: str, key: str, values: list[str]) -> None:
+        """Teach the family of VOLATILE shape `key` (its `family` parts) its template for the words of this shape
+        that its build step computes with, from the tree of `text` (a shape just parsed with the grammar, its
+        template cacheable)."""
+        pieces, words, in_key = family
+        if not words:
+            return
         spans = []
         shift = nul = at = 0
-        for match in pattern.finditer(key):
-            start, end = match.span(1)
+        for start, end in in_key:
             while (found := key.find("\x00", at, start)) >= 0:  # the values before the word, as long in the text
                 shift += len(values[nul]) - 1
                 nul += 1
                 at = found + 1
             spans.append((start + shift, end + shift))
             at = end
-        if not spans:
-            return
-        parts = pattern.split(key)
-        pieces, words = tuple(parts[0::2]), parts[1::2]
         table = self._families.get(fmt)
         if table is None:
             table = self._families[fmt] = {}
-        family = table.get(pieces)
-        if family is False or (family is not None and family.first != len(values)):
+        known = table.get(pieces)
+        if known is False or (known is not None and known.first != len(values)):
             return
-        if family is None:
-            family = _Family(len(values))
+        if known is None:
+            known = _Family(len(values))
         while True:
             made = fmt.family_template(
-                tree, text, tuple(None if i in family.kept else span for i, span in enumerate(spans))
+                tree, text, tuple(None if i in known.kept else span for i, span in enumerate(spans))
             )
             if type(made) is not int:
                 break
-            family.kept += (made,)  # a word the build step computes with: the family's templates are per value
-            family.made = {}
+            known.kept += (made,)  # a word the build step computes with: the family's templates are per value
+            known.made = {}
         if made is UNCACHEABLE:
             keep(table, pieces, False)
             return
-        keep(family.made, tuple([words[i] for i in family.kept]), made)
-        keep(table, pieces, family)
+        keep(known.made, tuple([words[i] for i in known.kept]), made)
+        keep(table, pieces, known)
 
     def _grammar(self, fmt: LogFormat, text: str, rule: str | None = None) -> Any:
         self.stats.grammar_runs += 1
@@ -352,6 +348,24 @@ class ShapeCache:
         if what is not fmt and what.verbatim and not what.warnings:
             for one in keys:
                 keep(self.built, one, (fmt, what))
+
+
+_Words = tuple[tuple[str, ...], list[str], list[tuple[int, int]]]
+"""A VOLATILE shape's family parts: the pieces between its words (the family's key), the words, their spans."""
+
+
+def _family_of(pattern: re.Pattern[str], key: str) -> _Words:
+    """The family parts of VOLATILE shape `key` under a dialect's words `pattern`, in one pass."""
+    pieces, words, spans = [], [], []
+    at = 0
+    for match in pattern.finditer(key):
+        start, end = match.span(1)
+        pieces.append(key[at:start])
+        words.append(match.group(1))
+        spans.append((start, end))
+        at = end
+    pieces.append(key[at:])
+    return tuple(pieces), words, spans
 
 
 class _Family:
