@@ -5,9 +5,8 @@ This module parses; it renders nothing (streamed output of pieces is :mod:`blasl
 from __future__ import annotations
 
 import os
-from concurrent.futures import Executor, ProcessPoolExecutor
 from itertools import pairwise, repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from blaslog.formats import Sniffer, boundary_regex
 from blaslog.inputs import Reader
@@ -15,8 +14,19 @@ from blaslog.parse import _FileParser, parse_file
 from blaslog.records import ParseResult
 from blaslog.runs import CompactRun, merge, read_run
 
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
 SPLIT_MIN = 64 << 20
 """Inputs smaller than this are not cut into pieces."""
+
+
+def process_pool(jobs: int) -> Executor:
+    """A pool of `jobs` worker processes. `multiprocessing` is imported only here: it costs some 10 ms of
+    start-up, a tenth of a one-process command's, which it would otherwise pay for nothing."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=jobs)
 
 
 class _RangeReader(Reader):
@@ -99,7 +109,7 @@ def read_runs_parallel(
     names: list[str], *, log_format: list[str] | None, on_error: str, jobs: int
 ) -> list[tuple[CompactRun, Any]]:
     """CompactRun and FileSummary of each input, using up to `jobs` processes (inputs in the given order)."""
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with process_pool(jobs) as pool:
         if len(names) == 1:
             name = names[0]
             with open(name, "rb") as handle:
@@ -116,7 +126,7 @@ def parse_parallel(
     names: list[str], *, log_format: list[str] | None, on_error: str, jobs: int, events: bool = True
 ) -> list[ParseResult]:
     """ParseResults of several inputs parsed in parallel processes."""
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with process_pool(jobs) as pool:
         futures = [
             pool.submit(parse_file, name, log_format=log_format, on_error=on_error, events=events)  # type: ignore[arg-type]
             for name in names

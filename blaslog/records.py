@@ -19,6 +19,7 @@ n from ``Ddesc`` cols (or ``Bdesc`` when D is missing).
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
@@ -255,7 +256,7 @@ class GemmCall:
 
     def algorithm(self) -> tuple[Any, ...]:
         """The algorithm fields, in ALGORITHM_FIELDS order."""
-        return tuple(getattr(self, name) for name in ALGORITHM_FIELDS)
+        return _algorithm(self)  # type: ignore[no-any-return]
 
     def has_algorithm_info(self) -> bool:
         """True when the log named the algorithm, solution or flags this GEMM ran with."""
@@ -263,16 +264,13 @@ class GemmCall:
 
     def algorithm_text(self) -> str:
         """The algorithm as a short `key=value` string, in the log's own key names."""
-        parts = []
-        for name in ALGORITHM_FIELDS:
-            value = getattr(self, name)
-            if value is None or name in ("workspace_size", "algo"):
-                continue
-            if name == "flags":
-                from blaslog.flags import rocblas_flags_name
+        values = _text_values(self)
+        if self.flags is not None:
+            from blaslog.flags import rocblas_flags_name
 
-                value = rocblas_flags_name(value)
-            parts.append(f"{LOG_KEYS.get(name, name)}={value}")
+            named = zip(_TEXT_FIELDS, values, strict=True)
+            values = tuple(rocblas_flags_name(value) if name == "flags" else value for name, value in named)
+        parts = [f"{key}={value}" for key, value in zip(_TEXT_KEYS, values, strict=True) if value is not None]
         return " ".join(parts) or "(not logged)"
 
     def shape_text(self) -> str:
@@ -308,6 +306,12 @@ LOG_KEYS: dict[str, str] = {
     "solution_index": "solution_index",
     "requested_algo": "algo",
 }
+
+_algorithm = operator.attrgetter(*ALGORITHM_FIELDS)
+_TEXT_FIELDS = tuple(name for name in ALGORITHM_FIELDS if name not in ("workspace_size", "algo"))
+"""The algorithm fields GemmCall.algorithm_text writes, each as its LOG_KEYS name (_TEXT_KEYS)."""
+_TEXT_KEYS = tuple(LOG_KEYS.get(name, name) for name in _TEXT_FIELDS)
+_text_values = operator.attrgetter(*_TEXT_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,10 +21,9 @@ import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import IO, Any
 
-from blaslog._parallel import line_starts, range_parser, split_points, splittable
+from blaslog._parallel import line_starts, process_pool, range_parser, split_points, splittable
 from blaslog.api import Options, jobs_for, looks_like_log, records
 from blaslog.caps import Caps, load_caps
 from blaslog.errors import BlaslogError
@@ -191,7 +190,7 @@ def _stream_pieces(
     """Parse a large input in `jobs` pieces at once; the pieces' row files in order, and the input's summary."""
     points = split_points(name, jobs)
     outs = [os.path.join(tmp_dir, f"piece-{i:04d}") for i in range(len(points) - 1)]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with process_pool(jobs) as pool:
         starts = line_starts(name, points, pool, jobs)  # the newlines before each piece, counted side by side
         futures = [
             pool.submit(_stream_piece, name, a, b, first, fmt, kind, caps_path, options.formats, options.on_error, out)

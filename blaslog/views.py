@@ -518,13 +518,29 @@ def map_finding_ref(finding: Finding) -> str:
     return f"{finding.fingerprint()}|{finding.location.file}|{finding.location.line}"
 
 
+def _map_column(column: Any, first: tuple[int, int], calls: int) -> dict[str, Any]:
+    """How an algorithm map describes a signature (named by the call `column`)."""
+    return {
+        "label": f"{column.function} {column.shape_text()} {column.a_type}/{column.compute_type}",
+        "function": column.function,
+        "trans": column.trans,
+        "m": column.m,
+        "n": column.n,
+        "k": column.k,
+        "batch": column.batch_count,
+        "types": "/".join(str(t) for t in (column.a_type, column.b_type, column.c_type, column.d_type)),
+        "compute": column.compute_type,
+        "calls": calls,
+    }
+
+
 class GemmMap:
     """Builds :attr:`Report.gemm_map`: per row (a run or rank) and GEMM signature, the algorithms it ran, how
     often, where first, and the most severe finding it showed. One entry per signature and row, never per call."""
 
     def __init__(self) -> None:
         self._rows: list[dict[str, Any]] = []
-        self._columns: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._columns: dict[tuple[Any, ...], list[Any]] = {}  # signature -> [its column's call, first, calls]
         self._cells: dict[tuple[int, tuple[Any, ...]], dict[str, Any]] = {}
 
     def row(self, label: str, file: str, rank: Any = None, role: str = "run") -> int:
@@ -537,28 +553,17 @@ class GemmMap:
         signature's column: the reference call in a diff) in `row`."""
         key = column.signature()
         info = self._columns.get(key)
-        if info is None:
-            info = self._columns[key] = {
-                "label": f"{column.function} {column.shape_text()} {column.a_type}/{column.compute_type}",
-                "function": column.function,
-                "trans": column.trans,
-                "m": column.m,
-                "n": column.n,
-                "k": column.k,
-                "batch": column.batch_count,
-                "types": "/".join(str(t) for t in (column.a_type, column.b_type, column.c_type, column.d_type)),
-                "compute": column.compute_type,
-                "first": (row, line),
-                "calls": 0,
-            }
-        info["first"] = min(info["first"], (row, line))
-        info["calls"] += calls
+        if info is None:  # described in to_dict, for the columns kept only
+            info = self._columns[key] = [column, (row, line), 0]
+        elif (row, line) < info[1]:
+            info[1] = (row, line)
+        info[2] += calls
         cell = self._cells.get((row, key))
         if cell is None:
             cell = self._cells[(row, key)] = {
                 "algos": Counter(),
                 "line": line,
-                "shape": call.shape_text(),
+                "call": call,
                 "finding": None,
                 "cls": None,
                 "rank": -1,
@@ -571,7 +576,7 @@ class GemmMap:
     def to_dict(self, limit: int = MAP_COLUMNS) -> dict[str, Any]:
         """JSON-ready: `columns` in call order (first row first), `rows` with `cells` (column index -> cell),
         `algorithms` (every algorithm text, most used first) and `left_out` (signatures beyond `limit`)."""
-        keys = sorted(self._columns, key=lambda k: self._columns[k]["first"])
+        keys = sorted(self._columns, key=lambda k: self._columns[k][1])
         kept = {key: index for index, key in enumerate(keys[:limit])}
         used: Counter[str] = Counter()
         rows = [dict(r, cells={}) for r in self._rows]
@@ -586,11 +591,11 @@ class GemmMap:
                 "algos": [[a, n] for a, n in algos],
                 "calls": sum(n for _, n in algos),
                 "line": cell["line"],
-                "shape": cell["shape"],
+                "shape": cell["call"].shape_text(),
                 "finding": cell["finding"],
                 "cls": cell["cls"],
             }
-        columns = [{k: v for k, v in self._columns[key].items() if k != "first"} for key in keys[:limit]]
+        columns = [_map_column(*self._columns[key]) for key in keys[:limit]]
         return {
             "columns": columns,
             "rows": rows,

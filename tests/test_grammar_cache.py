@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,7 @@ def _fresh(monkeypatch: pytest.MonkeyPatch, folder: Path | str) -> None:
 
 
 def _saved(folder: Path) -> list[Path]:
-    return sorted(folder.glob("grammar-*.txt"))
+    return sorted(folder.glob("grammar-*.pickle"))
 
 
 def test_a_built_parser_is_saved_privately_and_loaded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,20 +71,25 @@ def test_a_file_others_could_read_or_write_is_not_used(
     _fresh(monkeypatch, tmp_path)
     _grammars.load_grammar("cublaslt.lark")
     (saved,) = _saved(tmp_path)
-    saved.write_text("{'data': {}, 'memo': {}}")  # tables that would break the parser if they were used
+    saved.write_bytes(pickle.dumps({"data": {}, "memo": {}}))  # tables that would break the parser if they were used
     saved.chmod(mode)
     _fresh(monkeypatch, tmp_path)
     assert _grammars.load_grammar("cublaslt.lark").parse(LINE)  # built again, and saved over it
-    assert saved.stat().st_mode & 0o077 == 0 and "'rules'" in saved.read_text()
+    assert saved.stat().st_mode & 0o077 == 0 and b"rules" in saved.read_bytes()
 
 
 def test_what_is_saved_is_data_never_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cache file is read as a Python literal: an expression that would call anything is refused, not run."""
+    """A cache file is unpickled with every global refused: a pickle that would call anything is refused, not run."""
     _fresh(monkeypatch, tmp_path)
     _grammars.load_grammar("cublaslt.lark")
     (saved,) = _saved(tmp_path)
     marker = tmp_path / "ran"
-    saved.write_text(f"__import__('os').mkdir({str(marker)!r})")
+
+    class Payload:
+        def __reduce__(self) -> tuple[object, tuple[str]]:
+            return os.mkdir, (str(marker),)
+
+    saved.write_bytes(pickle.dumps({"data": Payload(), "memo": {}}))
     saved.chmod(0o600)
     _fresh(monkeypatch, tmp_path)
     assert _grammars.load_grammar("cublaslt.lark").parse(LINE)

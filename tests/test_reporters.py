@@ -9,15 +9,20 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from unittest import mock
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tabulate import tabulate
 
 import blaslog
 from blaslog.diff import diff_runs
 from blaslog.report import Report
 from blaslog.reporters import REPORTERS, get_reporter
 from blaslog.reporters.github import escape_data, escape_property
+from blaslog.reporters.table import simple_table
 from blaslog.views import check_report, diff_report, parse_report, summary_report
 from tests.conftest import GENERATED, SEED
 
@@ -276,3 +281,40 @@ def test_every_format_module_registers_the_formats_it_is_named_for():
         assert "outside-test" in list(REPORTERS) and isinstance(get_reporter("outside-test"), Outside)
     finally:
         del REPORTERS.loaded["outside-test"]  # type: ignore[attr-defined]
+
+
+_CELLS = st.one_of(
+    st.text(alphabet=" -_.=x/aZ09", max_size=10),
+    st.sampled_from(
+        ["", " ", "True", "False", "1.5", "007", "-3", "1e5", "nan", " a", "b ", "日本", "é", "\t", "a\tb"]
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["calls", "m", "algorithms", "a b", "", " h", "True"]), min_size=1, max_size=5).flatmap(
+        lambda headers: st.tuples(
+            st.just(headers), st.lists(st.lists(_CELLS, min_size=len(headers), max_size=len(headers)), max_size=6)
+        )
+    )
+)
+def test_the_plain_table_writer_gives_what_tabulate_gives(table: tuple[list[str], list[list[str]]]) -> None:
+    """The big tables (a summary of 25,000 distinct calls) are written without tabulate when their text is
+    printable ASCII: byte for byte what tabulate writes, cells stripped, short columns widened to their header."""
+    headers, body = table
+    expected = tabulate(body, headers=headers, tablefmt="simple", disable_numparse=True)
+    assert simple_table(headers, body) == expected
+
+
+def test_the_plain_table_writer_is_used_for_a_summary_of_many_calls() -> None:
+    """A summary table whose text is plain ASCII does not go through tabulate at all."""
+    rows = [{"calls": str(i), "function": "cublasLtMatmul", "algorithms": f"algoId={i} x1"} for i in range(50)]
+    report = Report("summary", rows=rows, columns=["calls", "function", "algorithms"])
+    with mock.patch("blaslog.reporters.table.tabulate", side_effect=AssertionError("tabulate was called")):
+        text = get_reporter("table").render(report)
+    assert text.splitlines()[:3] == [
+        "calls    function        algorithms",
+        "-------  --------------  ------------",
+        "0        cublasLtMatmul  algoId=0 x1",
+    ]

@@ -125,7 +125,8 @@ def _escaped(match: re.Match[str]) -> str:
 def printable(text: object, limit: int = 0) -> str:
     """Text safe for a terminal or a CI log: control characters (ANSI escapes, CR, bidi overrides) shown escaped."""
     value = "" if text is None else str(text)
-    value = _CONTROL.sub(_escaped, value)
+    if not value.isprintable():  # every character _CONTROL escapes is unprintable to str.isprintable
+        value = _CONTROL.sub(_escaped, value)
     if limit and len(value) > limit:
         value = value[: limit - 3] + "..."
     return value
