@@ -21,6 +21,7 @@ import blaslog
 from blaslog.diff import diff_runs
 from blaslog.report import Report
 from blaslog.reporters import REPORTERS, get_reporter
+from blaslog.reporters._base import cell, column_cells
 from blaslog.reporters.github import escape_data, escape_property
 from blaslog.reporters.table import simple_table
 from blaslog.views import check_report, diff_report, parse_report, summary_report
@@ -318,3 +319,12 @@ def test_the_plain_table_writer_is_used_for_a_summary_of_many_calls() -> None:
         "-------  --------------  ------------",
         "0        cublasLtMatmul  algoId=0 x1",
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=30), st.sampled_from(["a\nb", "\x1b[31m", "x" * 70])))
+)
+def test_cells_of_a_column_are_what_cell_makes_of_each(values: list[object]) -> None:
+    """The column-at-a-time cells of a big table are those of cell(), escapes and cuts included."""
+    assert column_cells(values, 60) == [cell(value, 60) for value in values]

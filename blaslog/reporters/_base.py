@@ -199,3 +199,12 @@ def cell(value: object, limit: int = 80) -> str:
     if value is None:
         return "-"
     return printable(str(value).replace("\n", " "), limit)
+
+
+def column_cells(values: list[object], limit: int = 80) -> list[str]:
+    """:func:`cell` of each value of a column, in two passes over the column's text where all of it is printable
+    and no cell is too long (a table of 25,000 rows has 275,000 cells)."""
+    texts = ["-" if value is None else str(value) for value in values]
+    if "".join(texts).isprintable() and max(map(len, texts), default=0) <= limit:  # no line end, nothing to cut
+        return texts
+    return [cell(value, limit) for value in values]

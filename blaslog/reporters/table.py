@@ -12,7 +12,7 @@ from typing import Any
 from tabulate import tabulate
 
 from blaslog.report import FINDING_CLASSES, Report, ci_level
-from blaslog.reporters._base import Reporter, cell, defuse_commands, printable, register
+from blaslog.reporters._base import Reporter, cell, column_cells, defuse_commands, printable, register
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,10 +204,11 @@ class TableReporter(Reporter):
                 )
         elif report.rows:
             columns = report.columns or list(report.rows[0].keys())
-            table = [
-                [cell(row.get(c), 160 if c in ("algorithms", "algo") else 60) for c in columns] for row in report.rows
+            by_column = [
+                column_cells([row.get(c) for row in report.rows], 160 if c in ("algorithms", "algo") else 60)
+                for c in columns
             ]
-            parts.append(simple_table(columns, table) + "\n")
+            parts.append(simple_table(columns, [list(row) for row in zip(*by_column, strict=True)]) + "\n")
         elif report.command in ("parse", "summary"):
             parts.append("no GEMM records\n")
         return defuse_commands("\n".join(parts))
