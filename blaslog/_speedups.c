@@ -151,9 +151,26 @@ volatile_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
 
 typedef Py_ssize_t (*Scanner)(const unsigned char *, Py_ssize_t, Py_ssize_t);
 
-/* Writes the key of s[:n] under `end_of` (shape_end or volatile_end: each match replaced by a NUL) to out, which
- * holds n bytes, and appends each match to the list `values` unless it is NULL; returns the key's size, or -1
- * with an exception set. */
+/* The letter after the NUL that stands for a masked value in a key, as formats._shapes.mark writes it: `p` (a
+ * pointer: 0x...), `s` or `t` (a time stamp, which holds `-` or `:`, with a space or without one), `d` (a
+ * decimal: holds `.`) or `n` (a whole number). */
+static unsigned char
+kind_letter(const unsigned char *v, Py_ssize_t size)
+{
+    if (size >= 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X'))
+        return 'p';
+    int time = 0, space = 0, decimal = 0;
+    for (Py_ssize_t k = 0; k < size; k++) {
+        time |= v[k] == '-' || v[k] == ':';
+        space |= v[k] == ' ';
+        decimal |= v[k] == '.';
+    }
+    return time ? (space ? 's' : 't') : decimal ? 'd' : 'n';
+}
+
+/* Writes the key of s[:n] under `end_of` (shape_end or volatile_end: each match replaced by a NUL and its
+ * kind_letter; every match is two bytes or more) to out, which holds n bytes, and appends each match to the
+ * list `values` unless it is NULL; returns the key's size, or -1 with an exception set. */
 static Py_ssize_t
 masked_key(const unsigned char *s, Py_ssize_t n, unsigned char *out, PyObject *values, Scanner end_of)
 {
@@ -181,6 +198,7 @@ masked_key(const unsigned char *s, Py_ssize_t n, unsigned char *out, PyObject *v
             Py_DECREF(value);
         }
         out[size++] = 0;
+        out[size++] = kind_letter(s + j, end - j);
         i = end;
     }
     return size;
@@ -511,8 +529,8 @@ done:
     return result;
 }
 
-/* split(text) -> (key, values): the SHAPE key of one str (each match replaced by a NUL) and the matches, as
- * formats._shapes.Shaper.split gives them. */
+/* split(text) -> (key, values): the SHAPE key of one str (each match replaced by a NUL and its kind) and the
+ * matches, as formats._shapes.Shaper.split gives them. */
 static PyObject *
 speedups_split(PyObject *Py_UNUSED(module), PyObject *text)
 {
@@ -663,14 +681,14 @@ static PyMethodDef methods[] = {
      "each distinct line's count and SHAPE key; None when a line is not UTF-8, holds a NUL or is longer than "
      "longest characters."},
     {"split", speedups_split, METH_O,
-     "split(text) -> (key, values): the SHAPE key of text (each match replaced by a NUL) and the matches; None "
-     "for a str that UTF-8 cannot hold."},
+     "split(text) -> (key, values): the SHAPE key of text (each match replaced by a NUL and its kind) and the "
+     "matches; None for a str that UTF-8 cannot hold."},
     {"values", speedups_values, METH_O,
      "values(text) -> the SHAPE matches of text (split(text)[1], without the key); None for a str that UTF-8 "
      "cannot hold."},
     {"mask", speedups_mask, METH_O,
-     "mask(text) -> (key, values): the VOLATILE shape of text (each match replaced by a NUL) and the matches; "
-     "None for a str that UTF-8 cannot hold."},
+     "mask(text) -> (key, values): the VOLATILE shape of text (each match replaced by a NUL and its kind) and "
+     "the matches; None for a str that UTF-8 cannot hold."},
     {NULL, NULL, 0, NULL},
 };
 

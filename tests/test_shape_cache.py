@@ -11,7 +11,7 @@ import pytest
 
 import blaslog
 from blaslog.formats import Sniffer, _base
-from blaslog.formats._shapes import SHAPE, Shaper
+from blaslog.formats._shapes import SHAPE, Shaper, mark
 from blaslog.formats.cublas import Cublas
 from blaslog.inputs import Reader, text_reader
 from blaslog.parse import _FileParser
@@ -41,7 +41,7 @@ def _without_cache(monkeypatch, fn):
 def test_shaper_keys_are_the_shape_mask(path):
     lines = _text(path).split("\n")
     keys = Shaper().keys(lines)
-    assert all(keys[line] == SHAPE.sub("\x00", line) for line in lines)
+    assert all(keys[line] == SHAPE.sub(lambda m: mark(m.group(1)), line) for line in lines)
 
 
 def _parser(text, events, block=4096, lazy=False):
@@ -695,11 +695,44 @@ def test_records_of_one_shape_whose_values_differ_in_kind_or_range_read_as_the_g
             line = line.replace(old, new, 1)
         text += line + "\n"
 
+    from blaslog.parse import built
+
     def parse():
         parser = _parser(text, True, lazy=lazy)
-        items = [item.record() if hasattr(item, "record") else item for item in parser.records()]
-        return [r.to_dict() for r in items], parser.summary.to_dict(max_problems=10**6)
+        return [r.to_dict() for r in built(parser.records())], parser.summary.to_dict(max_problems=10**6)
 
     records, summary = parse()
     assert (records, summary) == _without_cache(monkeypatch, parse)
     assert records or summary["unparsable_lines"]
+
+
+_HEAD = "[2026-06-06 15:31:4{}][cublasLt][{}][Api][cublasLtMatmulDescCreate] "
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # a time stamp where the shape's earlier lines had a pointer: the grammar reads `matmulDesc=2026-06-06`
+        # and free text after it, not a pointer of two words
+        [_HEAD.format(i, 321674) + f"matmulDesc=0X7FFC7F88AB0{i} computeType=COMPUTE_32F" for i in range(3)]
+        + [_HEAD.format(5, 321674) + "matmulDesc=2026-06-06 15:31:41 computeType=COMPUTE_32F"],
+        # a pointer where the logger's thread id goes: the grammar refuses the line
+        [_HEAD.format(i, 321674 + i) + "matmulDesc=0X7FFC7F88AB00 computeType=COMPUTE_32F" for i in range(3)]
+        + [_HEAD.format(5, "0x1f") + "matmulDesc=0X7FFC7F88AB00 computeType=COMPUTE_32F"],
+    ],
+    ids=["time-stamp-for-pointer", "pointer-for-thread-id"],
+)
+@pytest.mark.parametrize("events", [False, True], ids=["gemms", "all"])
+@pytest.mark.parametrize("lazy", [False, True], ids=["built", "lazy"])
+def test_a_value_of_another_kind_in_a_known_shape_reads_as_the_grammar_reads_it(lines, events, lazy, monkeypatch):
+    """Shapes differ by their values' kinds (a key holds a NUL and the kind's letter for each value): a line
+    whose value at some place is of another kind than its shape's earlier lines is not read by their template."""
+    from blaslog.parse import built
+
+    text = "\n".join(lines * 2) + "\n"
+
+    def parse():
+        parser = _parser(text, events, lazy=lazy)
+        return [r.to_dict() for r in built(parser.records())], parser.summary.to_dict(max_problems=10**6)
+
+    assert parse() == _without_cache(monkeypatch, parse)

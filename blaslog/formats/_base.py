@@ -41,16 +41,11 @@ from lark.exceptions import (
 )
 
 from blaslog.formats._grammars import load_grammar
-from blaslog.formats._shapes import SHAPE, VOLATILE, mask, speedups
+from blaslog.formats._shapes import SHAPE, VOLATILE, kind_of, mask, speedups
 from blaslog.records import Event, GemmCall, Record, record_maker
 
 CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
 """BLASLOG_SHAPE_CACHE=0 parses every record with the grammar (for the benchmark's baseline and for debugging)."""
-
-
-def kind_of(value: str) -> str:
-    """What a volatile value looks like: `ptr`, `time` or `num` (the kinds a Slot tells a build step)."""
-    return "ptr" if value[:2] in ("0x", "0X") else "time" if ("-" in value or ":" in value) else "num"
 
 
 class Slot:
@@ -58,25 +53,19 @@ class Slot:
 
     It supports no conversion, comparison or hashing: a build step that computes with a volatile value
     raises TypeError, and that shape is then parsed every time instead of cached. ``kind`` says what
-    the value looked like (`ptr`, `time` or `num`; `word` for a family's word), which build steps may ask:
-    a slot whose kind was asked is `asked`, and its template serves only values of that kind (one shape
-    may hold a number in one record and a pointer in the next, which a build step may file apart).
+    the value looked like (`ptr`, `time` or `num`; `word` for a family's word), which build steps may ask
+    (to file pointers apart): a shape's key holds its values' kinds (see formats._shapes.mark), so every
+    record of the shape has a value of this kind here.
     """
 
-    __slots__ = ("_kind", "asked", "index")
+    __slots__ = ("index", "kind")
 
     def __init__(self, index: int, kind: str = "num") -> None:
         self.index = index
-        self._kind = kind
-        self.asked = False
-
-    @property
-    def kind(self) -> str:
-        self.asked = True
-        return self._kind
+        self.kind = kind
 
     def __repr__(self) -> str:
-        return f"Slot({self.index}, {self._kind})"
+        return f"Slot({self.index}, {self.kind})"
 
     def __eq__(self, other: object) -> bool:
         raise Volatile(self)
@@ -114,7 +103,7 @@ class IntSlot(Slot):
     __slots__ = ("hex", "high", "low", "what")
 
     def __init__(self, slot: Slot, what: str, low: int | None, high: int, hex: bool = False) -> None:
-        super().__init__(slot.index, slot._kind)
+        super().__init__(slot.index, slot.kind)
         self.what, self.low, self.high, self.hex = what, low, high, hex
 
     def convert(self, text: str) -> int:
@@ -232,23 +221,12 @@ class Template:
     """(field, i, j, what) for the volatile value (a Slot) or composed text (a Text, a free-text value holding
     some) at `field[i][j]` of a tuple-of-pairs field."""
     texts: tuple[tuple[str, Text], ...] = ()
-    kinds: tuple[tuple[int, str], ...] = ()
-    """(index, kind) of each volatile value whose kind the build step asked (Slot.kind): the template serves
-    only records whose values there are of those kinds (see :meth:`fits`)."""
     plan: Any = dataclasses.field(default=None, compare=False, repr=False)
     """How :meth:`instantiate` fills a record by field position (made when first used), or False when the
     keyword arguments do not name every required field exactly (the class's own __init__ then says why)."""
 
     same_call: ClassVar[bool] = False
     """Records of one template differ in their sizes too (compare LineTemplate.same_call)."""
-
-    def fits(self, values: list[str]) -> bool:
-        """Whether the values whose kind the build step asked are of those kinds (a shape's number where its
-        template was made from a pointer is read again with the grammar)."""
-        for index, kind in self.kinds:  # noqa: SIM110 (a loop: twice as fast as all() of a generator, per record)
-            if kind_of(values[index]) != kind:
-                return False
-        return True
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         """A record of this shape with the given volatile values."""
@@ -373,8 +351,7 @@ class Template:
             value = fill(what)
             (nested if isinstance(value, (Slot, Text)) else constants).append((name, i, j, value))
         _patch(kwargs, constants)
-        kinds = tuple(entry for entry in self.kinds if entry[0] < first)  # the words are filled in
-        return Template(self.cls, kwargs, self.warnings, tuple(direct), tuple(nested), tuple(texts), kinds)
+        return Template(self.cls, kwargs, self.warnings, tuple(direct), tuple(nested), tuple(texts))
 
     def _instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         kwargs = dict(self.kwargs)
@@ -522,9 +499,8 @@ class LineTemplate:
             if i is None:
                 return None
             where[i] = j
-        # A kind the build step asked of a value SHAPE masks (a pointer filed apart from other values) is not
-        # checked line by line: SHAPE keeps numbers, so such a value is a pointer, time stamp or thread id by
-        # its place in the key, but for a time stamp printed where the key's first line had a pointer.
+        # The key holds each SHAPE value's kind, so every line of it has a pointer, time stamp or thread id
+        # where its first line had one: what a build step asked of a value's kind holds for all.
         try:
             return cls(template, where, [m.group(1) for m in volatile])
         except RecordError:
@@ -902,8 +878,7 @@ class LogFormat:
         # A volatile value the record does not hold (Bdesc rows, say, implied by k and n) is not needed to
         # rebuild it; one that a build step computed with raised TypeError above. Either way the template
         # reproduces what a fresh build of the next record of this shape would give.
-        kinds = tuple(sorted((slot.index, slot._kind) for slot in spans.values() if slot.asked))
-        template = Template(cls, kwargs, warnings, tuple(direct), tuple(nested), tuple(texts), kinds)
+        template = Template(cls, kwargs, warnings, tuple(direct), tuple(nested), tuple(texts))
         holds_text = bool(texts) or any(type(entry[3]) is Text for entry in nested)
         if (holds_text or any(words)) and not _rebuilds(self, template, tree, values):
             return UNCACHEABLE
@@ -989,7 +964,7 @@ def to_int(value: Any, what: str, *, low: int | None = 0, high: int = 2**63 - 1,
     A volatile value becomes an IntSlot, converted (and checked) each time its template is used.
     """
     if isinstance(value, Slot):
-        if isinstance(value, IntSlot) or value._kind != "num":  # not asked: the IntSlot converts any kind as here
+        if isinstance(value, IntSlot) or value.kind != "num":  # a pointer or time stamp: computed with
             raise Volatile(value)
         return IntSlot(value, what, low, high, hex)
     text = value.strip() if isinstance(value, str) else None

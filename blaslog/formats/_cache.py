@@ -187,11 +187,7 @@ class ShapeCache:
                         if template is not None:
                             stats.derived += 1
                             keep(table, key, template)
-                    if (
-                        template is not None
-                        and template is not UNCACHEABLE
-                        and (not template.kinds or template.fits(values))
-                    ):
+                    if template is not None and template is not UNCACHEABLE:
                         try:
                             if lazy and template.writable(values):
                                 call = ShapedCall(template, values, path, line, end_line)
@@ -249,10 +245,10 @@ class ShapeCache:
         spans = []
         shift = nul = at = 0
         for start, end in in_key:
-            while (found := key.find("\x00", at, start)) >= 0:  # the values before the word, as long in the text
-                shift += len(values[nul]) - 1
+            while (found := key.find("\x00", at, start)) >= 0:  # the values before the word (2 in the key)
+                shift += len(values[nul]) - 2
                 nul += 1
-                at = found + 1
+                at = found + 2
             spans.append((start + shift, end + shift))
             at = end
         table = self._families.get(fmt)

@@ -58,7 +58,7 @@ _CONTINUATION_KEY = re.compile(r"^(?:#\s+)?[A-Za-z_][\w.]*=")
 # Inside an open group a wrapped line goes on with a pair or closes the group; anything else (a program's
 # `step 17 loss=4.21`) is not part of the record.
 _INSIDE_GROUP = re.compile(r"^(?:#\s*)?(?:[A-Za-z_][\w.]*(?:\[\w+\])?=|\])")
-_POINTER = re.compile(r"0[xX][0-9a-fA-F]+")
+_POINTER = re.compile(r"(?:0x)?0[xX][0-9a-fA-F]+")  # cuBLAS prints some pointers as 0x0x7f...: one too
 _WORD = re.compile(
     r"(?<==)(?!0[xX])"  # right after a key's `=`; not a pointer (POINTER would read it)
     r"([\w]*(?:\d\w*[A-Za-z_]|[A-Za-z_]\w*\d)\w*)"  # letters and digits: an enum name (`R_16F`)

@@ -12,7 +12,8 @@ shape from a template (see ``_base.Template``). Two masks define shapes:
 each distinct line is keyed once, split after its first ``"] "`` (the end of a logger's
 ``[time][lib][tid][Level][function] `` header) into a head and a message, each looked up in a bounded
 cache; a message without time stamps or thread ids is masked by the cheaper pointer pattern. The key is
-byte for byte what ``SHAPE.sub`` gives (tests compare the two on every bundled log and on fuzzed lines).
+byte for byte what ``SHAPE.sub`` gives with `mark` (tests compare the two on every bundled log and on fuzzed
+lines).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 try:  # the per-byte loops in C, built at install time where a compiler is there (blaslog/_speedups.c)
@@ -41,9 +42,10 @@ VOLATILE = re.compile(
 )
 """The values that change from call to call in every dialect: pointers, time stamps, thread ids, sizes.
 
-The *shape* of a record is its text with each match replaced by NUL; records of one shape share a
-template, so the grammar runs once per shape. Single digits, NULL pointers, negative numbers and numbers
-inside `(...)` stay part of the shape (they are flags and enum values more often than sizes).
+The *shape* of a record is its text with each match replaced by NUL and the value's kind (see `key_of`);
+records of one shape share a template, so the grammar runs once per shape. Single digits, NULL pointers,
+negative numbers and numbers inside `(...)` stay part of the shape (they are flags and enum values more often
+than sizes).
 """
 
 SHAPE = re.compile(
@@ -71,6 +73,39 @@ KEPT = 20_000
 has a few hundred shapes; a log in which every call is new must not grow memory with its length."""
 
 
+def kind_of(value: str) -> str:
+    """What a volatile value looks like: `ptr`, `time` or `num` (the kinds a Slot tells a build step)."""
+    return "ptr" if value[:2] in ("0x", "0X") else "time" if ("-" in value or ":" in value) else "num"
+
+
+def mark(value: str) -> str:
+    """What a key holds in place of a masked value: a NUL and a letter for what the value looks like, `p` (a
+    pointer), `s` or `t` (a time stamp with a space, or without one: `2026-06-06T15:31:41`), `d` (a decimal)
+    or `n` (a whole number).
+
+    A grammar may read one place of a shape otherwise when it holds another kind of value: a time stamp with
+    a space is two words to it, and a logger's thread-id brackets take digits, not a pointer or a decimal.
+    Shapes, and so the templates bound to them, therefore differ by their values' kinds as well as by their
+    text."""
+    kind = kind_of(value)
+    if kind == "num":
+        return "\x00d" if "." in value else "\x00n"
+    if kind == "time":
+        return "\x00s" if " " in value else "\x00t"
+    return "\x00p"
+
+
+def key_of(parts: list[str]) -> str:
+    """The key of a text split by a mask's pattern (its texts and values in turn): each value replaced by its
+    `mark`. ``key_of(SHAPE.split(text))`` is ``SHAPE.sub(lambda m: mark(m.group(1)), text)``."""
+    texts = parts[0::2]
+    if len(texts) == 1:
+        return texts[0]
+    joined = list(chain.from_iterable(zip(texts, map(mark, parts[1::2]), strict=False)))  # all texts but the last
+    joined.append(texts[-1])
+    return "".join(joined)
+
+
 def keep(table: dict[Any, Any], key: Any, value: Any) -> None:
     """``table[key] = value``, emptying the table first when it holds KEPT entries."""
     if len(table) >= KEPT:
@@ -83,13 +118,13 @@ def mask(text: str) -> tuple[str, list[str]]:
     if speedups is not None and (found := speedups.mask(text)) is not None:
         return found
     parts = VOLATILE.split(text)
-    return "\x00".join(parts[0::2]), parts[1::2]
+    return key_of(parts), parts[1::2]
 
 
 def _masked(text: str) -> tuple[str, list[str]]:
     """(SHAPE key, SHAPE values) of a text: the pointer pattern alone where it has no `:` or `][`."""
     parts = (_POINTER if "][" not in text and ":" not in text else SHAPE).split(text)
-    return "\x00".join(parts[0::2]), parts[1::2]
+    return key_of(parts), parts[1::2]
 
 
 class Shaper:
@@ -193,7 +228,7 @@ class Shaper:
         for pattern, group in ((_POINTER, plain), (SHAPE, other)):
             if group:
                 parts = pattern.split("\n".join(group))
-                keys = "\x00".join(parts[0::2]).split("\n")
+                keys = key_of(parts).split("\n")
                 found = iter(parts[1::2])
                 values = [list(islice(found, key.count("\x00"))) for key in keys]
                 learnt.update(zip(group, zip(keys, values, strict=True), strict=True))
@@ -203,4 +238,4 @@ class Shaper:
         return learnt
 
 
-__all__ = ["KEPT", "SHAPE", "VOLATILE", "Shaper", "keep", "mask", "speedups"]
+__all__ = ["KEPT", "SHAPE", "VOLATILE", "Shaper", "keep", "key_of", "kind_of", "mark", "mask", "speedups"]

@@ -24,6 +24,7 @@ import re
 from typing import Any
 
 from blaslog.formats._base import LeafTransformer, LogFormat, Slot, to_int, transpose
+from blaslog.formats._shapes import kind_of
 from blaslog.records import Event, GemmCall
 
 _GEMM = re.compile(r"^cublas(?:[SDCHZ]gemm|Gemm)(?:3m)?(?:Ex)?(?:Batched|StridedBatched)?(?:Ex)?(?:_v2)?(?:_64)?$")
@@ -340,4 +341,4 @@ def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context:
 def _is_pointer(value: Any) -> bool:
     if isinstance(value, Slot):
         return value.kind == "ptr"
-    return isinstance(value, str) and value.startswith("0x")
+    return isinstance(value, str) and kind_of(value) == "ptr"  # what a Slot's kind says of the same text
