@@ -71,12 +71,14 @@ digits_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t j, Py_ssize_t count)
  * ((?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*), each followed by (?![\w.]). Returns the end of the match;
  * else -1, with *rest set where the pattern's own alternatives may still match there. Each alternative scans
  * greedily and tests its end, which is where the pattern's backtracking would leave it (a shorter run of digits
- * or hex digits is followed by one, a word character). */
+ * or hex digits is followed by one, a word character). *kind is set to the letter formats._shapes.mark writes
+ * for the match: `p` (a pointer), `s` or `t` (a time stamp with a space or a `T`), `d` (a decimal) or `n`. */
 static Py_ssize_t
-shared_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int *rest)
+shared_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int *rest, unsigned char *kind)
 {
     Py_ssize_t j;
     *rest = 0;
+    *kind = 'p';
     if (s[i] == '0' && i + 4 < n && s[i + 1] == 'x' && s[i + 2] == '0' && s[i + 3] == 'x' && is_hex(s[i + 4])) {
         for (j = i + 5; j < n && is_hex(s[j]); j++)
             ;
@@ -94,8 +96,10 @@ shared_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int *rest)
         if (j + 1 < n && s[j] == '.' && is_digit(s[j + 1]))
             for (j += 2; j < n && is_digit(s[j]); j++)
                 ;
-        if (ends_value(s, n, j))
+        if (ends_value(s, n, j)) {
+            *kind = s[i + 10] == ' ' ? 's' : 't';
             return j;
+        }
     }
     if (s[i] == '0' && i + 1 < n && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
         int nonzero = 0;
@@ -111,12 +115,13 @@ shared_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int *rest)
 /* The end of the SHAPE match that starts at s[i], or -1 where none starts there: the shared alternatives, then
  * thread ids ((?<=\[[0-9])\d+(?=\]\[)). */
 static Py_ssize_t
-shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, unsigned char *kind)
 {
     int rest;
-    Py_ssize_t j = shared_end(s, n, i, &rest);
+    Py_ssize_t j = shared_end(s, n, i, &rest, kind);
     if (j >= 0 || !rest)
         return j;
+    *kind = 'n';
     if (i > 0 && s[i - 1] == '[' && i + 1 < n && is_digit(s[i + 1])) {
         for (j = i + 2; j < n && is_digit(s[j]); j++)
             ;
@@ -130,10 +135,10 @@ shape_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
  * then decimals (\d*\.\d+ after the first digit) and numbers of two digits or more (\d+ after it), each followed
  * by (?![\w.]) (VOLATILE has no thread-id alternative: a thread id is a number). */
 static Py_ssize_t
-volatile_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
+volatile_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, unsigned char *kind)
 {
     int rest;
-    Py_ssize_t j = shared_end(s, n, i, &rest), k;
+    Py_ssize_t j = shared_end(s, n, i, &rest, kind), k;
     if (j >= 0 || !rest)
         return j;
     for (k = i + 1; k < n && is_digit(s[k]); k++) /* the digits after the first */
@@ -141,35 +146,22 @@ volatile_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i)
     if (k + 1 < n && s[k] == '.' && is_digit(s[k + 1])) {
         for (j = k + 2; j < n && is_digit(s[j]); j++)
             ;
-        if (ends_value(s, n, j))
+        if (ends_value(s, n, j)) {
+            *kind = 'd';
             return j;
+        }
     }
+    *kind = 'n';
     if (k > i + 1 && ends_value(s, n, k))
         return k;
     return -1;
 }
 
-typedef Py_ssize_t (*Scanner)(const unsigned char *, Py_ssize_t, Py_ssize_t);
-
-/* The letter after the NUL that stands for a masked value in a key, as formats._shapes.mark writes it: `p` (a
- * pointer: 0x...), `s` or `t` (a time stamp, which holds `-` or `:`, with a space or without one), `d` (a
- * decimal: holds `.`) or `n` (a whole number). */
-static unsigned char
-kind_letter(const unsigned char *v, Py_ssize_t size)
-{
-    if (size >= 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X'))
-        return 'p';
-    int time = 0, space = 0, decimal = 0;
-    for (Py_ssize_t k = 0; k < size; k++) {
-        time |= v[k] == '-' || v[k] == ':';
-        space |= v[k] == ' ';
-        decimal |= v[k] == '.';
-    }
-    return time ? (space ? 's' : 't') : decimal ? 'd' : 'n';
-}
+/* shape_end or volatile_end: the end of the match at s[i] (-1 for none), and its kind's letter in *kind. */
+typedef Py_ssize_t (*Scanner)(const unsigned char *, Py_ssize_t, Py_ssize_t, unsigned char *);
 
 /* Writes the key of s[:n] under `end_of` (shape_end or volatile_end: each match replaced by a NUL and its
- * kind_letter; every match is two bytes or more) to out, which holds n bytes, and appends each match to the
+ * kind's letter; every match is two bytes or more) to out, which holds n bytes, and appends each match to the
  * list `values` unless it is NULL; returns the key's size, or -1 with an exception set. */
 static Py_ssize_t
 masked_key(const unsigned char *s, Py_ssize_t n, unsigned char *out, PyObject *values, Scanner end_of)
@@ -183,7 +175,8 @@ masked_key(const unsigned char *s, Py_ssize_t n, unsigned char *out, PyObject *v
         size += j - i;
         if (j == n)
             break;
-        Py_ssize_t end = end_of(s, n, j);
+        unsigned char kind;
+        Py_ssize_t end = end_of(s, n, j, &kind);
         if (end < 0) {
             out[size++] = s[j];
             i = j + 1;
@@ -198,7 +191,7 @@ masked_key(const unsigned char *s, Py_ssize_t n, unsigned char *out, PyObject *v
             Py_DECREF(value);
         }
         out[size++] = 0;
-        out[size++] = kind_letter(s + j, end - j);
+        out[size++] = kind;
         i = end;
     }
     return size;
@@ -555,7 +548,8 @@ speedups_values(PyObject *Py_UNUSED(module), PyObject *text)
             i++;
         if (i == n)
             break;
-        Py_ssize_t end = shape_end(s, n, i);
+        unsigned char kind;
+        Py_ssize_t end = shape_end(s, n, i, &kind);
         if (end < 0) {
             i++;
             continue;

@@ -95,10 +95,13 @@ def mark(value: str) -> str:
     return "\x00p"
 
 
-def key_of(parts: list[str]) -> str:
+def key_of(parts: list[str], pattern: re.Pattern[str] | None = None) -> str:
     """The key of a text split by a mask's pattern (its texts and values in turn): each value replaced by its
-    `mark`. ``key_of(SHAPE.split(text))`` is ``SHAPE.sub(lambda m: mark(m.group(1)), text)``."""
+    `mark`. ``key_of(SHAPE.split(text))`` is ``SHAPE.sub(lambda m: mark(m.group(1)), text)``. Every value of
+    the `_POINTER` pattern is a pointer."""
     texts = parts[0::2]
+    if pattern is _POINTER:
+        return "\x00p".join(texts)
     if len(texts) == 1:
         return texts[0]
     joined = list(chain.from_iterable(zip(texts, map(mark, parts[1::2]), strict=False)))  # all texts but the last
@@ -123,8 +126,9 @@ def mask(text: str) -> tuple[str, list[str]]:
 
 def _masked(text: str) -> tuple[str, list[str]]:
     """(SHAPE key, SHAPE values) of a text: the pointer pattern alone where it has no `:` or `][`."""
-    parts = (_POINTER if "][" not in text and ":" not in text else SHAPE).split(text)
-    return key_of(parts), parts[1::2]
+    pattern = _POINTER if "][" not in text and ":" not in text else SHAPE
+    parts = pattern.split(text)
+    return key_of(parts, pattern), parts[1::2]
 
 
 class Shaper:
@@ -228,7 +232,7 @@ class Shaper:
         for pattern, group in ((_POINTER, plain), (SHAPE, other)):
             if group:
                 parts = pattern.split("\n".join(group))
-                keys = key_of(parts).split("\n")
+                keys = key_of(parts, pattern).split("\n")
                 found = iter(parts[1::2])
                 values = [list(islice(found, key.count("\x00"))) for key in keys]
                 learnt.update(zip(group, zip(keys, values, strict=True), strict=True))
