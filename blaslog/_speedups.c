@@ -7,7 +7,8 @@
  * share one str object too.
  *
  * split(text) is the same mask for one str, with the values it masks (what formats._shapes.Shaper.split
- * gives in Python), values(text) those values alone; mask(text) is the VOLATILE mask of one record's text (what formats._shapes.mask gives).
+ * gives in Python), values(text) those values alone; mask(text) is the VOLATILE mask of one record's text
+ * (what formats._shapes.mask gives).
  *
  * shape_end() and volatile_end() are the SHAPE and VOLATILE patterns of blaslog/formats/_shapes.py written out
  * as scanners (those patterns stay the definition). Both read UTF-8 bytes: every character the patterns match

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from blaslog.caps import Caps
-from blaslog.explain import NUMERIC_EXTRA, compare, compared_algorithm, explain
-from blaslog.records import GEMM_FIELD_NAMES, GemmCall
+from blaslog.explain import NUMERIC_EXTRA, compare, compared, explain, numeric_extra
+from blaslog.records import ALGORITHM_FIELDS, GEMM_FIELD_NAMES, GemmCall
 from blaslog.report import Finding, Location, finding_class, sort_findings
 
 
@@ -50,8 +50,11 @@ class Variant:
 def variant_key(record: GemmCall) -> tuple[Any, ...]:
     """What tells two algorithms of one signature apart: the algorithm fields (as compared between calls), the
     rocBLAS flags and cuBLAS's math mode (TF32 tensor-op math on or off)."""
-    extra = dict(record.extra)
-    return (*compared_algorithm(record), extra.get("flags"), *(extra.get(key) for key in NUMERIC_EXTRA))
+    return (
+        *(compared(record, name) for name in ALGORITHM_FIELDS),
+        dict(record.extra).get("flags"),
+        *numeric_extra(record),
+    )
 
 
 def group_variants(records: Sequence[GemmCall]) -> dict[tuple[Any, ...], list[Variant]]:

@@ -52,14 +52,6 @@ def compared(record: GemmCall, name: str) -> Any:
     return value
 
 
-def compared_algorithm(record: GemmCall) -> tuple[Any, ...]:
-    """compared() of each of ALGORITHM_FIELDS, in one step (a summary makes one per distinct call): only the
-    requested algorithm of a cuBLAS call is folded there."""
-    if record.library == "cublas":
-        return tuple(compared(record, name) for name in ALGORITHM_FIELDS)
-    return record.algorithm()
-
-
 _DEFAULT_ALGOS = {None: "CUBLAS_GEMM_DEFAULT", "CUBLAS_GEMM_DFALT": "CUBLAS_GEMM_DEFAULT"}
 """cublasGemmAlgo_t -1 by every name it had; the typed GEMMs (cublasSgemm ...) name no algorithm and run it."""
 
@@ -230,4 +222,4 @@ def rocblas_flags_text(a: GemmCall, b: GemmCall, roles: tuple[str, str]) -> str:
     return text
 
 
-__all__ = ["Difference", "compare", "compared", "compared_algorithm", "describe_flags", "explain", "numeric_extra"]
+__all__ = ["Difference", "compare", "compared", "describe_flags", "explain", "numeric_extra"]

@@ -273,6 +273,10 @@ class GemmCall:
         parts = [f"{key}={value}" for key, value in zip(_TEXT_KEYS, values, strict=True) if value is not None]
         return " ".join(parts) or "(not logged)"
 
+    def types_text(self) -> str:
+        """`R_16F/R_16F/R_16F/R_16F`: the A, B, C and D types."""
+        return f"{self.a_type}/{self.b_type}/{self.c_type}/{self.d_type}"
+
     def shape_text(self) -> str:
         """`TN 64x1024x8` plus the batch when batched."""
         text = f"{self.trans} {self.m}x{self.n}x{self.k}"

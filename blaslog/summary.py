@@ -66,13 +66,7 @@ def _rows(groups: dict[tuple[Any, ...], list[_Tally]], caps: Caps | None) -> lis
     rows: list[dict[str, Any]] = []
     for tallies in groups.values():
         first = tallies[0].record
-        if len(tallies) == 1:  # the common case, without the generators (a log of new calls has 25,000 rows)
-            threads = sorted(tallies[0].threads)
-            calls, first_line = tallies[0].count, tallies[0].first_line
-        else:
-            threads = sorted(set().union(*(t.threads for t in tallies)))
-            calls = sum(t.count for t in tallies)
-            first_line = min(t.first_line for t in tallies if t.first_line is not None)
+        threads = sorted(set().union(*(t.threads for t in tallies)))
         algos = []
         for tally in tallies:
             entry: dict[str, Any] = {"algo": tally.record.algorithm_text(), "count": tally.count}
@@ -88,11 +82,11 @@ def _rows(groups: dict[tuple[Any, ...], list[_Tally]], caps: Caps | None) -> lis
                 "n": first.n,
                 "k": first.k,
                 "batch": first.batch_count,
-                "types": f"{first.a_type}/{first.b_type}/{first.c_type}/{first.d_type}",
+                "types": first.types_text(),
                 "compute": first.compute_type,
-                "calls": calls,
+                "calls": sum(t.count for t in tallies),
                 "threads": ",".join(threads) if threads else "-",
-                "first_line": first_line,
+                "first_line": min(t.first_line for t in tallies if t.first_line is not None),
                 "algorithms": algos,
                 "file": first.file,
             }

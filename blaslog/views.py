@@ -528,7 +528,7 @@ def _map_column(column: Any, first: tuple[int, int], calls: int) -> dict[str, An
         "n": column.n,
         "k": column.k,
         "batch": column.batch_count,
-        "types": "/".join(str(t) for t in (column.a_type, column.b_type, column.c_type, column.d_type)),
+        "types": column.types_text(),
         "compute": column.compute_type,
         "calls": calls,
     }

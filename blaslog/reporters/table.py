@@ -84,13 +84,20 @@ def simple_table(headers: list[str], body: list[list[str]]) -> str:
     )
 
 
+def _cells(rows: list[dict[str, Any]], columns: list[str], limits: Mapping[str, int] | None = None) -> list[list[str]]:
+    """The plain table's cells of `rows` (the values under `columns`, each cut to its column's limit, 80 unless
+    `limits` says), made a column at a time."""
+    by_column = [column_cells([row.get(c) for row in rows], (limits or {}).get(c, 80)) for c in columns]
+    return [list(row) for row in zip(*by_column, strict=True)]
+
+
 def section(title: str, rows: list[dict[str, object]], terminal: Terminal = PLAIN) -> str:
     """A titled table (fitted to the terminal's width, long cells wrapped, when `terminal` has one)."""
     if not rows:
         return f"{title}: none\n"
     headers = list(rows[0].keys())
     if terminal.width is None:
-        return f"{title}\n{simple_table(headers, [[cell(r.get(h)) for h in headers] for r in rows])}\n"
+        return f"{title}\n{simple_table(headers, _cells(rows, headers))}\n"
     return f"{title}\n{fitted(headers, [[r.get(h) for h in headers] for r in rows], terminal)}\n"
 
 
@@ -204,11 +211,8 @@ class TableReporter(Reporter):
                 )
         elif report.rows:
             columns = report.columns or list(report.rows[0].keys())
-            by_column = [
-                column_cells([row.get(c) for row in report.rows], 160 if c in ("algorithms", "algo") else 60)
-                for c in columns
-            ]
-            parts.append(simple_table(columns, [list(row) for row in zip(*by_column, strict=True)]) + "\n")
+            limits = {c: 160 if c in ("algorithms", "algo") else 60 for c in columns}
+            parts.append(simple_table(columns, _cells(report.rows, columns, limits)) + "\n")
         elif report.command in ("parse", "summary"):
             parts.append("no GEMM records\n")
         return defuse_commands("\n".join(parts))
