@@ -306,10 +306,14 @@ def shapes(size: int, blaslog: list[str]) -> None:
     for what, path in logs.items():
         baseline = [PY, str(HERE / "regex_baseline.py"), str(path)]
         mb = path.stat().st_size / 1e6
-        for command in (["parse", "-f", "jsonl"], ["summary"]):
-            mine, theirs = paired([*blaslog, *command, str(path), "-q", "-j", "1"], baseline)
+        runs = [(command, ["-j", "1"]) for command in (["parse", "-f", "jsonl"], ["summary"])]
+        if path.stat().st_size >= 64 << 20:  # blaslog.api.PARALLEL_MIN: an input it reads in pieces by default
+            runs += [(command, []) for command in (["parse", "-f", "jsonl"], ["summary"])]
+        for command, jobs in runs:
+            mine, theirs = paired([*blaslog, *command, str(path), "-q", *jobs], baseline)
+            how = " ".join(jobs) if jobs else f"(default -j: {os.cpu_count()} here)"
             print(
-                f"| {what} ({mb:.0f} MB) | {' '.join(command)} -j 1 | {mine[0]:.2f} | {mine[1]:.2f} | "
+                f"| {what} ({mb:.0f} MB) | {' '.join(command)} {how} | {mine[0]:.2f} | {mine[1]:.2f} | "
                 f"{mine[2]:.0f} | {theirs[0]:.2f} | {theirs[1]:.2f} | {theirs[0] / mine[0]:.2f} | "
                 f"{theirs[1] / mine[1]:.2f} |",
                 flush=True,

@@ -57,20 +57,26 @@ class _Bounded:
 
 
 def split_points(path: str, pieces: int) -> list[int]:
-    """Byte offsets that cut `path` into about `pieces` parts, each cut just before a record start."""
+    """Byte offsets that cut `path` into about `pieces` parts, each cut just before a line that begins a record
+    (a launcher's tag may come first: a record's start is sought where the parser seeks it, anywhere in the
+    line)."""
     size = os.path.getsize(path)
     boundary = boundary_regex()  # each registered dialect declares where its records may be cut
+    sniffer = Sniffer()
     points = [0]
     with open(path, "rb") as handle:
         for i in range(1, pieces):
             handle.seek(size * i // pieces)
             window = handle.read(1 << 20)
-            match = boundary.search(window)
-            if match is None:
-                continue
-            point = size * i // pieces + match.start() + 1
-            if point > points[-1]:
-                points.append(point)
+            for match in boundary.finditer(window):
+                start = match.start() + 1
+                end = window.find(b"\n", start)
+                line = window[start : end if end >= 0 else len(window)].decode("utf-8", "replace")
+                if sniffer.cuts(line):
+                    point = size * i // pieces + start
+                    if point > points[-1]:
+                        points.append(point)
+                    break
     points.append(size)
     return points
 

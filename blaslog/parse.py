@@ -161,13 +161,15 @@ class _FileParser:
         joined by line ends, which lines hold SHAPE values), the cache's `grown` when none of the lines after the
         first was known to begin a record, -1 before that was checked)."""
 
-    def problem(self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0) -> None:
+    def problem(
+        self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0, once: str = ""
+    ) -> None:
         if severity == "error" and self.on_error == "raise":
             raise LogParseError(SourceLocation(self.reader.name, line, column), message, text)
         if len(self.summary.problems) >= MAX_PROBLEMS:
             self.summary.more_problems += 1
             return
-        self.summary.problems.append(Problem(self.reader.name, line, message, text[:2000], severity, column))
+        self.summary.problems.append(Problem(self.reader.name, line, message, text[:2000], severity, column, once))
 
     def records(self) -> Iterator[Record | ShapedCall | ShapedRun]:
         summary = self.summary
@@ -464,9 +466,10 @@ class _FileParser:
             fmt, column = found
             if column:
                 prefix = text[:column].strip()
-                if prefix and re.sub(r"\d+", "0", prefix) not in self.prefixes:
+                kind = re.sub(r"\d+", "0", prefix)
+                if prefix and kind not in self.prefixes:
                     # a launcher's tag (`[rank0]:`) comes on every line: say it once per kind of prefix
-                    self.prefixes.add(re.sub(r"\d+", "0", prefix))
+                    self.prefixes.add(kind)
                     self.problem(
                         number,
                         f"other text before the {fmt.library} record was kept apart: "
@@ -474,6 +477,7 @@ class _FileParser:
                         text,
                         severity="warning",
                         column=column + 1,
+                        once=f"prefix {kind}",
                     )
             inner = text[column:]
             at, shared = column, False

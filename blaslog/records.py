@@ -394,6 +394,9 @@ class Problem:
     """`error` (the line was not used) or `warning` (it was used, with a doubt)."""
     column: int = 0
     """1-based column, 0 when unknown."""
+    once: str = ""
+    """For a problem said once per input, what it is said once for (a kind of launcher tag): the pieces of an
+    input read side by side each say it, and their accounting keeps the first."""
 
     def render(self) -> str:
         """`path:line: severity: message` plus the text and a caret."""
@@ -447,12 +450,13 @@ class FileSummary:
             setattr(self, name, getattr(self, name) + getattr(part, name))
         for dialect, count in part.formats.items():
             self.formats[dialect] = self.formats.get(dialect, 0) + count
+        said = {p.once for p in self.problems if p.once}
         self.problems.extend(
             replace(p, path=self.path, line=p.line + line_offset if p.line else 0)
             if line_offset or p.path != self.path
             else p
             for p in part.problems
-            if p.message != "empty input"
+            if p.message != "empty input" and not (p.once and p.once in said)
         )
 
     def balanced(self) -> bool:

@@ -202,8 +202,12 @@ def test_boundary_regex_cuts_before_a_registered_dialects_records(toy):
     assert all(data[cut:].startswith(b"TOY| ") for cut in cuts)
 
 
-def test_the_bundled_dialects_boundaries_are_the_ones_big_files_were_cut_at():
+@pytest.mark.parametrize("tag", ["", "[rank0]: ", "3: "])
+def test_the_bundled_dialects_boundaries_are_the_ones_big_files_were_cut_at(tag):
+    """A piece of a big input begins only with a one-line record (perhaps after a launcher's tag): the regex finds
+    the candidates, the sniffer has the last word."""
     pattern = boundary_regex()
+    sniffer = Sniffer()
     for line, cut in [
         (b"[2026-06-06 15:31:42][cublasLt][77][Trace][cublasLtMatmul] A=0x1", True),
         (b"[2026-06-06 15:31:42][HIPBLASLT][77][Trace][rocblaslt_matmul] A=0x1", True),
@@ -215,7 +219,9 @@ def test_the_bundled_dialects_boundaries_are_the_ones_big_files_were_cut_at():
         (b"- { rocblas_function: rocblas_gemm_ex, M: 4 }", False),
         (b"[cublasLt][77][Trace][cublasLtMatmul] A=0x1", False),  # no time stamp: may follow other text
     ]:
-        assert (pattern.search(b"x\n" + line) is not None) is cut, line
+        line = tag.encode() + line
+        assert pattern.search(b"x\n" + line) is not None or not cut, line
+        assert sniffer.cuts(line.decode()) is cut, line
 
 
 def test_split_points_cut_a_big_file_of_a_registered_dialect(toy, tmp_path):

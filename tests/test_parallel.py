@@ -34,6 +34,25 @@ def test_one_input_cut_in_pieces(name, monkeypatch):
     assert summary.balanced()
 
 
+@pytest.mark.parametrize("tag", ["[rank0]: ", "[default3]:", "0: ", "[1,0]<stdout>: "])
+@pytest.mark.parametrize("name", ["lt_fp32_unsharded.stdout.log", "rocblas_fp16_trace.log"])
+def test_an_input_with_a_launcher_tag_before_every_line_is_cut_in_pieces(name, tag, monkeypatch, tmp_path):
+    """torchrun, srun --label and mpirun put a tag before every line: the pieces are still cut at record starts,
+    and together say what one process says (the tag's warning once, at its first line)."""
+    text = (GENERATED / name).read_text()
+    path = tmp_path / "tagged.log"
+    path.write_text("".join(tag + line for line in text.splitlines(keepends=True)))
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    points = parallel.split_points(str(path), 3)
+    assert len(points) == 4  # really cut, into three
+    ((run, summary),) = parallel.read_runs_parallel([str(path)], log_format=None, on_error="warn", jobs=3)
+    one_run, one_summary = read_run(str(path))
+    assert [(o.call, o.line, o.end_line) for o in run] == [(o.call, o.line, o.end_line) for o in one_run]
+    assert len(run) > 10
+    assert summary.to_dict() == one_summary.to_dict()
+    assert [p.message for p in summary.problems].count(one_summary.problems[0].message) == 1
+
+
 def test_several_inputs_side_by_side():
     paths = [str(p) for p in sorted((GENERATED / "lt_fp32_tp4").glob("*.log"))]
     results = parallel.read_runs_parallel(paths, log_format=None, on_error="warn", jobs=2)

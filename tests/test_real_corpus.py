@@ -69,7 +69,9 @@ GEMM_KEYS = {
 }
 
 PRINT_LINE = "step 17 loss=4.21"
-LAUNCHER_TAG = "[rank0]: "
+LAUNCHER_TAGS = ("[rank0]: ", "[default1]:", "3: ", "[1,0]<stdout>: ")
+"""The tags launchers put before every line: torchrun, torch elastic, srun --label, mpirun --tag-output. Each
+excerpt gets one of them (the excerpts in turn)."""
 
 # ---------------------------------------------------------------------------------------------------------------
 # Mutations that fail today, as (excerpt file name or "*" for every excerpt, mutation): the reason observed.
@@ -348,7 +350,8 @@ def test_mutation(path: Path, mutation: str, tmp_path: Path) -> None:
         want = [_project(g, COMPARED_FIELDS) for g in plain_gemms]
     elif mutation == "launcher-tag":
         target = tmp_path / path.name
-        target.write_text("".join(LAUNCHER_TAG + line + "\n" for line in _lines(text)), encoding="utf-8")
+        tag = LAUNCHER_TAGS[EXCERPTS.index(path) % len(LAUNCHER_TAGS)]
+        target.write_text("".join(tag + line + "\n" for line in _lines(text)), encoding="utf-8")
     elif mutation == "crlf":
         target = tmp_path / path.name
         target.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))

@@ -76,9 +76,16 @@ def format_names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
+TAG_MAX = 256
+"""Bytes of other text a line may hold before a record's start where a piece of a big file may begin: a
+launcher's tag (``[rank0]: `` from torchrun, ``0: `` from ``srun --label``, ``[1,0]<stdout>:`` from mpirun)."""
+
+
 def boundary_regex() -> re.Pattern[bytes]:
     """Matches a line end (``\\n``) after which a piece of a big file may begin: the next line begins a
-    one-line record of a dialect that declares a `boundary`. Never matches when none does."""
+    one-line record of a dialect that declares a `boundary`, perhaps after a launcher's tag of at most
+    :data:`TAG_MAX` bytes (unless the dialect's `start` is anchored at the line's start: ``^``). A candidate:
+    :meth:`Sniffer.cuts` has the last word. Never matches when no dialect declares a boundary."""
     return _boundary(format_classes())
 
 
@@ -101,8 +108,17 @@ def logging_hints() -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=8)
 def _boundary(classes: tuple[type[LogFormat], ...]) -> re.Pattern[bytes]:
-    sources = [b"(?:" + cls.boundary + b")" for cls in classes if cls.boundary is not None]
-    return re.compile(rb"\n(?=" + b"|".join(sources) + rb")" if sources else rb"(?!)")
+    bare = [cls.boundary for cls in classes if cls.boundary is not None and cls.start.pattern.startswith("^")]
+    tagged = [cls.boundary for cls in classes if cls.boundary is not None and not cls.start.pattern.startswith("^")]
+    sources = [b"(?=(?:" + b"|".join(bare) + b"))"] if bare else []
+    if tagged:
+        sources.append(rb"(?=[^\n]{0,%d}?(?:" % TAG_MAX + b"|".join(tagged) + b"))")
+    return re.compile(rb"\n(?:" + b"|".join(sources) + b")" if sources else rb"(?!)")
+
+
+@functools.lru_cache(maxsize=32)
+def _text_boundary(boundary: bytes) -> re.Pattern[str]:
+    return re.compile(r"\s*(?:" + boundary.decode("ascii") + ")")  # a start may take the blanks before it
 
 
 @functools.lru_cache(maxsize=8)
@@ -151,6 +167,16 @@ class Sniffer:
         if match is None:
             return None
         return self._by_group[match.lastgroup or ""], match.start()
+
+    def cuts(self, line: str) -> bool:
+        """True when a piece of a big input may begin with `line`: the record it begins (perhaps after a
+        launcher's tag) is of a dialect that declares a `boundary`, and matches it (see :func:`boundary_regex`,
+        which finds the candidates)."""
+        found = self.sniff(line)
+        if found is None:
+            return False
+        fmt, column = found
+        return fmt.boundary is not None and _text_boundary(fmt.boundary).match(line, column) is not None
 
     def near_miss(self, line: str) -> bool:
         """True for a line that looks like BLAS library output though no dialect starts a record with it

@@ -11,11 +11,11 @@ from typing import Any
 from blaslog.formats._base import LeafTransformer, LogFormat, RecordCut, RecordError, to_int, transpose
 from blaslog.records import Event
 
-AFTER_TAG = r"(?:^|(?<=\]:)|(?<=\]: )|(?<=>:)|(?<=>: ))"
+AFTER_TAG = r"(?:^|(?<=\]:)|(?<=\]: )|(?<=>:)|(?<=>: )|(?<=^\d: )|(?<=\d\d: ))"
 """Where an AMD record may begin on a line (start regexes begin with it): at the line's start, or after a
 launcher's tag that the launcher put before every line of the process (``[rank0]: `` from torchrun,
-``[default0]:`` from torch elastic, ``[1,0]<stdout>:`` from ``mpirun --tag-output``). The parser keeps the tag
-apart and takes it off the record's later lines."""
+``[default0]:`` from torch elastic, ``[1,0]<stdout>:`` from ``mpirun --tag-output``, ``12: `` from
+``srun --label``). The parser keeps the tag apart and takes it off the record's later lines."""
 
 SWITCHES = frozenset(
     {
