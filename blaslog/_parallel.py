@@ -5,10 +5,12 @@ This module parses; it renders nothing (streamed output of pieces is :mod:`blasl
 from __future__ import annotations
 
 import os
-from itertools import pairwise, repeat
+from collections.abc import Iterable
+from itertools import chain, pairwise, repeat
 from typing import TYPE_CHECKING, Any
 
 from blaslog.formats import Sniffer, boundary_regex
+from blaslog.formats._shapes import speedups
 from blaslog.inputs import Reader
 from blaslog.parse import _FileParser, parse_file
 from blaslog.records import ParseResult
@@ -142,13 +144,19 @@ def parse_parallel(
 
 def line_starts(path: str, points: list[int], pool: Executor | None = None, parts: int = 1) -> list[int]:
     """The line number at each of `points` but the last (byte offsets at line starts). The newlines before the
-    last piece are counted in `parts` ranges of about equal size, by the processes of `pool` when given (the
-    pieces' parsers cannot start before: their rows carry line numbers)."""
+    last piece are counted in `parts` ranges of about equal size: when `pool` is given, the first by this process
+    while its processes count the others (the pieces' parsers cannot start before: their rows carry line
+    numbers)."""
     ends = points[:-1]
     cuts = sorted(set(ends) | {ends[-1] * i // parts for i in range(parts)})
     ranges = list(pairwise(cuts))
     starts, stops = [a for a, _ in ranges], [b for _, b in ranges]
-    counts = (pool.map if pool is not None else map)(_count_lines, repeat(path, len(ranges)), starts, stops)
+    counts: Iterable[int]
+    if pool is None or not ranges:
+        counts = map(_count_lines, repeat(path, len(ranges)), starts, stops)
+    else:
+        others = pool.map(_count_lines, repeat(path, len(ranges) - 1), starts[1:], stops[1:])  # submitted now
+        counts = chain([_count_lines(path, starts[0], stops[0])], others)
     number, total = {0: 1}, 1
     for stop, count in zip(stops, counts, strict=True):  # the ranges in order: a running total
         total += count
@@ -167,7 +175,7 @@ def _count_lines(path: str, start: int, end: int) -> int:
             got = handle.readinto(view[: min(left, len(buffer))])
             if not got:
                 break
-            count += buffer.count(b"\n", 0, got)
+            count += speedups.newlines(view, got) if speedups is not None else buffer.count(b"\n", 0, got)
             left -= got
     return count
 

@@ -19,6 +19,8 @@
  * install time) or when BLASLOG_PURE_PYTHON is set, and tests/test_speedups.py holds the two to the same
  * result, byte for byte, on every bundled log and on fuzzed blocks.
  *
+ * newlines(buffer, size) counts the line ends in a block (blaslog._parallel's line numbers of a big input's pieces).
+ *
  * maker(cls, names) and make(maker, values) build a record from its field values, setting its slots directly
  * (records.record_maker; a frozen dataclass's __init__ goes through object.__setattr__ per field).
  */
@@ -575,6 +577,34 @@ speedups_mask(PyObject *Py_UNUSED(module), PyObject *text)
     return masked(text, volatile_end);
 }
 
+/* ---- newlines counted ------------------------------------------------------------------------------------- */
+
+/* newlines(buffer, size) -> the count of b"\n" in the first size bytes of a bytes-like object, with the GIL
+ * released (bytes.count reads one byte at a time: some 2.5 GB/s, where memchr runs at the memory's speed). */
+static PyObject *
+speedups_newlines(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t size, count = 0;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &size)) {
+        return NULL;
+    }
+    if (size < 0 || size > view.len) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "size out of the buffer");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    const char *at = view.buf, *end = at + size;
+    while (at < end && (at = memchr(at, '\n', (size_t)(end - at))) != NULL) {
+        count++;
+        at++;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(count);
+}
+
 /* ---- records built from their field values ---------------------------------------------------------------- */
 
 /* What maker(cls) checked once: the class and the byte offsets of its slots, in field order. */
@@ -681,6 +711,8 @@ static PyMethodDef methods[] = {
     {"values", speedups_values, METH_O,
      "values(text) -> the SHAPE matches of text (split(text)[1], without the key); None for a str that UTF-8 "
      "cannot hold."},
+    {"newlines", speedups_newlines, METH_VARARGS,
+     "newlines(buffer, size) -> the count of newlines in the first size bytes of buffer (the GIL released)."},
     {"mask", speedups_mask, METH_O,
      "mask(text) -> (key, values): the VOLATILE shape of text (each match replaced by a NUL and its kind) and "
      "the matches; None for a str that UTF-8 cannot hold."},

@@ -21,6 +21,7 @@ import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import pairwise
 from typing import IO, Any
 
 from blaslog._parallel import line_starts, process_pool, range_parser, split_points, splittable
@@ -78,19 +79,10 @@ def _parse_chunks(
     for name in names:
         processes = jobs_for(options.jobs, [name])
         if processes > 1 and splittable(name):
-            with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
-                pieces, summary = _stream_pieces(name, reporter.name, kind, caps_path, options, processes, tmp)
-                summaries.append(summary)
-                separator = reporter.first_separator.encode("utf-8")
-                for piece in pieces:
-                    spool = Spool(piece, b"" if any_rows else separator)
-                    any_rows = any_rows or spool.size > spool.offset
-                    if hasattr(os, "sendfile"):
-                        os.remove(piece)  # free the disk as soon as the writer is done with it (the file is open)
-                        yield spool
-                    else:
-                        yield from spool.blocks()
-                        os.remove(piece)
+            pieces = _stream_pieces(name, reporter, kind, caps_path, caps, options, processes, summaries, not any_rows)
+            for chunk in pieces:
+                any_rows = any_rows or type(chunk) is not Spool or chunk.size > chunk.offset
+                yield chunk
             continue
         rows = record_rows(
             records([name], kind=kind, options=options, summaries=summaries, lazy=True), caps, reporter.shaped_rows
@@ -164,12 +156,12 @@ def _stream_piece(
     start: int,
     end: int,
     first_line: int,
+    out_path: str,
     fmt: str,
     kind: str,
     caps_path: str | None,
     log_format: list[str] | None,
     on_error: str,
-    out_path: str,
 ) -> FileSummary:
     """Parse one piece and write its rows (rendered as not first) to `out_path`, defused a chunk of whole rows at
     a time (see defuse_commands); return its FileSummary."""
@@ -185,22 +177,49 @@ def _stream_piece(
 
 
 def _stream_pieces(
-    name: str, fmt: str, kind: str, caps_path: str | None, options: Options, jobs: int, tmp_dir: str
-) -> tuple[list[str], FileSummary]:
-    """Parse a large input in `jobs` pieces at once; the pieces' row files in order, and the input's summary."""
-    points = split_points(name, jobs)
-    outs = [os.path.join(tmp_dir, f"piece-{i:04d}") for i in range(len(points) - 1)]
-    with process_pool(jobs) as pool:
-        starts = line_starts(name, points, pool, jobs)  # the newlines before each piece, counted side by side
-        futures = [
-            pool.submit(_stream_piece, name, a, b, first, fmt, kind, caps_path, options.formats, options.on_error, out)
-            for a, b, first, out in zip(points, points[1:], starts, outs, strict=False)
-        ]
-        parts = [f.result() for f in futures]
-    summary = FileSummary(name)
-    for part in parts:
-        summary.absorb(part)
-    return outs, summary
+    name: str,
+    reporter: Reporter,
+    kind: str,
+    caps_path: str | None,
+    caps: Caps | None,
+    options: Options,
+    jobs: int,
+    summaries: list[FileSummary],
+    first: bool,
+) -> Iterator[str | bytes | Spool]:
+    """The rows of a large input parsed in `jobs` pieces at once (`first`: no row came before them). This process
+    reads the first piece and renders its rows as they come, while `jobs - 1` workers each write the rows of a
+    further piece to a file; those files follow, in order, as Spools. The input's summary is appended to
+    `summaries` once every piece is read."""
+    with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
+        points = split_points(name, jobs)
+        outs = [os.path.join(tmp, f"piece-{i:04d}") for i in range(1, len(points) - 1)]
+        with process_pool(jobs - 1) as pool:
+            starts = line_starts(name, points, pool, jobs)  # the newlines before each piece, counted side by side
+            how = (reporter.name, kind, caps_path, options.formats, options.on_error)
+            futures = [
+                pool.submit(_stream_piece, name, a, b, line, out, *how)
+                for (a, b), line, out in zip(pairwise(points[1:]), starts[1:], outs, strict=True)
+            ]
+            parser = range_parser(name, 0, points[1], options.formats, options.on_error, events=kind == "all")
+            parser.lazy = True
+            for text in reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first):
+                first = False
+                yield text
+            summary = FileSummary(name)
+            for part in [parser.summary, *(future.result() for future in futures)]:
+                summary.absorb(part)
+        summaries.append(summary)
+        separator = reporter.first_separator.encode("utf-8")
+        for out in outs:
+            spool = Spool(out, separator if first else b"")
+            first = first and spool.size == spool.offset
+            if hasattr(os, "sendfile"):
+                os.remove(out)  # free the disk as soon as the writer is done with it (the file is open)
+                yield spool
+            else:
+                yield from spool.blocks()
+                os.remove(out)
 
 
 def write_behind(write: Callable[[Any], Any], chunks: Iterable[str | bytes | Spool]) -> None:

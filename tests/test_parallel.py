@@ -83,6 +83,32 @@ def test_parse_output_in_pieces_is_byte_identical(fmt, kind, monkeypatch, runner
     assert pieces.stdout == one.stdout
 
 
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+@pytest.mark.parametrize("before", ["", "rows", "no rows"])
+def test_pieces_without_rows_where_rows_come_before_them_or_not(fmt, before, monkeypatch, runner, tmp_path):
+    """The first piece (read by the main process) may hold no GEMM, and another input may come first, with rows
+    or without: the separators between rows are where one process puts them."""
+    from blaslog.cli import cli
+
+    text = (GENERATED / "lt_fp32_unsharded.stdout.log").read_text()
+    calls = "".join(line for line in text.splitlines(keepends=True) if "[Trace]" in line)
+    others = "".join(line for line in text.splitlines(keepends=True) if "[Trace]" not in line)
+    big = tmp_path / "big.log"
+    big.write_text(others * 2 + calls * 12)  # none in the first of three pieces, some in the others
+    inputs = [str(big)]
+    if before:
+        small = tmp_path / "small.log"
+        small.write_text(calls[: calls.index("\n") + 1] if before == "rows" else others[:2000].rsplit("\n", 1)[0])
+        inputs.insert(0, str(small))
+    one = runner.invoke(cli, ["parse", *inputs, "-f", fmt, "-q", "-j", "1"])
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    assert len(parallel.split_points(str(big), 3)) == 4
+    pieces = runner.invoke(cli, ["parse", *inputs, "-f", fmt, "-q", "-j", "3"])
+    assert one.exit_code == pieces.exit_code == 0, pieces.output
+    assert pieces.stdout == one.stdout
+    assert one.stdout.count("cublasLtMatmul") >= calls.count("\n")
+
+
 @pytest.mark.parametrize("max_distinct", [3, 10_000])
 def test_pieces_merged_keep_every_call_or_count_it(max_distinct, monkeypatch):
     """Merging pieces (distinct calls and threads looked up once, arrays extended whole) gives each call at its
@@ -192,7 +218,7 @@ def test_rows_of_pieces_sent_by_the_kernel_are_the_rows_of_one_process(fmt, monk
     monkeypatch.setattr(stream.Spool, "send", lambda self, fd: sent.append(send(self, fd)) or sent[-1])
     monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
     pieces = _parse_to_real_stdout(monkeypatch, tmp_path, "pieces", [log, "-f", fmt, "-q", "-j", "3"])
-    assert len(sent) == 3 and all(sent)  # each piece went out whole by os.sendfile
+    assert len(sent) == 2 and all(sent)  # each piece but the first (read here) went out whole by os.sendfile
     assert pieces == one and one.count(b"\n") > 50
 
 

@@ -296,3 +296,28 @@ def test_a_maker_refuses_what_is_not_a_slot_and_make_a_wrong_count():
         speedups.make(made, tuple(names))
     with pytest.raises(ValueError):
         speedups.make(object(), list(names))
+
+
+@needs_speedups
+@given(data=st.binary(max_size=300), size=st.integers(0, 300))
+def test_newlines_counts_what_bytes_count_counts(data, size):
+    data = data.replace(b"a", b"\n")  # many line ends
+    if size > len(data):
+        with pytest.raises(ValueError):
+            speedups.newlines(data, size)
+    else:
+        assert speedups.newlines(bytearray(data), size) == data.count(b"\n", 0, size)
+        assert speedups.newlines(memoryview(data), size) == data.count(b"\n", 0, size)
+
+
+def test_a_file_s_lines_are_counted_alike_with_and_without_the_extension(tmp_path, monkeypatch):
+    from blaslog import _parallel
+
+    path = tmp_path / "lines"
+    data = b"".join(b"x" * (i % 300) + b"\n" for i in range(20_000)) + b"tail"
+    path.write_bytes(data)
+    ranges = [(0, len(data)), (7, 1 << 20), (5, 5), (3, 300_000)]
+    fast = [_parallel._count_lines(str(path), a, b) for a, b in ranges]
+    monkeypatch.setattr(_parallel, "speedups", None)
+    pure = [_parallel._count_lines(str(path), a, b) for a, b in ranges]
+    assert fast == pure == [data.count(b"\n", a, b) for a, b in ranges]
