@@ -116,16 +116,16 @@ def _whole(name: str, log_format: list[str] | None, on_error: str) -> tuple[Comp
 def read_runs_parallel(
     names: list[str], *, log_format: list[str] | None, on_error: str, jobs: int
 ) -> list[tuple[CompactRun, Any]]:
-    """CompactRun and FileSummary of each input, using up to `jobs` processes (inputs in the given order)."""
+    """CompactRun and FileSummary of each input, using up to `jobs` processes (inputs in the given order). One
+    large input is cut into pieces: this process reads the first while `jobs - 1` workers read the others."""
+    if len(names) == 1 and splittable(names[0]):
+        name = names[0]
+        ranges = list(pairwise(split_points(name, jobs)))
+        with process_pool(max(len(ranges) - 1, 1)) as pool:
+            others = [pool.submit(_piece, name, a, b, log_format, on_error) for a, b in ranges[1:]]
+            first = _piece(name, *ranges[0], log_format, on_error)
+            return [merge([first, *(f.result() for f in others)], name)]
     with process_pool(jobs) as pool:
-        if len(names) == 1:
-            name = names[0]
-            with open(name, "rb") as handle:
-                gzip = handle.read(2) == b"\x1f\x8b"
-            if os.path.getsize(name) >= SPLIT_MIN and not gzip:
-                points = split_points(name, jobs)
-                pieces = [pool.submit(_piece, name, a, b, log_format, on_error) for a, b in pairwise(points)]
-                return [merge([f.result() for f in pieces], name)]
         wholes = [pool.submit(_whole, name, log_format, on_error) for name in names]
         return [f.result() for f in wholes]
 

@@ -300,17 +300,6 @@ def _merge(parts: list[tuple[Any, ...]], name: str) -> tuple[Any, ...]:
     return run, summary, sum(n for _, _, n, _ in parts), parts[0][3]
 
 
-def _count_lines(name: str, start: int, end: int) -> int:
-    """Lines in bytes [start, end) of a file (which end at a line end)."""
-    count, left = 0, end - start
-    with open(name, "rb") as handle:
-        handle.seek(start)
-        while left > 0 and (block := handle.read(min(left, 1 << 24))):
-            count += block.count(b"\n")
-            left -= len(block)
-    return count
-
-
 @dataclass(slots=True)
 class Renderer:
     """Records to the text of a streaming output format, on a worker: ``write(rows(records, caps, shaped),
@@ -376,7 +365,7 @@ class _Work:
         else:  # rendered rows of pieces: count the lines of each piece first, for its line numbers
             name = unit.names[0]
             spans = list(pairwise(unit.points))
-            counts = client.gather([client.submit(_count_lines, name, a, b, pure=False) for a, b in spans])
+            counts = client.gather([client.submit(_parallel._count_lines, name, a, b, pure=False) for a, b in spans])
             firsts = [1]
             for count in counts[:-1]:
                 firsts.append(firsts[-1] + count)

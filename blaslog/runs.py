@@ -127,7 +127,9 @@ class CompactRun:
         calls = []
         for call in piece.calls:
             index = self._index.get((call, call.log_format))
-            calls.append(self._call(replace(call, file=name)) if index is None else index)  # file is not compared
+            if index is None:  # a call's file is not compared: a piece read under another name gets this one's
+                index = self._call(call if call.file == name else replace(call, file=name))
+            calls.append(index)
         if -1 in calls:  # calls past max_distinct: counted one by one in `overflow`
             for position, (which, line, thread) in enumerate(
                 zip(piece.which, piece.lines, piece.thread_of, strict=True)
@@ -232,13 +234,13 @@ def read_run(
 
 def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactRun, Any]:
     """Join the runs and summaries of consecutive pieces of one input; each piece's lines start at 1,
-    the int is its line count."""
+    the int is its line count. The first piece's run becomes the whole's: the others are added to it."""
     from blaslog.records import FileSummary
 
-    run = CompactRun(name)
+    run, first, offset = parts[0]  # a run of `name`, as every piece's is
     summary = FileSummary(name)
-    offset = 0
-    for piece, piece_summary, lines in parts:
+    summary.absorb(first)
+    for piece, piece_summary, lines in parts[1:]:
         run._absorb(piece, name, offset)
         summary.absorb(piece_summary, offset)
         run.overflow += piece.overflow
