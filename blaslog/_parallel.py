@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from blaslog.formats import Sniffer, boundary_regex
 from blaslog.formats._shapes import speedups
-from blaslog.inputs import Reader
+from blaslog.inputs import Reader, read_as_it_lies
 from blaslog.parse import _FileParser, parse_file
 from blaslog.records import ParseResult
 from blaslog.runs import CompactRun, merge, read_run
@@ -33,6 +33,8 @@ def process_pool(jobs: int) -> Executor:
 
 class _RangeReader(Reader):
     """A Reader over bytes [start, end) of a file (which begin and end at line starts)."""
+
+    detects_cr_lines = False  # a file of CR line ends is not cut (read_as_it_lies)
 
     def __init__(self, name: str, start: int, end: int, first_line: int = 1) -> None:
         super().__init__(name, first_line=first_line)
@@ -58,26 +60,30 @@ class _Bounded:
     read = read1
 
 
-def split_points(path: str, pieces: int) -> list[int]:
+def split_points(path: str, pieces: int, log_format: list[str] | None = None) -> list[int]:
     """Byte offsets that cut `path` into about `pieces` parts, each cut just before a line that begins a record
-    (a launcher's tag may come first: a record's start is sought where the parser seeks it, anywhere in the
-    line)."""
+    of the dialects read (`log_format`; a launcher's tag may come first: a record's start is sought where the
+    parser seeks it, anywhere in the line), and not after a line that ends with a backslash (which some dialects
+    continue onto the next line)."""
     size = os.path.getsize(path)
     boundary = boundary_regex()  # each registered dialect declares where its records may be cut
-    sniffer = Sniffer()
+    sniffer = Sniffer(log_format)
     points = [0]
     with open(path, "rb") as handle:
         for i in range(1, pieces):
-            handle.seek(size * i // pieces)
-            window = handle.read(1 << 20)
-            for match in boundary.finditer(window):
+            at = size * i // pieces
+            base = max(at - 1024, 0)  # the end of the line before a candidate is read too
+            handle.seek(base)
+            window = handle.read((1 << 20) + at - base)
+            for match in boundary.finditer(window, at - base):
                 start = match.start() + 1
+                if window[max(start - 1024, 0) : start - 1].rstrip().endswith(b"\\"):
+                    continue
                 end = window.find(b"\n", start)
                 line = window[start : end if end >= 0 else len(window)].decode("utf-8", "replace")
                 if sniffer.cuts(line):
-                    point = size * i // pieces + start
-                    if point > points[-1]:
-                        points.append(point)
+                    if base + start > points[-1]:
+                        points.append(base + start)
                     break
     points.append(size)
     return points
@@ -118,9 +124,9 @@ def read_runs_parallel(
 ) -> list[tuple[CompactRun, Any]]:
     """CompactRun and FileSummary of each input, using up to `jobs` processes (inputs in the given order). One
     large input is cut into pieces: this process reads the first while `jobs - 1` workers read the others."""
-    if len(names) == 1 and splittable(names[0]):
+    if len(names) == 1 and splittable(names[0], on_error):
         name = names[0]
-        ranges = list(pairwise(split_points(name, jobs)))
+        ranges = list(pairwise(split_points(name, jobs, log_format)))
         with process_pool(max(len(ranges) - 1, 1)) as pool:
             others = [pool.submit(_piece, name, a, b, log_format, on_error) for a, b in ranges[1:]]
             first = _piece(name, *ranges[0], log_format, on_error)
@@ -180,9 +186,10 @@ def _count_lines(path: str, start: int, end: int) -> int:
     return count
 
 
-def splittable(name: str) -> bool:
-    """A file large enough to cut into pieces, and not gzip (which cannot be read from the middle)."""
-    if name == "-" or not os.path.isfile(name) or os.path.getsize(name) < SPLIT_MIN:
+def splittable(name: str, on_error: str = "warn") -> bool:
+    """A file large enough to cut into pieces, whose pieces can be read on their own (not compressed or UTF-16,
+    lines not ended with CR alone: see read_as_it_lies), and not read with `on_error` "raise" (--strict: the
+    first error stops the reading, at its line in the whole input)."""
+    if name == "-" or not os.path.isfile(name) or os.path.getsize(name) < SPLIT_MIN or on_error == "raise":
         return False
-    with open(name, "rb") as handle:
-        return handle.read(2) != b"\x1f\x8b"
+    return read_as_it_lies(name)

@@ -469,7 +469,14 @@ class _Died:
         return FileSummary(self.name, problems=[Problem(self.name, 0, message)])
 
 
-def plan(names: Sequence[str], threads: int, files_per_task: int | None = None, pieces: bool = True) -> list[_Unit]:
+def plan(
+    names: Sequence[str],
+    threads: int,
+    files_per_task: int | None = None,
+    pieces: bool = True,
+    log_format: list[str] | None = None,
+    on_error: str = "warn",
+) -> list[_Unit]:
     """The tasks for reading `names` with `threads` worker threads: a large local input in pieces (when there
     are fewer inputs than threads), the others whole, in batches of neighbours (`files_per_task` each, or as
     many as keep every thread busy with about TASKS_PER_THREAD tasks, at most TASK_FILES inputs and about
@@ -478,14 +485,14 @@ def plan(names: Sequence[str], threads: int, files_per_task: int | None = None, 
     # cut large inputs only when there are fewer inputs than threads: with more, whole inputs keep every thread
     # busy, and cutting 16,384 logs of 1 GB would make the scheduler's task count (and overhead) 16 times larger
     pieces = pieces and len(names) < threads
-    whole = [n for n in names if not (pieces and _splittable(n))]
+    whole = [n for n in names if not (pieces and _splittable(n, on_error))]
     per_task = files_per_task or max(1, min(TASK_FILES, -(-len(whole) // max(threads * TASKS_PER_THREAD, 1))))
     batch: list[str] = []
     size = 0
     for name in names:
-        if pieces and _splittable(name):
+        if pieces and _splittable(name, on_error):
             count = max(2, -(-os.path.getsize(name) // PIECE_BYTES))
-            units.append(_Unit([name], _parallel.split_points(name, count)))
+            units.append(_Unit([name], _parallel.split_points(name, count, log_format)))
             continue
         batch.append(name)
         size += _size(name)
@@ -497,8 +504,8 @@ def plan(names: Sequence[str], threads: int, files_per_task: int | None = None, 
     return units
 
 
-def _splittable(name: str) -> bool:
-    return not is_url(name) and _parallel.splittable(name)
+def _splittable(name: str, on_error: str) -> bool:
+    return not is_url(name) and _parallel.splittable(name, on_error)
 
 
 def _size(name: str) -> int:
@@ -522,7 +529,8 @@ def _outcomes(
     extra: dict[str, Any] | None = None,
 ) -> Iterator[tuple[str, Any]]:
     """(input, outcome) in the order of `names`, each as soon as it and the ones before it are read."""
-    units = plan(names, _threads(client), files_per_task, pieces)
+    log_format, on_error = args[:2]  # every job's first two arguments
+    units = plan(names, _threads(client), files_per_task, pieces, log_format, on_error)
     order = {name: i for i, name in enumerate(names)}
     ready: dict[int, Any] = {}
     position = 0

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 from blaslog.errors import InputError
 from blaslog.formats._shapes import Shaper
@@ -68,6 +68,10 @@ class Reader:
     block: int = BLOCK
     """Bytes read at a time (about the size of a batch)."""
 
+    detects_cr_lines: ClassVar[bool] = True
+    """Whether a first block of lines that end with CR alone switches the reader to CR line ends (a piece of a
+    larger input is not read so: see :func:`read_as_it_lies`)."""
+
     def batches(self, block: int | None = None) -> Iterator[Batch]:
         """The lines in batches of about `block` bytes (the reader's `block`), each with its lines' shapes when
         the batch is clean text."""
@@ -91,8 +95,8 @@ class Reader:
                 if not data:
                     break
                 self.size += len(data)
-                if self.size == len(data) and b"\n" not in data and data.count(b"\r") > 1:
-                    self.cr_lines = True  # a first block of lines that end with CR alone: no LF in sight
+                if self.size == len(data) and self.detects_cr_lines and cr_lines(data):
+                    self.cr_lines = True
                 if self.cr_lines:
                     data = data.replace(b"\r", b"\n")
                 if skipping:
@@ -272,6 +276,20 @@ class _Recoded:
 
     def close(self) -> None:
         self.text.detach()
+
+
+def cr_lines(block: bytes) -> bool:
+    """True for a first block of an input whose lines end with CR alone (classic Mac OS): no LF in sight."""
+    return b"\n" not in block and block.count(b"\r") > 1
+
+
+def read_as_it_lies(path: str) -> bool:
+    """True for a file whose bytes are read as they lie, so that a piece of it can be read on its own: neither
+    compressed nor UTF-16, and its lines not ended with CR alone."""
+    with open(path, "rb") as handle:
+        first = handle.read(BLOCK)
+    head = first[:8]
+    return not any(head.startswith(magic) for magic, _ in _MAGIC) and _utf16(head) is None and not cr_lines(first)
 
 
 def _utf16(head: bytes) -> str | None:

@@ -78,7 +78,7 @@ def _parse_chunks(
     any_rows = False
     for name in names:
         processes = jobs_for(options.jobs, [name])
-        if processes > 1 and splittable(name):
+        if processes > 1 and splittable(name, options.on_error):
             pieces = _stream_pieces(name, reporter, kind, caps_path, caps, options, processes, summaries, not any_rows)
             for chunk in pieces:
                 any_rows = any_rows or type(chunk) is not Spool or chunk.size > chunk.offset
@@ -192,7 +192,7 @@ def _stream_pieces(
     further piece to a file; those files follow, in order, as Spools. The input's summary is appended to
     `summaries` once every piece is read."""
     with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
-        points = split_points(name, jobs)
+        points = split_points(name, jobs, options.formats)
         outs = [os.path.join(tmp, f"piece-{i:04d}") for i in range(1, len(points) - 1)]
         with process_pool(jobs - 1) as pool:
             starts = line_starts(name, points, pool, jobs)  # the newlines before each piece, counted side by side

@@ -345,3 +345,117 @@ def test_a_spool_is_let_go_when_stdout_fails(tmp_path, monkeypatch):
         _echo(spool)
     monkeypatch.undo()
     assert spool.handle.closed
+
+
+def _same_with_pieces(runner, monkeypatch, path, args, jobs=3):
+    """`blaslog ARGS PATH` with -j 1 and with pieces forced (SPLIT_MIN 0): exit code, stdout and stderr."""
+    from blaslog.cli import cli
+
+    one = runner.invoke(cli, [*args, str(path), "-j", "1"])
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    pieces = runner.invoke(cli, [*args, str(path), "-j", str(jobs)])
+    monkeypatch.undo()
+    assert (pieces.exit_code, pieces.stdout, pieces.stderr) == (one.exit_code, one.stdout, one.stderr)
+    return one
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "bzip2", "xz"])
+def test_a_compressed_or_utf16_input_is_not_cut(encoding, monkeypatch, runner, tmp_path):
+    """Its bytes are not the log's: a piece of them cannot be read on its own (a 73 MB UTF-16 log, as PowerShell's
+    `>` writes, read in pieces gave "binary data" on every line and exit 2)."""
+    import bz2
+    import lzma
+
+    text = (GENERATED / "lt_fp32_unsharded.stdout.log").read_text()
+    data = {"utf-16": lambda: text.encode("utf-16"), "bzip2": lambda: bz2.compress(text.encode())}.get(
+        encoding, lambda: lzma.compress(text.encode())
+    )()
+    path = tmp_path / "run.log"
+    path.write_bytes(data)
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    assert not parallel.splittable(str(path))
+    monkeypatch.undo()
+    one = _same_with_pieces(runner, monkeypatch, path, ["summary"])
+    assert one.exit_code == 0 and "cublasLtMatmul" in one.stdout
+
+
+def test_lines_ended_with_cr_alone_are_not_cut_nor_taken_for_such_in_a_piece(monkeypatch, runner, tmp_path):
+    """A log that begins with more than a block of progress-bar output (CR, no LF) is read with CR line ends as a
+    whole, so it is not cut; a piece whose first block holds CRs and no LF is not switched to CR line ends."""
+    source = (GENERATED / "lt_fp32_unsharded.stdout.log").read_bytes()
+    bar = b"".join(b"\rDownloading: %3d%%|%-50s| %d/9000" % (i % 100, b"#" * (i % 50), i) for i in range(9000))
+    head = tmp_path / "bar_first.log"
+    head.write_bytes(bar + b"\n" + source)
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    assert not parallel.splittable(str(head))
+    monkeypatch.undo()
+    _same_with_pieces(runner, monkeypatch, head, ["parse", "-f", "csv"], jobs=2)
+    record = next(line for line in source.splitlines() if b"[cublasLt]" in line and b"[Api]" in line)
+    program = b"".join(b"program output line %d\n" % i for i in range(20000))
+    steps = b"".join(b"\r step %d loss=%.3f" % (i, 1 / (i + 1)) for i in range(30000))
+    tail = tmp_path / "bar_last.log"
+    tail.write_bytes(source + program + record + steps)
+    _same_with_pieces(runner, monkeypatch, tail, ["summary"], jobs=2)
+
+
+def test_no_cut_after_a_line_that_ends_with_a_backslash(monkeypatch, runner, tmp_path):
+    """A dialect may continue such a line onto the next one, whatever that line holds: never cut there."""
+    lines = (GENERATED / "lt_fp32_unsharded.stdout.log").read_text().splitlines(keepends=True)
+    windows_path = (
+        "[2026-06-06 15:30:06][cublasLt][321377][Info][cublasLtCreate] loading kernels from "
+        "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.9\\bin\\\n"
+    )
+    gemm = next(line for line in lines if "[Trace][cublasLtMatmul]" in line).replace("rows=1024", "rows=1000")
+    before, after = "".join(lines[: len(lines) // 2]), gemm + "".join(lines[len(lines) // 2 :])
+    pad = "program output, nothing to see here\n"
+    while (len(before) + 60) * 2 < len(before) + len(windows_path) + len(after):  # the cut is sought in that line
+        before = pad + before
+    after += pad * (((len(before) + 60) * 2 - len(before) - len(windows_path) - len(after)) // len(pad))
+    text = before + windows_path + after
+    path = tmp_path / "backslash.log"
+    path.write_text(text)
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    points = parallel.split_points(str(path), 2)
+    monkeypatch.undo()
+    data = path.read_bytes()
+    assert len(points) == 3 and not data[: points[1]].rstrip().endswith(b"\\")
+    _same_with_pieces(runner, monkeypatch, path, ["summary"], jobs=2)
+
+
+def test_cuts_are_sought_in_the_dialects_read(monkeypatch, runner, tmp_path):
+    """With --log-format cublas, another thread's cuBLASLt line between a cuBLAS record's `i!` lines is other text
+    inside that record: no piece begins there."""
+    import random
+
+    lt = [
+        line
+        for line in (GENERATED / "lt_fp32_unsharded.stdout.log").read_text().splitlines(True)
+        if "[cublasLt]" in line
+    ]
+    chosen = random.Random(2)
+    out = []
+    for line in (GENERATED / "cublas_classic_fp16.log").read_text().splitlines(True):
+        out.append(line)
+        if line.startswith(("i!  m:", "i!  lda:")):
+            out.append(chosen.choice(lt))
+    path = tmp_path / "mixed.log"
+    path.write_text("".join(out))
+    one = _same_with_pieces(runner, monkeypatch, path, ["summary", "--log-format", "cublas"])
+    assert one.exit_code in (0, 1) and "cublasGemmEx" in one.stdout
+
+
+@pytest.mark.parametrize("command", [["summary", "--strict"], ["parse", "-f", "jsonl", "--strict"]])
+def test_strict_reads_an_input_whole(command, monkeypatch, runner, tmp_path):
+    """The first error stops the reading at its line in the whole input (a piece would name its line in the piece,
+    and rows of an earlier piece would come out before it)."""
+    text = (GENERATED / "lt_fp32_unsharded.stdout.log").read_text()
+    lines = text.splitlines(keepends=True)
+    broken = next(i for i, line in enumerate(lines) if "[Trace][cublasLtMatmul]" in line and i > len(lines) * 2 // 3)
+    lines[broken] = lines[broken].replace("rows=", "rows=oops", 1)
+    path = tmp_path / "strict.log"
+    path.write_text("".join(lines))
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    assert parallel.splittable(str(path)) and not parallel.splittable(str(path), "raise")
+    monkeypatch.undo()
+    one = _same_with_pieces(runner, monkeypatch, path, command)
+    assert one.exit_code == 2 and f":{broken + 1}:" in one.stderr
