@@ -104,7 +104,7 @@ class Reader:
                     if cut < 0:
                         skipping += len(data)
                         continue
-                    skipping += cut + 1
+                    skipping += cut  # the line end is not the line's: as _over_limit counts it
                     yield self._overlong(number, skipping)
                     number += 1
                     skipping = 0

@@ -166,7 +166,7 @@ class _FileParser:
     ) -> None:
         if severity == "error" and self.on_error == "raise":
             raise LogParseError(SourceLocation(self.reader.name, line, column), message, text)
-        if len(self.summary.problems) >= MAX_PROBLEMS:
+        if len(self.summary.problems) >= MAX_PROBLEMS and not once:
             self.summary.more_problems += 1
             return
         self.summary.problems.append(Problem(self.reader.name, line, message, text[:2000], severity, column, once))

@@ -396,7 +396,7 @@ class Problem:
     """1-based column, 0 when unknown."""
     once: str = ""
     """For a problem said once per input, what it is said once for (a kind of launcher tag): the pieces of an
-    input read side by side each say it, and their accounting keeps the first."""
+    input read side by side each say it, and their accounting keeps the first. Kept past MAX_PROBLEMS."""
 
     def render(self) -> str:
         """`path:line: severity: message` plus the text and a caret."""
@@ -407,7 +407,7 @@ class Problem:
 
 
 MAX_PROBLEMS = 1000
-"""Problems kept per input."""
+"""Problems kept per input (the others are counted; what is said once per input, `Problem.once`, is kept)."""
 
 
 @dataclass(slots=True)
@@ -437,7 +437,9 @@ class FileSummary:
 
     def absorb(self, part: FileSummary, line_offset: int = 0) -> None:
         """Add the accounting of the next piece of the same input (its lines numbered from 1, or from after
-        `line_offset` lines of this one); a piece's "empty input" warning is no warning of the whole."""
+        `line_offset` lines of this one); a piece's "empty input" warning is no warning of the whole, what is
+        said once per input (`Problem.once`) is kept from the first piece that said it, and past MAX_PROBLEMS the
+        others are counted."""
         for name in (
             "lines",
             "gemm_records",
@@ -451,13 +453,17 @@ class FileSummary:
         for dialect, count in part.formats.items():
             self.formats[dialect] = self.formats.get(dialect, 0) + count
         said = {p.once for p in self.problems if p.once}
-        self.problems.extend(
-            replace(p, path=self.path, line=p.line + line_offset if p.line else 0)
-            if line_offset or p.path != self.path
-            else p
-            for p in part.problems
-            if p.message != "empty input" and not (p.once and p.once in said)
-        )
+        for problem in part.problems:  # kept as one reader keeps them: MAX_PROBLEMS, and what is said once
+            if problem.message == "empty input" or (problem.once and problem.once in said):
+                continue
+            if len(self.problems) >= MAX_PROBLEMS and not problem.once:
+                self.more_problems += 1
+                continue
+            if problem.once:
+                said.add(problem.once)
+            if line_offset or problem.path != self.path:
+                problem = replace(problem, path=self.path, line=problem.line + line_offset if problem.line else 0)
+            self.problems.append(problem)
 
     def balanced(self) -> bool:
         """True when every line is accounted for."""

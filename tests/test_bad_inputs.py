@@ -100,3 +100,21 @@ def test_deeply_nested_groups_are_an_error_not_a_crash(runner, tmp_path):
     result = runner.invoke(cli, ["parse", str(path), "--kind", "all", "-f", "json", "-q"])
     assert result.exit_code == 0 and "Traceback" not in result.stderr
     assert "nested too deeply" in result.stderr
+
+
+@pytest.mark.parametrize("block", [1 << 19, 1 << 18, 333_333, 1 << 20])
+def test_an_overlong_line_is_as_long_as_it_is_wherever_the_blocks_fall(block, tmp_path):
+    """A line over MAX_LINE is skipped in pieces of blocks; its reported length is its own (without its line
+    end), whether its end fell in a block of its own or with the next lines (a piece of a big input starts its
+    blocks elsewhere, and said another length)."""
+    from blaslog.inputs import MAX_LINE, Reader
+
+    for extra in (1, 7, 300_001):
+        path = tmp_path / "long.log"
+        length = MAX_LINE + extra
+        path.write_bytes(b"first line\n" + b"x" * length + b"\nlast line\n")
+        reader = Reader(str(path), block=block)
+        problems = [p for batch in reader.batches() for p in batch.problems.values()]
+        assert [message for message, _ in problems] == [
+            f"line of {length} bytes is too long for a BLAS log line; skipped"
+        ], (block, extra)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from itertools import pairwise
 
 import pytest
 
+import blaslog
 import blaslog._parallel as parallel
 from blaslog.runs import read_run
 from tests.conftest import GENERATED
@@ -459,3 +461,25 @@ def test_strict_reads_an_input_whole(command, monkeypatch, runner, tmp_path):
     monkeypatch.undo()
     one = _same_with_pieces(runner, monkeypatch, path, command)
     assert one.exit_code == 2 and f":{broken + 1}:" in one.stderr
+
+
+def test_problems_past_the_cap_are_counted_as_one_reader_counts_them(monkeypatch, runner, tmp_path):
+    """MAX_PROBLEMS holds for the input, not for each piece; a launcher tag's warning, said once per input, is kept
+    past it (and said once, though each piece says it)."""
+    source = (GENERATED / "lt_fp32_unsharded.stdout.log").read_bytes().splitlines(keepends=True)
+    out = []
+    for i, line in enumerate(source):
+        out += [line, b"progress: caf\xe9 step %d\n" % i, b"[cublasLt] odd line %d\n" % i]  # a warning, an error
+    mixed = tmp_path / "mixed.log"
+    mixed.write_bytes(b"".join(out))
+    one = _same_with_pieces(runner, monkeypatch, mixed, ["summary", "-q"])
+    assert "more problems" in one.stderr
+    text = (GENERATED / "lt_fp32_unsharded.stdout.log").read_text().splitlines(keepends=True)
+    tagged = tmp_path / "tagged.log"
+    tagged.write_text(
+        "".join(f"[cublasLt] garbled output {i}\n" for i in range(1100)) + "".join(f"[rank0]: {t}" for t in text)
+    )
+    one = _same_with_pieces(runner, monkeypatch, tagged, ["summary", "-f", "json"], jobs=2)
+    assert json.loads(one.stdout)["summary"]["files"][0]["more_problems"] > 0
+    (summary,) = blaslog.parse_file(str(tagged)).files
+    assert len(summary.problems) == 1001 and summary.problems[-1].once  # the tag's warning, past the cap
