@@ -98,21 +98,40 @@ def range_parser(
     *,
     first_line: int = 1,
     events: bool = False,
+    wrap_width: int = 0,
 ) -> _FileParser:
-    """A parser of bytes [start, end) of `name` (cut at line starts), its lines numbered from `first_line`."""
-    return _FileParser(
+    """A parser of bytes [start, end) of `name` (cut at line starts), its lines numbered from `first_line`;
+    `wrap_width` is the width the lines before were seen cut at (see :func:`rewrapped`)."""
+    parser = _FileParser(
         _RangeReader(name, start, end, first_line),
         Sniffer(log_format),
         on_error,  # type: ignore[arg-type]
         events=events,
     )
+    parser.wrap_width = wrap_width
+    return parser
 
 
-def _piece(name: str, start: int, end: int, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any, int]:
-    parser = range_parser(name, start, end, log_format, on_error)
+def rewrapped(widths: list[int]) -> list[int]:
+    """For pieces read side by side whose readers saw their lines cut at `widths` (0: not seen), the width to
+    read each piece again with, or 0 where the piece's reading stands. A reader of the whole input that saw its
+    lines cut at a width (a terminal or a CI viewer wrapped them) joins later pieces of lines at that width; a
+    piece read without knowing it may leave some apart. Only inputs so wrapped are read twice."""
+    again, known = [], 0
+    for width in widths:
+        again.append(known)
+        known = known or width
+    return again
+
+
+def _piece(
+    name: str, start: int, end: int, log_format: list[str] | None, on_error: str, wrap_width: int = 0
+) -> tuple[CompactRun, Any, int, int]:
+    """The run, summary and line count of bytes [start, end) of `name`, and the width its lines were seen cut at."""
+    parser = range_parser(name, start, end, log_format, on_error, wrap_width=wrap_width)
     run = parser.sink = CompactRun(name)
     run.extend(parser.records())
-    return run, parser.summary, parser.summary.lines
+    return run, parser.summary, parser.summary.lines, parser.wrap_width
 
 
 def _whole(name: str, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any]:
@@ -129,8 +148,11 @@ def read_runs_parallel(
         ranges = list(pairwise(split_points(name, jobs, log_format)))
         with process_pool(max(len(ranges) - 1, 1)) as pool:
             others = [pool.submit(_piece, name, a, b, log_format, on_error) for a, b in ranges[1:]]
-            first = _piece(name, *ranges[0], log_format, on_error)
-            return [merge([first, *(f.result() for f in others)], name)]
+            parts = [_piece(name, *ranges[0], log_format, on_error), *(f.result() for f in others)]
+        for i, width in enumerate(rewrapped([part[3] for part in parts])):
+            if width:
+                parts[i] = _piece(name, *ranges[i], log_format, on_error, width)
+        return [merge([part[:3] for part in parts], name)]
     with process_pool(jobs) as pool:
         wholes = [pool.submit(_whole, name, log_format, on_error) for name in names]
         return [f.result() for f in wholes]

@@ -286,7 +286,7 @@ def _batch(
 
 
 def _piece(name: str, start: int, end: int, log_format: list[str] | None, on_error: str) -> tuple[Any, ...]:
-    run, summary, lines = _parallel._piece(name, start, end, log_format, on_error)
+    run, summary, lines, _ = _parallel._piece(name, start, end, log_format, on_error)
     head = b""
     if start == 0:
         with open(name, "rb") as handle:

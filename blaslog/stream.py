@@ -22,9 +22,9 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import pairwise
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from blaslog._parallel import line_starts, process_pool, range_parser, split_points, splittable
+from blaslog._parallel import line_starts, process_pool, range_parser, rewrapped, split_points, splittable
 from blaslog.api import Options, jobs_for, looks_like_log, records
 from blaslog.caps import Caps, load_caps
 from blaslog.errors import BlaslogError
@@ -32,6 +32,9 @@ from blaslog.records import FileSummary
 from blaslog.reporters import Reporter, get_reporter
 from blaslog.reporters._base import defuse_commands
 from blaslog.views import record_rows
+
+if TYPE_CHECKING:
+    from blaslog.parse import _FileParser
 
 
 def parse_chunks(
@@ -162,9 +165,9 @@ def _stream_piece(
     caps_path: str | None,
     log_format: list[str] | None,
     on_error: str,
-) -> FileSummary:
+) -> tuple[FileSummary, int]:
     """Parse one piece and write its rows (rendered as not first) to `out_path`, defused a chunk of whole rows at
-    a time (see defuse_commands); return its FileSummary."""
+    a time (see defuse_commands); return its FileSummary and the width its lines were seen cut at."""
     caps = load_caps(caps_path) if caps_path else None
     parser = range_parser(name, start, end, log_format, on_error, first_line=first_line, events=kind == "all")
     parser.lazy = True
@@ -173,7 +176,7 @@ def _stream_piece(
     with open(out_path, "w", encoding="utf-8") as handle:
         for text in reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first=False):
             handle.write(defuse_commands(text, style))
-    return parser.summary
+    return parser.summary, parser.wrap_width
 
 
 def _stream_pieces(
@@ -189,8 +192,9 @@ def _stream_pieces(
 ) -> Iterator[str | bytes | Spool]:
     """The rows of a large input parsed in `jobs` pieces at once (`first`: no row came before them). This process
     reads the first piece and renders its rows as they come, while `jobs - 1` workers each write the rows of a
-    further piece to a file; those files follow, in order, as Spools. The input's summary is appended to
-    `summaries` once every piece is read."""
+    further piece to a file; those files follow, in order, as Spools (a piece whose lines were cut at a width
+    seen before it is read again here: see _parallel.rewrapped). The input's summary is appended to `summaries`
+    once every piece is read."""
     with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
         points = split_points(name, jobs, options.formats)
         outs = [os.path.join(tmp, f"piece-{i:04d}") for i in range(1, len(points) - 1)]
@@ -202,16 +206,38 @@ def _stream_pieces(
                 for (a, b), line, out in zip(pairwise(points[1:]), starts[1:], outs, strict=True)
             ]
             parser = range_parser(name, 0, points[1], options.formats, options.on_error, events=kind == "all")
-            parser.lazy = True
-            for text in reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first):
+
+            def rows(parser: _FileParser) -> Iterator[str]:
+                parser.lazy = True
+                return reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first)
+
+            for text in rows(parser):
                 first = False
                 yield text
-            summary = FileSummary(name)
-            for part in [parser.summary, *(future.result() for future in futures)]:
-                summary.absorb(part)
-        summaries.append(summary)
+            parts = [(parser.summary, parser.wrap_width), *(future.result() for future in futures)]
+        again = rewrapped([width for _, width in parts])
+        summary = FileSummary(name)
+        summary.absorb(parts[0][0])
         separator = reporter.first_separator.encode("utf-8")
-        for out in outs:
+        for i, out in enumerate(outs, start=1):
+            if again[i]:
+                os.remove(out)
+                parser = range_parser(
+                    name,
+                    points[i],
+                    points[i + 1],
+                    options.formats,
+                    options.on_error,
+                    first_line=starts[i],
+                    events=kind == "all",
+                    wrap_width=again[i],
+                )
+                for text in rows(parser):
+                    first = False
+                    yield text
+                summary.absorb(parser.summary)
+                continue
+            summary.absorb(parts[i][0])
             spool = Spool(out, separator if first else b"")
             first = first and spool.size == spool.offset
             if hasattr(os, "sendfile"):
@@ -220,6 +246,7 @@ def _stream_pieces(
             else:
                 yield from spool.blocks()
                 os.remove(out)
+        summaries.append(summary)
 
 
 def write_behind(write: Callable[[Any], Any], chunks: Iterable[str | bytes | Spool]) -> None:

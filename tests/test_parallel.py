@@ -483,3 +483,33 @@ def test_problems_past_the_cap_are_counted_as_one_reader_counts_them(monkeypatch
     assert json.loads(one.stdout)["summary"]["files"][0]["more_problems"] > 0
     (summary,) = blaslog.parse_file(str(tagged)).files
     assert len(summary.problems) == 1001 and summary.problems[-1].once  # the tag's warning, past the cap
+
+
+def _wrapped(lines: list[str], width: int) -> str:
+    return "".join(line[i : i + width] + "\n" for line in lines for i in range(0, max(len(line), 1), width))
+
+
+@pytest.mark.parametrize(
+    ("name", "width", "command", "jobs"),
+    [
+        ("rocblas_fp16_bench.log", 144, ["summary"], 3),
+        ("rocblas_fp16_bench.log", 144, ["parse", "-f", "jsonl"], 3),
+        ("lt_fp32_unsharded.stdout.log", 100, ["parse", "-f", "jsonl", "--kind", "all"], 2),
+        ("lt_fp32_unsharded.stdout.log", 100, ["check", "-f", "json"], 2),
+    ],
+)
+def test_a_log_wrapped_at_a_fixed_width_is_joined_in_every_piece(
+    name, width, command, jobs, monkeypatch, runner, tmp_path
+):
+    """A terminal or a CI viewer cut every line at one width: one reader learns the width from the first records
+    and joins the pieces of the later ones; a piece read without knowing it is read again with it."""
+    path = tmp_path / "wrapped.log"
+    path.write_text(_wrapped((GENERATED / name).read_text().splitlines(), width))
+    one = _same_with_pieces(runner, monkeypatch, path, command, jobs)
+    assert one.exit_code in (0, 1)
+
+
+def test_rewrapped_reads_again_only_the_pieces_after_a_width_was_seen():
+    assert parallel.rewrapped([0, 0, 0]) == [0, 0, 0]
+    assert parallel.rewrapped([0, 80, 0, 0]) == [0, 0, 80, 80]
+    assert parallel.rewrapped([120, 80, 0]) == [0, 120, 120]
