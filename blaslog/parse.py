@@ -134,6 +134,8 @@ class _FileParser:
         """A launcher tag (`[rank0]: `) -> the pattern of its kind (`[rank<n>]: `), see :meth:`_other_tag`."""
         self._open: dict[tuple[Any, str], bool] = {}
         """One-line records -> whether their dialect says they are not over (see :meth:`_unfinished`)."""
+        self._starts: dict[str, bool] = {}
+        """SHAPE key -> whether a line of it begins a record (see :meth:`_begins_record`)."""
         self.other: tuple[int, str] = (0, "")
         """Number and text of the last line that was no record's (foreign, unparsable)."""
         self.wrap_width = 0
@@ -397,7 +399,10 @@ class _FileParser:
             if pending is not None:
                 body = text[len(pending.prefix) :] if pending.prefix and text.startswith(pending.prefix) else text
                 goes_on = (
-                    fmt is None and len(pending.lines) < MAX_RECORD_LINES and pending.fmt.continues(pending.lines, body)
+                    fmt is None
+                    and len(pending.lines) < MAX_RECORD_LINES
+                    and pending.fmt.continues(pending.lines, body)
+                    and not self._begins_record(text, shape)  # whether its shape was seen or not
                 )
                 if fmt is None and WRAP_MIN <= pending.width >= len(text) and pending.pieces:
                     # the width is known to be one the record's last line was cut at: whole pieces of it were
@@ -648,6 +653,18 @@ class _FileParser:
             found = fmt.unfinished(lines)
             keep(self._open, key, found)
         return bool(found)
+
+    def _begins_record(self, text: str, shape: str | None) -> bool:
+        """Whether a line begins a record (the sniffer finds one in it): such a line continues no record, whether
+        its shape was seen before (a known shape begins a record) or not. Looked up by its SHAPE key where the
+        batch has one, as a known shape is."""
+        if shape is None:
+            return self.sniffer.sniff(text) is not None
+        found = self._starts.get(shape)
+        if found is None:
+            found = self.sniffer.sniff(text) is not None
+            keep(self._starts, shape, found)
+        return found
 
     def _other_tag(self, pending: _Pending, number: int, text: str) -> bool:
         """Count a line as unparsable, and say why, when it is a line of a record like the pending one but under
