@@ -152,7 +152,7 @@ def read_runs_parallel(
         for i, width in enumerate(rewrapped([part[3] for part in parts])):
             if width:
                 parts[i] = _piece(name, *ranges[i], log_format, on_error, width)
-        return [merge([part[:3] for part in parts], name)]
+        return [merge([part[:3] for part in parts], name, owned=True)]
     with process_pool(jobs) as pool:
         wholes = [pool.submit(_whole, name, log_format, on_error) for name in names]
         return [f.result() for f in wholes]

@@ -232,15 +232,17 @@ def read_run(
     return run, summaries[0]
 
 
-def merge(parts: list[tuple[CompactRun, Any, int]], name: str) -> tuple[CompactRun, Any]:
+def merge(parts: list[tuple[CompactRun, Any, int]], name: str, *, owned: bool = False) -> tuple[CompactRun, Any]:
     """Join the runs and summaries of consecutive pieces of one input; each piece's lines start at 1,
-    the int is its line count. The first piece's run becomes the whole's: the others are added to it."""
+    the int is its line count. With `owned` (the pieces are the caller's, used once) the first piece's run
+    becomes the whole's, the others added to it; else a new run is made (a scheduler may hand a task's result
+    to a retried task again)."""
     from blaslog.records import FileSummary
 
-    run, first, offset = parts[0]  # a run of `name`, as every piece's is
+    run, first, offset = parts[0] if owned else (CompactRun(name, parts[0][0].max_distinct), FileSummary(name), 0)
     summary = FileSummary(name)
     summary.absorb(first)
-    for piece, piece_summary, lines in parts[1:]:
+    for piece, piece_summary, lines in parts[1:] if owned else parts:
         run._absorb(piece, name, offset)
         summary.absorb(piece_summary, offset)
         run.overflow += piece.overflow
