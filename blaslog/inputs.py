@@ -245,7 +245,7 @@ def is_stream_error(exc: BaseException) -> bool:
 def _decoded(raw: BinaryIO, head: bytes, name: str) -> tuple[BinaryIO, list[BinaryIO]]:
     """The stream of UTF-8 (or ASCII) log bytes behind `raw`: decompressed (gzip, bzip2, xz, zstd) or
     re-encoded from UTF-16 (a BOM, or the NUL of every second byte of ASCII text); what to close as well."""
-    kind = next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)
+    kind = _compression(head)
     stream: BinaryIO
     if kind == "gzip":
         stream = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
@@ -284,12 +284,17 @@ def cr_lines(block: bytes) -> bool:
 
 
 def read_as_it_lies(path: str) -> bool:
-    """True for a file whose bytes are read as they lie, so that a piece of it can be read on its own: neither
-    compressed nor UTF-16, and its lines not ended with CR alone."""
+    """True for a file whose bytes are read as they lie (what `_decoded` returns as it is), so that a piece of it
+    can be read on its own: neither compressed nor UTF-16, and its lines not ended with CR alone."""
     with open(path, "rb") as handle:
         first = handle.read(BLOCK)
     head = first[:8]
-    return not any(head.startswith(magic) for magic, _ in _MAGIC) and _utf16(head) is None and not cr_lines(first)
+    return _compression(head) is None and _utf16(head) is None and not cr_lines(first)
+
+
+def _compression(head: bytes) -> str | None:
+    """The compression a stream's first bytes name (see _MAGIC), or None."""
+    return next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)
 
 
 def _utf16(head: bytes) -> str | None:

@@ -239,10 +239,12 @@ def merge(parts: list[tuple[CompactRun, Any, int]], name: str, *, owned: bool = 
     to a retried task again)."""
     from blaslog.records import FileSummary
 
-    run, first, offset = parts[0] if owned else (CompactRun(name, parts[0][0].max_distinct), FileSummary(name), 0)
+    if not owned:
+        parts = [(CompactRun(name, parts[0][0].max_distinct), FileSummary(name), 0), *parts]
+    run, first, offset = parts[0]
     summary = FileSummary(name)
     summary.absorb(first)
-    for piece, piece_summary, lines in parts[1:] if owned else parts:
+    for piece, piece_summary, lines in parts[1:]:
         run._absorb(piece, name, offset)
         summary.absorb(piece_summary, offset)
         run.overflow += piece.overflow

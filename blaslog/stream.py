@@ -154,6 +154,28 @@ def _whole_lines(handle: IO[bytes], size: int = 1 << 20) -> Iterator[bytes]:
         yield rest
 
 
+def _piece_rows(
+    name: str,
+    start: int,
+    end: int,
+    first_line: int,
+    reporter: Reporter,
+    kind: str,
+    caps: Caps | None,
+    log_format: list[str] | None,
+    on_error: str,
+    first: bool,
+    wrap_width: int = 0,
+) -> tuple[_FileParser, Iterator[str]]:
+    """The parser of one piece of `name` and the text of its rows in `reporter`'s streaming format (`first`: no
+    row came before them); `wrap_width` as for range_parser."""
+    parser = range_parser(
+        name, start, end, log_format, on_error, first_line=first_line, events=kind == "all", wrap_width=wrap_width
+    )
+    parser.lazy = True
+    return parser, reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first)
+
+
 def _stream_piece(
     name: str,
     start: int,
@@ -169,12 +191,11 @@ def _stream_piece(
     """Parse one piece and write its rows (rendered as not first) to `out_path`, defused a chunk of whole rows at
     a time (see defuse_commands); return its FileSummary and the width its lines were seen cut at."""
     caps = load_caps(caps_path) if caps_path else None
-    parser = range_parser(name, start, end, log_format, on_error, first_line=first_line, events=kind == "all")
-    parser.lazy = True
     reporter = get_reporter(fmt)
     style = reporter.defuse_style
+    parser, rows = _piece_rows(name, start, end, first_line, reporter, kind, caps, log_format, on_error, False)
     with open(out_path, "w", encoding="utf-8") as handle:
-        for text in reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first=False):
+        for text in rows:
             handle.write(defuse_commands(text, style))
     return parser.summary, parser.wrap_width
 
@@ -200,18 +221,14 @@ def _stream_pieces(
         outs = [os.path.join(tmp, f"piece-{i:04d}") for i in range(1, len(points) - 1)]
         with process_pool(jobs - 1) as pool:
             starts = line_starts(name, points, pool, jobs)  # the newlines before each piece, counted side by side
-            how = (reporter.name, kind, caps_path, options.formats, options.on_error)
+            work = (reporter.name, kind, caps_path, options.formats, options.on_error)
             futures = [
-                pool.submit(_stream_piece, name, a, b, line, out, *how)
+                pool.submit(_stream_piece, name, a, b, line, out, *work)
                 for (a, b), line, out in zip(pairwise(points[1:]), starts[1:], outs, strict=True)
             ]
-            parser = range_parser(name, 0, points[1], options.formats, options.on_error, events=kind == "all")
-
-            def rows(parser: _FileParser) -> Iterator[str]:
-                parser.lazy = True
-                return reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first)
-
-            for text in rows(parser):
+            how = (reporter, kind, caps, options.formats, options.on_error)
+            parser, rows = _piece_rows(name, 0, points[1], 1, *how, first)
+            for text in rows:
                 first = False
                 yield text
             parts = [(parser.summary, parser.wrap_width), *(future.result() for future in futures)]
@@ -222,17 +239,8 @@ def _stream_pieces(
         for i, out in enumerate(outs, start=1):
             if again[i]:
                 os.remove(out)
-                parser = range_parser(
-                    name,
-                    points[i],
-                    points[i + 1],
-                    options.formats,
-                    options.on_error,
-                    first_line=starts[i],
-                    events=kind == "all",
-                    wrap_width=again[i],
-                )
-                for text in rows(parser):
+                parser, rows = _piece_rows(name, points[i], points[i + 1], starts[i], *how, first, again[i])
+                for text in rows:
                     first = False
                     yield text
                 summary.absorb(parser.summary)

@@ -108,8 +108,11 @@ def logging_hints() -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=8)
 def _boundary(classes: tuple[type[LogFormat], ...]) -> re.Pattern[bytes]:
-    bare = [cls.boundary for cls in classes if cls.boundary is not None and cls.start.pattern.startswith("^")]
-    tagged = [cls.boundary for cls in classes if cls.boundary is not None and not cls.start.pattern.startswith("^")]
+    bare: list[bytes] = []  # dialects whose records begin at the line's start
+    tagged: list[bytes] = []  # the others: a launcher's tag may come first
+    for cls in classes:
+        if cls.boundary is not None:
+            (bare if cls.start.pattern.startswith("^") else tagged).append(cls.boundary)
     sources = [b"(?=(?:" + b"|".join(bare) + b"))"] if bare else []
     if tagged:
         sources.append(rb"(?=[^\n]{0,%d}?(?:" % TAG_MAX + b"|".join(tagged) + b"))")
