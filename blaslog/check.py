@@ -118,7 +118,8 @@ def _finding(variants: list[Variant], caps: Caps | None) -> Finding:
         f"{first.function} {first.shape_text()} {first.a_type}/{first.compute_type}: {len(variants)} "
         f"{'math modes' if math_only else 'algorithms'}"
     )
-    text = explain(worst, first, variants[differences.index(worst) + 1].record, ("first", "other"))
+    other = variants[differences.index(worst) + 1].record
+    text = explain(worst, first, other, ("first", "other"))
     what = "flags" if "flags" in fields else "math modes" if math_only else "algorithms"
     functions = sorted({c.function for v in variants for c in v.calls})
     called = f" (called as {', '.join(functions)})" if len(functions) > 1 else ""
@@ -156,6 +157,7 @@ def _finding(variants: list[Variant], caps: Caps | None) -> Finding:
             },
             "variants": [v.to_dict() for v in variants],
         },
+        gemms=(other, first),
     )
 
 

@@ -411,6 +411,7 @@ def _finding(
         key=f"{s.family}|{s.shape_text()}|{u.shape_text()}|{changed}|{signatures}",
         occurrences=tuple(Occurrence(a.line, b.line, a.thread, b.thread) for a, b, _ in occurrences),
         data=data,
+        gemms=(_call(s), _call(u)),
     )
 
 

@@ -245,6 +245,9 @@ class Finding:
     """The ranks the finding was seen on, once findings of several ranks are folded (see fold_ranks)."""
     data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     """Further detail for JSON only (the records, variants, ranges ...)."""
+    gemms: tuple[Any, ...] = field(default=(), compare=False, hash=False, repr=False)
+    """The two GEMM records (GemmCall) whose arithmetic the finding compares, first and second (the sharded and
+    unsharded record; the first and the most different variant), for ``--emulate``; never in JSON."""
 
     def __post_init__(self) -> None:
         finding_class(self.cls)  # an unknown class is a bug: no reporter would know how to show it

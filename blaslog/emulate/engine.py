@@ -1,0 +1,261 @@
+"""The arithmetic itself: sampled output elements of a GEMM computed bit for bit as one GPU computes them.
+
+Each sampled output element is a dot product over its full k. The engine computes all samples at once, one k
+step (FMA) or one instruction step (MMA) at a time over the whole batch: never a Python loop over elements.
+
+* ``fma``: IEEE fused multiply-add in k order, ``c = fma(a_k, b_k, c)``, each rounded once to the accumulator
+  format. Computed in FP64 with round-to-odd (the exact sum's sticky bit kept in the last place), which rounds
+  once to FP32 or FP16 exactly as a fused operation does (53 >= 2 x 24 + 2 bits); FP64 FMA uses mmasim's.
+* ``mma``: mmasim's model of the instruction (``dpa``: the instruction's fused dot product chained along k, the
+  accumulator carried from step to step, as a kernel's main loop does).
+
+A sharded side (tensor parallelism over k) computes each rank's partial product over its k slice, rounds it to
+the output type, and sums the partials in rank order in the output type, as an all-reduce does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from blaslog.emulate.arithmetic import Arithmetic, NotModelled
+from blaslog.errors import BlaslogError
+
+INSTALL = "pip install 'blaslog[emulate]'"
+"""What installs the emulation's engine (torch's CPU build first keeps the CUDA wheels out: see the README)."""
+
+
+class EmulationUnavailable(BlaslogError):
+    """torch or mmasim is not installed."""
+
+
+def require() -> None:
+    """EmulationUnavailable (one line naming the install command) unless torch and mmasim import."""
+    import importlib.util
+
+    missing = [name for name in ("torch", "mmasim") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise EmulationUnavailable(
+            f"--emulate needs {' and '.join(missing)} (the emulate extra): {INSTALL} "
+            "(install torch's CPU build first: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+        )
+
+
+# ---- formats ----------------------------------------------------------------------------------------------------
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+_TORCH_DTYPES = {
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "e4m3": "float8_e4m3fn",
+    "e5m2": "float8_e5m2",
+}
+_AMD_FP8 = {"e4m3": "float8_e4m3fnuz", "e5m2": "float8_e5m2fnuz"}
+FP8_MAX = {"e4m3": 448.0, "e5m2": 57344.0}
+"""Largest finite value of each FP8 format (NVIDIA's OCP formats; per-tensor scales map the amax onto it)."""
+
+
+def dtype(fmt: str, vendor: str = "nvidia") -> Any:
+    """The torch dtype of a format (AMD's FP8 formats are the fnuz ones)."""
+    name = _AMD_FP8[fmt] if vendor == "amd" and fmt in _AMD_FP8 else _TORCH_DTYPES[fmt]
+    return getattr(_torch(), name)
+
+
+def round_to(values: np.ndarray, fmt: str, vendor: str = "nvidia") -> np.ndarray:
+    """Values rounded (to nearest, ties to even) to `fmt`, returned as FP64."""
+    if fmt == "fp64":
+        return values.astype(np.float64)
+    if fmt == "fp32":
+        return values.astype(np.float32).astype(np.float64)
+    if fmt == "fp16":
+        return values.astype(np.float16).astype(np.float64)
+    torch = _torch()
+    # FP64 -> FP32 first would round twice: torch converts FP64 to these formats directly
+    tensor = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float64))
+    return tensor.to(dtype(fmt, vendor)).to(torch.float64).numpy()  # type: ignore[no-any-return]
+
+
+def to_bf16(values: np.ndarray, mode: str) -> np.ndarray:
+    """FP16 (or FP32) values converted to BF16 by truncation (`bf16-rz`) or to nearest with ties toward zero
+    (`bf16-rnz`), as rocBLAS's fp16_alt_impl and fp16_alt_impl_rnz convert them."""
+    bits = values.astype(np.float32).view(np.uint32)
+    if mode == "bf16-rnz":
+        # round half toward zero: add just under half an ulp of BF16 (0x7FFF), then truncate
+        finite = (bits & 0x7F800000) != 0x7F800000
+        bits = np.where(finite, bits + np.uint32(0x7FFF), bits)
+    truncated = (bits & np.uint32(0xFFFF0000)).view(np.float32)
+    return truncated.astype(np.float64)
+
+
+# ---- fused multiply-add --------------------------------------------------------------------------------------
+
+_FMT_BITS = {"fp32": (24, np.float32), "fp16": (11, np.float16)}
+
+
+def fma_round(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: str) -> np.ndarray:
+    """fma(a, b, c) rounded once to `fmt` (`fp32` or `fp16`), element by element, for a, b, c exact in `fmt`.
+
+    a*b is exact in FP64 (at most 2 x 24 bits); a*b + c is computed in FP64 and its rounding error found
+    exactly (TwoSum); where that error is not zero the sum's last bit is made odd (round to odd), which keeps the
+    information a second rounding to a format of 24 or fewer bits needs."""
+    product = a * b
+    total = product + c
+    back = total - c
+    error = (product - back) + (c - (total - back))
+    inexact = error != 0
+    if inexact.any():
+        bits = total.view(np.int64)
+        even = (bits & 1) == 0
+        fix = inexact & even & np.isfinite(total)
+        # move one ulp toward the exact value: away from zero when the error has the sum's sign
+        toward = np.where(np.signbit(error) == np.signbit(total), 1, -1)
+        bits = np.where(fix & (total != 0), bits + toward, bits)
+        total = bits.view(np.float64)
+    _, kind = _FMT_BITS[fmt]
+    return total.astype(kind).astype(np.float64)
+
+
+def fma_chain(a: np.ndarray, b: np.ndarray, fmt: str, c: np.ndarray | None = None) -> np.ndarray:
+    """Σ_k a[:, k] b[:, k] as a chain of fused multiply-adds in k order, rounded to `fmt` at each step
+    (`fp32`, `fp16` or `fp64`)."""
+    samples, k = a.shape
+    acc = np.zeros(samples) if c is None else c.copy()
+    if fmt == "fp64":
+        torch = _torch()
+        from mmasim.arithmetic.fma import fma
+
+        at, bt = torch.from_numpy(np.ascontiguousarray(a.T)), torch.from_numpy(np.ascontiguousarray(b.T))
+        out = torch.from_numpy(acc)
+        for i in range(k):
+            out = fma(at[i], bt[i], out)
+        return out.numpy()  # type: ignore[no-any-return]
+    at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
+    for i in range(k):
+        acc = fma_round(at[i], bt[i], acc, fmt)
+    return acc
+
+
+# ---- tensor-core and matrix-core instructions ----------------------------------------------------------------
+
+
+def _operation(arith: Arithmetic) -> Any:
+    """mmasim's model of the arithmetic's instruction."""
+    name = arith.instruction
+    if arith.gpu.vendor == "amd":
+        from mmasim.amd import MFMA
+
+        return MFMA(arith.gpu.arch, name.removeprefix("v_mfma_"))
+    import mmasim.nv_ptx as nv
+
+    for prefix, cls in (("mma.sync.", nv.MMA), ("wgmma.", nv.WGMMA), ("tcgen05.mma.", nv.TCGen05MMA)):
+        if name.startswith(prefix):
+            return cls(arith.gpu.arch, name.removeprefix(prefix))
+    raise NotModelled(f"no mmasim model for {name}")
+
+
+def mma_chain(arith: Arithmetic, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Σ_k a[:, k] b[:, k] by the instruction's fused dot products chained along k (mmasim's dpa)."""
+    torch = _torch()
+    op = _operation(arith)
+    vendor = arith.gpu.vendor
+    stored = "fp32" if arith.multiplies in ("tf32", "xf32") else arith.multiplies
+    a_t = torch.from_numpy(np.ascontiguousarray(a)).to(dtype(stored, vendor))
+    b_t = torch.from_numpy(np.ascontiguousarray(b)).to(dtype(stored, vendor))
+    acc = torch.zeros(a.shape[0], dtype=dtype(arith.accumulates, vendor))
+    with torch.no_grad():
+        out = op.dpa(a_t, b_t, acc)
+    return out.to(torch.float64).numpy()  # type: ignore[no-any-return]
+
+
+# ---- one side: its inputs, its k partition, its output ------------------------------------------------------
+
+
+def products(arith: Arithmetic, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The accumulator of every sample (FP64 holding values of the accumulator format), before the output
+    rounding. a and b hold values exact in `arith.inputs` (FP8 inputs already scaled)."""
+    if arith.convert:
+        a, b = to_bf16(a, arith.convert), to_bf16(b, arith.convert)
+    if arith.splits > 1:
+        parts = np.array_split(np.arange(a.shape[1]), arith.splits)
+        single = _replace_splits(arith)
+        partial = [products(single, a[:, p], b[:, p]) for p in parts if len(p)]
+        acc = partial[0].astype(np.float32).astype(np.float64)
+        for p in partial[1:]:
+            acc = round_to(acc + p, "fp32")
+        return acc
+    if arith.kind == "fma":
+        return fma_chain(a, b, arith.accumulates)
+    return mma_chain(arith, a, b)
+
+
+def _replace_splits(arith: Arithmetic) -> Arithmetic:
+    from dataclasses import replace
+
+    return replace(arith, splits=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Operands:
+    """The sampled rows of op(A) and columns of op(B) one side multiplies, in its input format."""
+
+    a: np.ndarray
+    """[samples, k], exact in the input format (FP8: the quantized values)."""
+    b: np.ndarray
+    """[samples, k]."""
+    scale: float = 1.0
+    """Product of the per-tensor scales (FP8): the epilogue multiplies the accumulator by it in FP32."""
+
+
+def operands(a: np.ndarray, b: np.ndarray, fmt: str, vendor: str = "nvidia") -> Operands:
+    """FP64 draws rounded to the input format; FP8 inputs get per-tensor scales that map the amax onto the
+    format's largest value (as Transformer Engine's delayed scaling does when its history holds this tensor)."""
+    if fmt in FP8_MAX:
+        limit = FP8_MAX[fmt] if vendor == "nvidia" else FP8_MAX[fmt] / 2  # fnuz formats reach half as far
+        amax_a, amax_b = float(np.abs(a).max()) or 1.0, float(np.abs(b).max()) or 1.0
+        sa, sb = 2.0 ** math.floor(math.log2(limit / amax_a)), 2.0 ** math.floor(math.log2(limit / amax_b))
+        return Operands(round_to(a * sa, fmt, vendor), round_to(b * sb, fmt, vendor), 1.0 / (sa * sb))
+    return Operands(round_to(a, fmt, vendor), round_to(b, fmt, vendor))
+
+
+def side_output(arith: Arithmetic, ops: Operands, tp: int = 1) -> np.ndarray:
+    """What the GEMM writes to D for each sample: with `tp` > 1 the k range is split into `tp` contiguous
+    slices (one per rank), each rank's partial rounded to D's format, and the partials summed in rank order in
+    D's format (the all-reduce)."""
+    k = ops.a.shape[1]
+    if tp <= 1 or k < tp:
+        return _epilogue(arith, products(arith, ops.a, ops.b), ops.scale)
+    edges = [k * r // tp for r in range(tp + 1)]
+    total: np.ndarray | None = None
+    for r in range(tp):
+        lo, hi = edges[r], edges[r + 1]
+        part = _epilogue(arith, products(arith, ops.a[:, lo:hi], ops.b[:, lo:hi]), ops.scale)
+        total = part if total is None else round_to(total + part, arith.output, arith.gpu.vendor)
+    assert total is not None
+    return total
+
+
+def _epilogue(arith: Arithmetic, acc: np.ndarray, scale: float) -> np.ndarray:
+    if scale != 1.0:
+        acc = round_to(acc * scale, "fp32")
+    return round_to(acc, arith.output, arith.gpu.vendor)
+
+
+def reference(ops: Operands) -> tuple[np.ndarray, np.ndarray]:
+    """(Σ a·b, Σ |a·b|) of the stored inputs in FP64 (exact products; pairwise sums, error far below FP32's)."""
+    prod = ops.a * ops.b * ops.scale
+    return prod.sum(axis=1), np.abs(prod).sum(axis=1)
+
+
+Progress = Callable[[str], None]
