@@ -19,7 +19,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from blaslog.caps import Caps, entry_key, load_caps
 from blaslog.diff import DiffResult, diff_runs
@@ -31,6 +31,9 @@ from blaslog.ranks import HEAD, RankedInput, assign_ranks, compact_ranks, find_i
 from blaslog.records import FileSummary, ParseResult, Record
 from blaslog.report import Finding, Location, Report
 from blaslog.runs import CompactRun, duplicate_dialects, read_run
+
+if TYPE_CHECKING:
+    from blaslog.emulate.predict import Settings as EmulateSettings
 
 #: An input this large (bytes) is read with one process per CPU when --jobs is 0 (automatic).
 PARALLEL_MIN = 64 << 20
@@ -443,10 +446,14 @@ def check(
     batch: bool = False,
     options: Options | None = None,
     fail_on: str = "precision",
+    emulate: EmulateSettings | None = None,
 ) -> Report:
     """What `blaslog check` prints: GEMMs inside one run that ran with different algorithms, flags or solutions
-    (each file on its own); with `batch`, also the algorithm ranges along the dimension that varies."""
-    return _check(_read_for_report(names, options), names, caps=caps, batch=batch, fail_on=fail_on)
+    (each file on its own); with `batch`, also the algorithm ranges along the dimension that varies; with
+    `emulate`, each finding that changes the arithmetic carries the emulation's prediction."""
+    gpus = _emulation_gpus(emulate, caps, names, names)
+    report = _check(_read_for_report(names, options), names, caps=caps, batch=batch, fail_on=fail_on)
+    return _emulated(report, emulate, caps, names, gpus)
 
 
 def _check(inputs: Inputs, names: Sequence[str], *, caps: Caps | str | None, batch: bool, fail_on: str) -> Report:
@@ -549,6 +556,7 @@ def diff(
     min_coverage: float = MIN_COVERAGE,
     options: Options | None = None,
     fail_on: str = "precision",
+    emulate: EmulateSettings | None = None,
 ) -> Report:
     """What `blaslog diff SHARDED UNSHARDED` prints: each sharded rank's GEMMs paired with the unsharded run's.
 
@@ -558,6 +566,7 @@ def diff(
     reports an `input` finding.
     """
     loaded, caps_notes = _caps_for(caps, _names(sharded), _names(unsharded))
+    gpus = _emulation_gpus(emulate, loaded, _names(sharded), _names(unsharded))
     report = _diff(
         sharded,
         unsharded,
@@ -569,7 +578,7 @@ def diff(
         fail_on=fail_on,
     ).report
     report.notes.extend(caps_notes)
-    return report
+    return _emulated(report, emulate, loaded, [*_names(sharded), *_names(unsharded)], gpus)
 
 
 @dataclass(slots=True)
@@ -934,6 +943,89 @@ def _caps_for(caps: Caps | str | None, *groups: Sequence[str]) -> tuple[Caps | N
     if caps is not None:
         return _load(caps), []
     return folder_caps([name for group in groups for name in group])
+
+
+# ---- --emulate ---------------------------------------------------------------------------------------------------
+
+
+def _emulation_gpus(
+    settings: EmulateSettings | None, caps: Caps | str | None, first: Sequence[str], second: Sequence[str]
+) -> Any:
+    """The GPU of each side for --emulate (from the caps, run folders and log lines), found before anything is
+    parsed: InputError when neither side names one and --gpu was not given; EmulationUnavailable when the
+    emulate extra is missing."""
+    if settings is None:
+        return None
+    from blaslog.emulate.engine import require
+    from blaslog.emulate.findings import SideGpus
+    from blaslog.emulate.gpus import detect, known_names
+
+    require()
+    loaded = _load(caps)
+    caps_gpu, caps_source = (loaded.gpu, loaded.source or "caps") if loaded is not None else (None, "")
+    gpus = SideGpus(detect(first, caps_gpu, caps_source), detect(second, caps_gpu, caps_source))
+    if settings.gpu is None and gpus.first is None and gpus.second is None:
+        raise InputError(
+            "--emulate: the inputs do not say which GPU ran them (no cuBLASLt Info line, gfx target, caps gpu or "
+            f"run.json GPU); give --gpu NAME ({', '.join(known_names()[:11])} ...)"
+        )
+    return gpus
+
+
+def _emulated(
+    report: Report, settings: EmulateSettings | None, caps: Caps | str | None, names: Sequence[str], gpus: Any
+) -> Report:
+    """The report with its findings emulated (unchanged without `settings`)."""
+    if settings is None:
+        return report
+    from blaslog.emulate.findings import emulate_report
+
+    loaded = _load(caps) if caps is not None else folder_caps(list(names))[0]
+    return emulate_report(report, loaded, gpus, settings)
+
+
+def emulate_gemm(
+    *,
+    k: int,
+    first: Any,
+    second: Any,
+    settings: EmulateSettings,
+    source: str = "",
+) -> Report:
+    """What `blaslog emulate` prints: one GEMM's two sides (SideSpec) emulated, as a report of one section."""
+    from blaslog.emulate.predict import emulate
+
+    prediction = emulate(first, second, k, settings)
+    document = prediction.to_dict(source)
+    rows = [
+        {
+            "side": side.role,
+            "arithmetic": " | ".join(a.describe() for a in side.arithmetics),
+            "tp": side.tp,
+            "max vs FP64": f"{prediction.relative[side.role]['max']:.3g}",
+            "median vs FP64": f"{prediction.relative[side.role]['median']:.3g}",
+        }
+        for side in prediction.sides
+    ]
+    report = Report("emulate", rows=rows, columns=list(rows[0]), document={"emulation": document})
+    report.fail_on = "never"
+    report.sections.append(
+        (
+            "Between the sides",
+            [
+                {
+                    "metric": "|Δ| / Σ|a·b|",
+                    "max": f"{prediction.difference['max']:.3g}",
+                    "median": f"{prediction.difference['median']:.3g}",
+                    "max |Δ|": f"{prediction.absolute['max']:.3g}",
+                    "samples": prediction.samples,
+                    "k": prediction.k,
+                }
+            ],
+        )
+    )
+    report.notes.append(prediction.sentence())
+    return report
 
 
 def run_settings(manifest: dict[str, Any]) -> dict[str, str]:

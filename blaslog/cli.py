@@ -43,6 +43,7 @@ FORMATS = {
     "summary": ("table", "json", "jsonl", "csv", "markdown", "junit", "html"),
     "check": ("table", "json", "jsonl", "csv", "markdown", "junit", "github", "sarif", "gitlab", "html"),
     "diff": ("table", "json", "jsonl", "csv", "markdown", "junit", "github", "sarif", "gitlab", "html"),
+    "emulate": ("table", "json", "markdown"),
 }
 
 
@@ -216,6 +217,136 @@ def fail_options(func: Any) -> Any:
         help="Append a Markdown summary to FILE (default with --format github: $GITHUB_STEP_SUMMARY).",
     )(func)
     return func
+
+
+def _gpu(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    from blaslog.emulate.gpus import UnknownGpuError, gpu_by_name
+
+    try:
+        return gpu_by_name(value)
+    except UnknownGpuError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _tolerance(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    from blaslog.emulate.predict import Tolerance
+
+    try:
+        return Tolerance.parse(value)
+    except BlaslogError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def emulate_settings_options(func: Any) -> Any:
+    """--gpu, --tolerance, --scale, --samples, --seed, --inputs: how a GEMM is emulated."""
+    func = click.option(
+        "--inputs",
+        "inputs_npy",
+        metavar="A.npy,B.npy",
+        help="Sample the outputs from your own op(A) [m, k] and op(B) [k, n] (NumPy .npy, no pickles) instead of "
+        "random inputs.",
+    )(func)
+    func = click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the inputs.")(
+        func
+    )
+    func = click.option(
+        "--samples",
+        type=click.IntRange(1, 1 << 16),
+        default=1024,
+        show_default=True,
+        help="Output elements emulated, each with its full k.",
+    )(func)
+    func = click.option(
+        "--scale",
+        type=click.FloatRange(min=0, min_open=True, max=1e30),
+        default=1.0,
+        show_default=True,
+        help="Inputs are drawn from N(0, 1) times SCALE (the size of your activations and weights).",
+    )(func)
+    func = click.option(
+        "--tolerance",
+        metavar="atol=A,rtol=R",
+        callback=_tolerance,
+        help="Your test's tolerance: say what share of the sampled outputs would fail |x-y| <= atol + rtol|y| "
+        "from the arithmetic alone.",
+    )(func)
+    func = click.option(
+        "--gpu",
+        metavar="NAME",
+        callback=_gpu,
+        help="The GPU that ran the GEMMs (V100, A100, H100, B200, MI100, MI250X, MI300X ...); by default what the "
+        "logs, caps or run folder say.",
+    )(func)
+    return func
+
+
+def emulate_options(func: Any) -> Any:
+    """--emulate and its settings, on diff and check."""
+    func = emulate_settings_options(func)
+    return click.option(
+        "--emulate",
+        is_flag=True,
+        help="Emulate both sides' arithmetic bit for bit (needs blaslog[emulate]) and say how far each finding "
+        "that changes it moves the outputs.",
+    )(func)
+
+
+def _emulate_settings(
+    enabled: bool,
+    gpu: Any,
+    tolerance: Any,
+    scale: float,
+    samples: int,
+    seed: int,
+    inputs_npy: str | None,
+    quiet: bool,
+) -> Any:
+    """api's emulation settings from the options (None without --emulate); a missing extra is reported here,
+    before any input is read."""
+    if not enabled:
+        return None
+    from blaslog.emulate.engine import require
+    from blaslog.emulate.predict import Settings
+
+    require()
+    a = b = None
+    if inputs_npy:
+        a, b = _load_npy(inputs_npy)
+    return Settings(
+        samples=samples,
+        seed=seed,
+        scale=scale,
+        tolerance=tolerance,
+        a=a,
+        b=b,
+        inputs_source=inputs_npy or "",
+        gpu=gpu,
+        progress=not quiet and sys.stderr.isatty(),
+    )
+
+
+def _load_npy(text: str) -> tuple[Any, Any]:
+    import numpy as np
+
+    names = [p for p in text.split(",") if p]
+    if len(names) != 2:
+        raise BlaslogError(f"--inputs {text!r}: give two .npy files, A.npy,B.npy")
+    arrays = []
+    for name in names:
+        try:
+            array = np.load(name, allow_pickle=False, mmap_mode="r")
+        except (OSError, ValueError) as exc:
+            raise BlaslogError(f"--inputs: {name}: cannot be read as a .npy array ({exc})") from None
+        if array.dtype.kind != "f" or array.ndim != 2:
+            raise BlaslogError(
+                f"--inputs: {name}: a 2-D floating-point array is needed (got {array.dtype}, {array.ndim}-D)"
+            )
+        arrays.append(array)
+    return arrays[0], arrays[1]
 
 
 def _keep_scheduler(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -608,6 +739,7 @@ _CLASSES_HELP = "\n\n\b\nFinding classes (most severe first):\n" + "\n".join(
     "the logs show that solution ran for the exact GEMM (the rest are listed on stderr).",
 )
 @caps_option
+@emulate_options
 @fail_options
 @input_options
 @output_options("diff")
@@ -620,6 +752,13 @@ def diff_cmd(
     min_coverage: float,
     emit_tunableop: str | None,
     caps_path: str | None,
+    emulate: bool,
+    gpu: Any,
+    tolerance: Any,
+    scale: float,
+    samples: int,
+    seed: int,
+    inputs_npy: str | None,
     fail_on: str,
     exit_zero: bool,
     summary_file: str | None,
@@ -644,6 +783,11 @@ def diff_cmd(
     with translate_errors():
         options = _options(log_format, strict, jobs, quiet, rank_from)
         caps = _caps(caps_path)
+        emulation = _emulate_settings(emulate, gpu, tolerance, scale, samples, seed, inputs_npy, quiet)
+        if emulation is not None and (reference is not None or emit_tunableop):
+            raise CliError(
+                "--emulate compares one sharded run with one unsharded run: leave out --ref and --emit-tunableop"
+            )
         if reference is not None:
             report = api.diff_many(
                 list(runs),
@@ -683,6 +827,7 @@ def diff_cmd(
                     min_coverage=min_coverage,
                     options=options,
                     fail_on=fail_on,
+                    emulate=emulation,
                 )
         _report(report, fmt, output, quiet, list(runs) + ([reference] if reference else []), summary_file, exit_zero)
 
@@ -725,6 +870,7 @@ def _emit_tunableop(
     "on another GPU.",
 )
 @caps_option
+@emulate_options
 @fail_options
 @input_options
 @output_options("check")
@@ -733,6 +879,13 @@ def check_cmd(
     batch: bool,
     tunableop: tuple[str, ...],
     caps_path: str | None,
+    emulate: bool,
+    gpu: Any,
+    tolerance: Any,
+    scale: float,
+    samples: int,
+    seed: int,
+    inputs_npy: str | None,
     fail_on: str,
     exit_zero: bool,
     summary_file: str | None,
@@ -751,13 +904,87 @@ def check_cmd(
     """
     with translate_errors():
         options = _options(log_format, strict, jobs, quiet)
+        emulation = _emulate_settings(emulate, gpu, tolerance, scale, samples, seed, inputs_npy, quiet)
         if tunableop:
+            if emulation is not None:
+                raise CliError("--emulate is for the algorithm findings of check and diff; leave out --tunableop")
             report = api.check_tunableop(
                 logs, tunableop, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on
             )
         else:
-            report = api.check(logs, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on)
+            report = api.check(
+                logs, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on, emulate=emulation
+            )
         _report(report, fmt, output, quiet, [*logs, *tunableop], summary_file, exit_zero)
+
+
+@cli.command("emulate", epilog=EXIT_STATUS)
+@click.argument("records", nargs=-1, metavar="[LOG:LINE [LOG:LINE]]")
+@click.option("--shape", metavar="MxNxK", help="The (unsharded) GEMM's m, n and k, e.g. 64x1024x32.")
+@click.option(
+    "--numerics",
+    metavar="VALUE",
+    help="The arithmetic of the GEMM given by --shape: cuBLASLt numerical impl flags (0x40202), rocblas:FLAGS, or "
+    "a name (tf32, fma-fp32, fp16, bf16, fp16-acc16, fp8-e4m3, fp16-alt-impl ...).",
+)
+@click.option(
+    "--against",
+    metavar="VALUE",
+    help="The other side's arithmetic (same spellings), run sharded by --tp over k.",
+)
+@click.option(
+    "--tp",
+    type=click.IntRange(1, 4096),
+    default=1,
+    show_default=True,
+    help="Ranks the --against side splits k over (its partial products summed in the output type, in rank order).",
+)
+@caps_option
+@emulate_settings_options
+@output_options("emulate")
+def emulate_cmd(
+    records: tuple[str, ...],
+    shape: str | None,
+    numerics: str | None,
+    against: str | None,
+    tp: int,
+    caps_path: str | None,
+    gpu: Any,
+    tolerance: Any,
+    scale: float,
+    samples: int,
+    seed: int,
+    inputs_npy: str | None,
+    fmt: str,
+    output: str | None,
+    quiet: bool,
+) -> None:
+    """Emulate one GEMM's arithmetic on two sides, bit for bit, and say how far apart they put its outputs.
+
+    \b
+    blaslog emulate --gpu A100 --shape 64x1024x32 --numerics 0x40202 --against 0x80201 --tp 4
+    blaslog emulate --gpu MI250X --shape 4096x4096x4096 --numerics fp16 --against fp16-alt-impl
+    blaslog emulate sharded.log:1 unsharded.log:1 --caps caps.json --gpu A100
+    blaslog emulate run.log:120 --numerics tf32 --against fma-fp32   (the shape and types from a log line)
+
+    The metric is |Δ| / Σ_k |a_ik·b_kj| over sampled output elements, each with its full k; inputs are drawn
+    from N(0, 1) x --scale with --seed (or sampled from --inputs). Needs blaslog[emulate].
+    """
+    with translate_errors():
+        settings = _emulate_settings(True, gpu, tolerance, scale, samples, seed, inputs_npy, quiet)
+        from blaslog.emulate import cli_sides
+
+        k, first, second, source = cli_sides(
+            list(records),
+            shape=shape,
+            numerics=numerics,
+            against=against,
+            tp=tp,
+            caps=_caps(caps_path),
+            gpu=gpu,
+        )
+        report = api.emulate_gemm(k=k, first=first, second=second, settings=settings, source=source)
+        _report(report, fmt, output, quiet, list(records))
 
 
 @cli.command("summary", epilog=EXIT_STATUS)

@@ -80,7 +80,7 @@ def arithmetics(record: GemmCall, caps: Caps | None, gpu: Gpu) -> tuple[Arithmet
     return tuple(replace(a, splits=splits) for a in found)
 
 
-def _tp_of(sharded: GemmCall, unsharded: GemmCall) -> int:
+def tp_of(sharded: GemmCall, unsharded: GemmCall) -> int:
     """Ranks the sharded GEMM's k is split over (1 when another dimension was sharded or none)."""
     if sharded.k and unsharded.k and unsharded.k > sharded.k and unsharded.k % sharded.k == 0:
         return unsharded.k // sharded.k
@@ -100,7 +100,7 @@ def emulate_finding(finding: Finding, caps: Caps | None, gpus: SideGpus, setting
             if gpu is None:
                 raise NotModelled("no GPU is known (give --gpu)")
             sides.append(arithmetics(call, caps, gpu))
-        tp = _tp_of(first_call, second_call) if diff else 1
+        tp = tp_of(first_call, second_call) if diff else 1
         k = second_call.k or first_call.k
         if not k:
             raise NotModelled("the log does not give k")
