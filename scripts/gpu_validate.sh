@@ -7,6 +7,9 @@
 #   4. blaslog diff of every sharded run against the unsharded one, with and without TF32,
 #   5. blaslog record --probe around torchrun (TP 2 and TP 1, one process per rank), then diff of the two run
 #      folders (ranks from the manifest, caps from the folders, settings compared),
+#   6. the emulation against this GPU (scripts/emulation_check.py): the same GEMMs run with each math mode pinned
+#      (TF32 on/off, FP16, BF16; whole and split over 4 "ranks") and emulated from the same inputs, compared bit
+#      for bit; and `diff --emulate` of the TP simulation's logs (the GPU taken from cuBLASLt's Info line),
 # everything written to one folder (default: gpu-validation/, or $OUT when set). Keep $OUT/logs, $OUT/runs and
 # $OUT/caps.json as fixtures: they are real cuBLASLt output of this GPU.
 #
@@ -33,6 +36,13 @@ timeout 180 python3 -m pytest -m gpu -p no:cacheprovider -q tests/native 2>&1 | 
 echo "== 2. TP simulation logs" | tee -a "$out/summary.txt"
 timeout 300 python3 scripts/tp_simulation.py --out "$out/logs" 2>&1 | tee -a "$out/summary.txt" || status=1
 
+echo "== 2b. emulation against this GPU (needs blaslog[emulate]: torch and mmasim)" | tee -a "$out/summary.txt"
+if python3 -c "import mmasim" 2>/dev/null; then
+  timeout 240 python3 scripts/emulation_check.py --out "$out/emulation" 2>&1 | tee "$out/emulation.txt" | tee -a "$out/summary.txt" || status=1
+else
+  echo "skipped: mmasim is not installed (carry its wheel)" | tee -a "$out/summary.txt"
+fi
+
 echo "== 3. probe" | tee -a "$out/summary.txt"
 timeout 120 python3 -m blaslog probe --from "$out/logs/*/*.log" -o "$out/caps.json" > "$out/probe.txt" 2>&1 || status=1
 head -20 "$out/probe.txt" | tee -a "$out/summary.txt"
@@ -49,6 +59,11 @@ for mode in tf32 fp32; do
   done
 done
 python3 -m blaslog check "$out/logs/*/*.log" --caps "$out/caps.json" --exit-zero > "$out/check.txt" 2>&1
+if python3 -c "import mmasim" 2>/dev/null; then
+  python3 -m blaslog diff "$out/logs/tf32_tp4/*.log" "$out/logs/tf32_tp1/*.log" --caps "$out/caps.json" --emulate \
+    --samples 256 --format json --output "$out/emulate_diff.json" --exit-zero -q 2> "$out/emulate_diff.txt" || status=1
+  echo "diff --emulate: $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([(f['class'], (f.get('emulation') or {}).get('gpu'), (f.get('emulation') or {}).get('difference') or (f.get('emulation') or {}).get('skipped')) for f in d['findings']][:6])" "$out/emulate_diff.json" 2>&1)" | tee -a "$out/summary.txt"
+fi
 
 echo "== 5. blaslog record around torchrun" | tee -a "$out/summary.txt"
 for tp in 1 2; do
