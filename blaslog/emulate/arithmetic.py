@@ -52,11 +52,14 @@ class Arithmetic:
     COMPUTE_32F_FAST_TF32`)."""
     convert: str | None = None
     """Conversion of the inputs before the instruction: `bf16-rz` (truncation) or `bf16-rnz` (round to nearest,
-    ties toward zero), rocBLAS's fp16_alt_impl and fp16_alt_impl_rnz."""
+    ties toward zero), rocBLAS's fp16_alt_impl and fp16_alt_impl_rnz; `tf32-rna` (round to nearest, ties away
+    from zero: `cvt.rna.tf32.f32`, as cuBLAS's TF32 kernels convert FP32 operands; seen bit for bit on an H200)."""
     candidate: bool = False
     """True when the numerics are not known and this is one the types allow."""
     splits: int = 1
     """Split-K count: the k range is cut in this many parts, their partial sums added in FP32 in order."""
+    split_tile: int = 0
+    """With split-K, each part's k is a multiple of this (the kernel's k tile; 0: parts as even as can be)."""
 
     def describe(self) -> str:
         """One line: `TF32 tensor-core MMA (mma.m16n8k8.f32.tf32.tf32.f32 on A100)`."""
@@ -249,6 +252,8 @@ def instruction_name(gpu: Gpu, op: str, shape: str) -> str:
 
 def _mma(gpu: Gpu, inputs: str, multiplies: str, accumulates: str, output: str, source: str, **kw: Any) -> Arithmetic:
     op, shape = tensor_core(gpu, multiplies, accumulates)
+    if multiplies == "tf32" and gpu.vendor == "nvidia" and "convert" not in kw:
+        kw["convert"] = "tf32-rna"
     core = "matrix-core MFMA" if gpu.vendor == "amd" else "tensor-core MMA"
     return Arithmetic(
         "mma",
@@ -296,8 +301,9 @@ _INPUT_BITS = {
 _ACC_BITS = {0x100: "fp16", 0x200: "fp32", 0x400: "fp64", 0x800: "int32"}
 
 
-def from_cublaslt_flags(flags: int, gpu: Gpu, inputs: str, output: str, source: str = "") -> Arithmetic:
-    """The arithmetic cuBLASLt numerical impl flags name (`0x40202`: HMMA, TF32 inputs, FP32 accumulator)."""
+def from_cublaslt_flags(flags: int, gpu: Gpu, inputs: str, output: str, source: str = "") -> tuple[Arithmetic, ...]:
+    """The arithmetic cuBLASLt numerical impl flags name (`0x40202`: HMMA, TF32 inputs, FP32 accumulator): one,
+    or the candidates where the flags leave it open."""
     source = source or f"numerics {hex(flags)}"
     multiplied = next((name for bit, name in _INPUT_BITS.items() if flags & bit), None)
     acc = next((name for bit, name in _ACC_BITS.items() if flags & bit), None)
@@ -307,12 +313,23 @@ def from_cublaslt_flags(flags: int, gpu: Gpu, inputs: str, output: str, source: 
         raise NotModelled("integer GEMMs (IMMA, INT32 accumulation) are exact: no rounding to emulate")
     if gpu.vendor != "nvidia":
         raise NotModelled(f"cuBLASLt numerics {hex(flags)} are NVIDIA's; {gpu.name} is an AMD GPU")
+    if flags & 0x1 and multiplied == "tf32":
+        # cuBLASLt 13 reports some of its Hopper TF32 kernels so (seen on an H200): the numerics name TF32 inputs
+        # but no tensor-core operation. Both readings are emulated, labelled as candidates.
+        why = f"numerics {hex(flags)} (FMA with TF32 inputs: which unit is not said)"
+        on_cores = replace(
+            _fma(gpu, inputs, "fp32", output, why, convert="tf32-rna"), label="FMA on TF32-rounded inputs"
+        )
+        return (
+            replace(_mma(gpu, inputs, "tf32", acc, output, why), candidate=True),
+            replace(on_cores, candidate=True),
+        )
     if flags & 0x1:  # FMA: CUDA cores
         if multiplied not in ("fp32", "fp16", "bf16", "fp64"):
             raise NotModelled(f"a CUDA-core FMA kernel with {_WORDS.get(multiplied, multiplied)} inputs")
-        return _fma(gpu, inputs, acc if acc in ("fp16", "fp64") else "fp32", output, source)
+        return (_fma(gpu, inputs, acc if acc in ("fp16", "fp64") else "fp32", output, source),)
     if flags & 0x2 or flags & 0x8:  # HMMA, DMMA
-        return _mma(gpu, inputs, multiplied, acc, output, source)
+        return (_mma(gpu, inputs, multiplied, acc, output, source),)
     raise NotModelled(f"numerics {hex(flags)} name no operation type the emulation knows (FMA, HMMA, DMMA)")
 
 
@@ -408,7 +425,13 @@ def by_name(name: str, gpu: Gpu, output: str | None = None) -> Arithmetic:
         flags = int(text, 0)
         bits = next((v for b, v in _INPUT_BITS.items() if flags & b), "fp32")
         inputs = "fp32" if bits == "tf32" else bits
-        return from_cublaslt_flags(flags, gpu, inputs, output or _default_output(inputs))
+        found = from_cublaslt_flags(flags, gpu, inputs, output or _default_output(inputs))
+        if len(found) > 1:
+            raise NotModelled(
+                f"numerics {hex(flags)} leave the arithmetic open ({' or '.join(a.label for a in found)}): "
+                "give the one you mean by name (tf32, fma-fp32 ...)"
+            )
+        return found[0]
     if text.startswith("rocblas:"):
         flags = int(text.split(":", 1)[1], 0)
         return from_rocblas(gpu, "fp16", "fp32", flags, output or "fp16")

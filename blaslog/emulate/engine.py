@@ -99,6 +99,14 @@ def to_bf16(values: np.ndarray, mode: str) -> np.ndarray:
     return truncated.astype(np.float64)
 
 
+def to_tf32(values: np.ndarray) -> np.ndarray:
+    """FP32 values rounded to TF32 (10 mantissa bits) to nearest, ties away from zero (`cvt.rna.tf32.f32`)."""
+    bits = values.astype(np.float32).view(np.uint32)
+    finite = (bits & 0x7F800000) != 0x7F800000
+    rounded = np.where(finite, (bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000), bits)
+    return rounded.view(np.float32).astype(np.float64)
+
+
 # ---- fused multiply-add --------------------------------------------------------------------------------------
 
 _FMT_BITS = {"fp32": (24, np.float32), "fp16": (11, np.float16)}
@@ -185,10 +193,12 @@ def mma_chain(arith: Arithmetic, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def products(arith: Arithmetic, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The accumulator of every sample (FP64 holding values of the accumulator format), before the output
     rounding. a and b hold values exact in `arith.inputs` (FP8 inputs already scaled)."""
-    if arith.convert:
+    if arith.convert == "tf32-rna":
+        a, b = to_tf32(a), to_tf32(b)
+    elif arith.convert:
         a, b = to_bf16(a, arith.convert), to_bf16(b, arith.convert)
     if arith.splits > 1:
-        parts = np.array_split(np.arange(a.shape[1]), arith.splits)
+        parts = split_k(a.shape[1], arith.splits, arith.split_tile)
         single = _replace_splits(arith)
         partial = [products(single, a[:, p], b[:, p]) for p in parts if len(p)]
         acc = partial[0].astype(np.float32).astype(np.float64)
@@ -203,7 +213,17 @@ def products(arith: Arithmetic, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _replace_splits(arith: Arithmetic) -> Arithmetic:
     from dataclasses import replace
 
-    return replace(arith, splits=1)
+    return replace(arith, splits=1, split_tile=0, convert=None)
+
+
+def split_k(k: int, splits: int, tile: int = 0) -> list[np.ndarray]:
+    """The k indices of each split-K part: parts of ceil(k / splits) rounded up to a multiple of `tile` (the
+    last part takes what is left), or as even as can be without a tile."""
+    if tile <= 0:
+        return [p for p in np.array_split(np.arange(k), splits) if len(p)]
+    per_part = math.ceil(k / splits)
+    size = math.ceil(per_part / tile) * tile
+    return [np.arange(lo, min(lo + size, k)) for lo in range(0, k, size)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,15 +69,26 @@ def arithmetics(record: GemmCall, caps: Caps | None, gpu: Gpu) -> tuple[Arithmet
     if output in ("int8", "int32", "e4m3", "e5m2"):
         output = "fp32"
     splits = record.num_splits_k if record.num_splits_k and record.num_splits_k > 1 else 1
+    tile = k_tile(record.stages)
     if record.library in ("rocblas", "hipblaslt"):
         acc, _ = compute_format(record.compute_type)
-        return (replace(from_rocblas(gpu, inputs, acc, record.flags, output), splits=splits),)
+        return (replace(from_rocblas(gpu, inputs, acc, record.flags, output), splits=splits, split_tile=tile),)
     flags = caps.flags(record) if caps else None
     if flags is not None:
-        return (replace(from_cublaslt_flags(flags, gpu, inputs, output), splits=splits),)
+        return tuple(
+            replace(a, splits=splits, split_tile=tile) for a in from_cublaslt_flags(flags, gpu, inputs, output)
+        )
     math_mode = dict(record.extra).get("context.MathMode")
     found = candidates(gpu, inputs, record.compute_key, output, math_mode)
-    return tuple(replace(a, splits=splits) for a in found)
+    return tuple(replace(a, splits=splits, split_tile=tile) for a in found)
+
+
+def k_tile(stages: str | None) -> int:
+    """The k extent of a cuBLASLt stage (`MATMUL_STAGES_64xAUTO` -> 64; 0 when not printed)."""
+    import re
+
+    match = re.match(r"MATMUL_STAGES_(\d+)x", stages or "")
+    return int(match.group(1)) if match else 0
 
 
 def tp_of(sharded: GemmCall, unsharded: GemmCall) -> int:

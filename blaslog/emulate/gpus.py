@@ -102,7 +102,7 @@ def _word(name: str, text: str) -> bool:
 
 
 _TARGET = re.compile(r"gfx9(?:08|0a|42)|sm_[0-9]{2,3}", re.IGNORECASE)
-_GFX = re.compile(r"\bgfx[0-9]{3,4}[a-z]?\b", re.IGNORECASE)
+_GFX = re.compile(r"(?<![\w])gfx[0-9][0-9a-f]{2,3}(?![0-9a-z])", re.IGNORECASE)
 _LT_INFO = re.compile(r"multiProcessorCount=([0-9]+).*?maxSharedMemoryPerBlockOptin=([0-9]+)")
 _SMEM_ARCH = {98304: "sm_70", 65536: "sm_75", 166912: "sm_80", 101376: "sm_86", 232448: "sm_90"}
 
