@@ -449,3 +449,38 @@ def test_emulation_reproduces_real_h200_outputs(mode: str, shape: str) -> None:
         emulated = side_output(model, ops, tp)
         share = np.count_nonzero(emulated == real.reshape(-1).astype(np.float64)) / real.size
         assert share >= _BIT_IDENTICAL.get((mode, shape), 1.0), (mode, shape, tp, share)
+
+
+# ---- the NumPy evaluation of mmasim's tensor-core model, held to mmasim ---------------------------------------
+
+
+def _nvidia_instructions() -> list[tuple[str, str]]:
+    from blaslog.emulate.arithmetic import _NV_SHAPES
+
+    names = {"tf32": "tf32", "fp16": "fp16", "bf16": "bf16", "e4m3": "fp8-e4m3", "e5m2": "fp8-e5m2"}
+    arch_gpu = {"Volta": "V100", "Turing": "T4", "Ampere": "A100", "Ada Lovelace": "L40S", "Hopper": "H100",
+                "Blackwell": "B200"}  # fmt: skip
+    out = []
+    for arch, table in _NV_SHAPES.items():
+        for multiplies, acc in table:
+            if multiplies == "fp64":
+                continue
+            name = "fp16-acc16" if (multiplies, acc) == ("fp16", "fp16") else names[multiplies]
+            out.append((arch_gpu[arch], name))
+    return out
+
+
+@pytest.mark.parametrize(("gpu", "numerics"), _nvidia_instructions())
+def test_fast_tensor_core_path_is_mmasim_bit_for_bit(gpu: str, numerics: str) -> None:
+    from blaslog.emulate.engine import mma_chain, mma_chain_reference, to_tf32
+
+    arith = by_name(numerics, gpu_by_name(gpu))
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((300, 70)) * np.exp2(rng.integers(-8, 4, (300, 70)))
+    b = rng.standard_normal((300, 70)) * np.exp2(rng.integers(-8, 4, (300, 70)))
+    a[:, ::7], b[::5, 3] = 0.0, 0.0  # zeros take the instruction's e_zero
+    a[:5, :5] = 2.0**-24 if arith.inputs == "fp16" else a[:5, :5]  # FP16 subnormals
+    b[5:10, :] = -b[5:10, :] * 1e3 if arith.inputs in ("fp32", "bf16") else b[5:10, :]  # cancellation
+    ops = operands(a, b, arith.inputs)
+    x, y = (to_tf32(ops.a), to_tf32(ops.b)) if arith.multiplies == "tf32" else (ops.a, ops.b)
+    assert np.array_equal(mma_chain(arith, x, y), mma_chain_reference(arith, x, y))

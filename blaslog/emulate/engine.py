@@ -149,9 +149,24 @@ def fma_chain(a: np.ndarray, b: np.ndarray, fmt: str, c: np.ndarray | None = Non
         for i in range(k):
             out = fma(at[i], bt[i], out)
         return out.numpy()  # type: ignore[no-any-return]
-    at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
+    kind = _FMT_BITS[fmt][1]
+    products = np.ascontiguousarray((a * b).T)  # exact: at most 2 x 24 bits
+    total, back, error, scratch = (np.empty(samples) for _ in range(4))
+    bits = total.view(np.int64)
     for i in range(k):
-        acc = fma_round(at[i], bt[i], acc, fmt)
+        # fma_round, in place: the sum, its exact error (TwoSum), round to odd, one rounding to `fmt`
+        p = products[i]
+        np.add(p, acc, out=total)
+        np.subtract(total, acc, out=back)
+        np.subtract(total, back, out=scratch)
+        np.subtract(acc, scratch, out=scratch)
+        np.subtract(p, back, out=error)
+        np.add(error, scratch, out=error)
+        odd_needed = (error != 0) & ((bits & 1) == 0)
+        if odd_needed.any():
+            away = np.signbit(error) == np.signbit(total)
+            bits += np.where(odd_needed & (total != 0), np.where(away, 1, -1), 0)
+        acc = total.astype(kind).astype(np.float64)
     return acc
 
 
@@ -173,10 +188,86 @@ def _operation(arith: Arithmetic) -> Any:
     raise NotModelled(f"no mmasim model for {name}")
 
 
+_SUBNORMAL_EXPONENT = {"fp32": -126, "tf32": -126, "xf32": -126, "fp16": -14, "bf16": -126, "e4m3": -6, "e5m2": -14}
+
+
+def _frexp(x: np.ndarray, e_subnormal: int) -> tuple[np.ndarray, np.ndarray]:
+    """mmasim's frexp_and_normalize: x = s 2^e with 1 <= |s| < 2, subnormals at `e_subnormal`, zero's e there."""
+    s, e = np.frexp(x)
+    s, e = s * 2.0, e.astype(np.int64) - 1
+    low = e < e_subnormal
+    if low.any():
+        s = np.where(low, np.ldexp(s, np.minimum(e - e_subnormal, 0)), s)
+        e = np.where(low, e_subnormal, e)
+    e = np.where(s == 0.0, e_subnormal, e)
+    return s, e
+
+
+def _rounded(total: np.ndarray, e_max: np.ndarray, rho: str) -> np.ndarray:
+    """mmasim's ldexp_and_normalize: the fused sum rounded to the accumulator (RZ-FP32, RZ-E8M13, RNE-FP16)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = np.ldexp(total, e_max)
+        if rho == "RNE-FP16":
+            s, e = _frexp(value, -14)
+            out = np.ldexp(np.round(s * 2.0**10) * 2.0**-10, e).astype(np.float16).astype(np.float64)
+        elif rho == "RNE-FP32":
+            out = value.astype(np.float32).astype(np.float64)
+        else:
+            s, e = _frexp(value, -126)
+            bits = 13 if rho == "RZ-E8M13" else 23
+            out = np.ldexp(np.trunc(s * 2.0**bits) * 2.0**-bits, e).astype(np.float32).astype(np.float64)
+    return out + 0.0  # -0.0 to +0.0
+
+
+def t_fdpa_chain(a: np.ndarray, b: np.ndarray, fmt: str, acc: str, F: int, rho: str, L: int, e_zero: int) -> np.ndarray:
+    """mmasim's MMA_T_FDPA.dpa (NVIDIA's tensor cores: products exact, aligned to the largest exponent of the step
+    and its accumulator, truncated to F fraction bits, summed, rounded to the accumulator), chained along k.
+
+    The same arithmetic as mmasim's model, evaluated in NumPy: the products and their exponents of every step at
+    once, then one short step per L products. tests/test_emulate.py holds it to mmasim bit for bit."""
+    sub = _SUBNORMAL_EXPONENT[fmt]
+    sa, ea = _frexp(a, sub)
+    sb, eb = _frexp(b, sub)
+    sp, ep = sa * sb, ea + eb
+    ep = np.where(sp == 0.0, e_zero, ep)
+    samples, k = a.shape
+    acc_sub = -14 if acc == "fp16" else -126
+    c = np.zeros(samples)
+    scale = 2.0**-F
+    for i in range(0, k, L):
+        s_p, e_p = sp[:, i : i + L], ep[:, i : i + L]
+        s_c, e_c = _frexp(c, acc_sub)
+        e_c = np.where(s_c == 0.0, e_zero, e_c)
+        e_max = np.maximum(e_p.max(axis=1), e_c)
+        terms = np.trunc(np.ldexp(s_p, e_p - e_max[:, None] + F)).sum(axis=1)
+        terms += np.trunc(np.ldexp(s_c, e_c - e_max + F))
+        c = _rounded(terms * scale, e_max, rho)
+    return c
+
+
 def mma_chain(arith: Arithmetic, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Σ_k a[:, k] b[:, k] by the instruction's fused dot products chained along k (mmasim's dpa)."""
-    torch = _torch()
+    """Σ_k a[:, k] b[:, k] by the instruction's fused dot products chained along k: mmasim's model (its dpa),
+    evaluated by t_fdpa_chain where the model is NVIDIA's T-FDPA (the same bits, far fewer small operations)."""
     op = _operation(arith)
+    from mmasim.arithmetic.fdpa import MMA_T_FDPA
+
+    model = op.arithmetic_op
+    if type(model) is MMA_T_FDPA and arith.multiplies in _SUBNORMAL_EXPONENT and arith.gpu.vendor == "nvidia":
+        if arith.multiplies == "tf32":  # as mmasim's dpa: the instruction reads the top 19 bits of each FP32
+            a, b = _truncate_tf32(a), _truncate_tf32(b)
+        return t_fdpa_chain(a, b, arith.multiplies, arith.accumulates, model.F, model.rho, model.L_max, model.e_zero)
+    return mma_chain_reference(arith, a, b, op)
+
+
+def _truncate_tf32(values: np.ndarray) -> np.ndarray:
+    bits = values.astype(np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
+    return bits.view(np.float32).astype(np.float64)
+
+
+def mma_chain_reference(arith: Arithmetic, a: np.ndarray, b: np.ndarray, op: Any = None) -> np.ndarray:
+    """mma_chain through mmasim's own dpa, always (and the fast path's reference in the tests)."""
+    torch = _torch()
+    op = op or _operation(arith)
     vendor = arith.gpu.vendor
     stored = "fp32" if arith.multiplies in ("tf32", "xf32") else arith.multiplies
     a_t = torch.from_numpy(np.ascontiguousarray(a)).to(dtype(stored, vendor))
