@@ -152,6 +152,8 @@ def fma_chain(a: np.ndarray, b: np.ndarray, fmt: str, c: np.ndarray | None = Non
     kind = _FMT_BITS[fmt][1]
     products = np.ascontiguousarray((a * b).T)  # exact: at most 2 x 24 bits
     total, back, error, scratch = (np.empty(samples) for _ in range(4))
+    narrow = np.empty(samples, dtype=kind)
+    acc = acc.astype(np.float64)
     bits = total.view(np.int64)
     for i in range(k):
         # fma_round, in place: the sum, its exact error (TwoSum), round to odd, one rounding to `fmt`
@@ -166,7 +168,8 @@ def fma_chain(a: np.ndarray, b: np.ndarray, fmt: str, c: np.ndarray | None = Non
         if odd_needed.any():
             away = np.signbit(error) == np.signbit(total)
             bits += np.where(odd_needed & (total != 0), np.where(away, 1, -1), 0)
-        acc = total.astype(kind).astype(np.float64)
+        narrow[...] = total  # the one rounding, to `fmt` (assignment casts, to nearest even)
+        acc[...] = narrow
     return acc
 
 
@@ -219,29 +222,56 @@ def _rounded(total: np.ndarray, e_max: np.ndarray, rho: str) -> np.ndarray:
     return out + 0.0  # -0.0 to +0.0
 
 
+_BLOCK = 1024
+"""Columns of k whose products are formed at once (bounds the memory of long k)."""
+_NEVER = -(1 << 20)
+"""The exponent of padding past the end of k: it never wins a step's maximum (and adds 0)."""
+
+
 def t_fdpa_chain(a: np.ndarray, b: np.ndarray, fmt: str, acc: str, F: int, rho: str, L: int, e_zero: int) -> np.ndarray:
     """mmasim's MMA_T_FDPA.dpa (NVIDIA's tensor cores: products exact, aligned to the largest exponent of the step
     and its accumulator, truncated to F fraction bits, summed, rounded to the accumulator), chained along k.
 
-    The same arithmetic as mmasim's model, evaluated in NumPy: the products and their exponents of every step at
-    once, then one short step per L products. tests/test_emulate.py holds it to mmasim bit for bit."""
+    The same arithmetic as mmasim's model, evaluated in NumPy: the products and exponents of a block of steps
+    formed at once, then a few operations per step of L products; with round-toward-zero accumulators the
+    accumulator is carried as its significand and exponent. tests/test_emulate.py holds it to mmasim bit for bit."""
     sub = _SUBNORMAL_EXPONENT[fmt]
-    sa, ea = _frexp(a, sub)
-    sb, eb = _frexp(b, sub)
-    sp, ep = sa * sb, ea + eb
-    ep = np.where(sp == 0.0, e_zero, ep)
     samples, k = a.shape
+    L = min(L, k)
     acc_sub = -14 if acc == "fp16" else -126
+    carried = rho in ("RZ-FP32", "RZ-E8M13")
+    bits = 13 if rho == "RZ-E8M13" else 23
+    s_c, e_c = np.zeros(samples), np.full(samples, acc_sub, dtype=np.int64)
     c = np.zeros(samples)
     scale = 2.0**-F
-    for i in range(0, k, L):
-        s_p, e_p = sp[:, i : i + L], ep[:, i : i + L]
-        s_c, e_c = _frexp(c, acc_sub)
-        e_c = np.where(s_c == 0.0, e_zero, e_c)
-        e_max = np.maximum(e_p.max(axis=1), e_c)
-        terms = np.trunc(np.ldexp(s_p, e_p - e_max[:, None] + F)).sum(axis=1)
-        terms += np.trunc(np.ldexp(s_c, e_c - e_max + F))
-        c = _rounded(terms * scale, e_max, rho)
+    block = max(L, _BLOCK // L * L)
+    for lo in range(0, k, block):
+        hi = min(lo + block, k)
+        sa, ea = _frexp(a[:, lo:hi], sub)
+        sb, eb = _frexp(b[:, lo:hi], sub)
+        sp, ep = sa * sb, np.where(sa * sb == 0.0, e_zero, ea + eb)
+        steps = -(-(hi - lo) // L)
+        pad = steps * L - (hi - lo)
+        if pad:
+            sp = np.pad(sp, ((0, 0), (0, pad)))
+            ep = np.pad(ep, ((0, 0), (0, pad)), constant_values=_NEVER)
+        sp, ep = sp.reshape(samples, steps, L), ep.reshape(samples, steps, L)
+        step_max = ep.max(axis=2)
+        for j in range(steps):
+            if not carried:
+                s_c, e_c = _frexp(c, acc_sub)
+            e_cz = np.where(s_c == 0.0, e_zero, e_c)
+            e_max = np.maximum(step_max[:, j], e_cz)
+            terms = np.trunc(np.ldexp(sp[:, j], ep[:, j] - e_max[:, None] + F)).sum(axis=1)
+            terms += np.trunc(np.ldexp(s_c, e_cz - e_max + F))
+            if carried:
+                s_c, e_c = _frexp(np.ldexp(terms * scale, e_max), -126)
+                s_c = np.trunc(s_c * 2.0**bits) * 2.0**-bits
+            else:
+                c = _rounded(terms * scale, e_max, rho)
+    if carried:
+        with np.errstate(over="ignore"):
+            c = np.ldexp(s_c, e_c).astype(np.float32).astype(np.float64) + 0.0
     return c
 
 
@@ -253,7 +283,7 @@ def mma_chain(arith: Arithmetic, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     model = op.arithmetic_op
     if type(model) is MMA_T_FDPA and arith.multiplies in _SUBNORMAL_EXPONENT and arith.gpu.vendor == "nvidia":
-        if arith.multiplies == "tf32":  # as mmasim's dpa: the instruction reads the top 19 bits of each FP32
+        if arith.multiplies == "tf32" and arith.convert != "tf32-rna":  # the instruction reads the top 19 bits
             a, b = _truncate_tf32(a), _truncate_tf32(b)
         return t_fdpa_chain(a, b, arith.multiplies, arith.accumulates, model.F, model.rho, model.L_max, model.e_zero)
     return mma_chain_reference(arith, a, b, op)

@@ -250,9 +250,43 @@ def _cards(report: Report) -> list[dict[str, Any]]:
                 "more": places[SHOWN_OCCURRENCES:MAX_OCCURRENCES],
                 "left_out": max(len(places) - MAX_OCCURRENCES, 0),
                 "fingerprint": finding.fingerprint(),
+                "emulation": _emulation_chart(finding.data.get("emulation")),
             }
         )
     return cards
+
+
+def _emulation_chart(emulation: Any) -> dict[str, Any] | None:
+    """The bars of a finding's predicted-difference histogram (numbers only: drawn as inline SVG by the template)."""
+    if not isinstance(emulation, dict) or "histogram" not in emulation:
+        return None
+    counts = [int(c) for c in emulation["histogram"]["counts"]]
+    edges = [float(e) for e in emulation["histogram"]["log10_edges"]]
+    top = max(counts) or 1
+    width, height = 14, 60
+    bars = [
+        {
+            "x": 30 + i * width,
+            "y": 8 + height - round(height * c / top),
+            "h": round(height * c / top),
+            "w": width - 2,
+            "label": f"{c} of {sum(counts)} samples with 1e{edges[i]:.1f} to 1e{edges[i + 1]:.1f} of Σ|a·b|",
+        }
+        for i, c in enumerate(counts)
+    ]
+    ticks = [{"x": 30 + i * width, "text": f"1e{edges[i]:.0f}"} for i in range(0, len(edges), 5)]
+    difference = emulation["difference"]
+    verdict = emulation.get("verdict") or {}
+    return {
+        "bars": bars,
+        "ticks": ticks,
+        "width": 30 + len(counts) * width + 30,
+        "height": height + 30,
+        "axis_y": 8 + height,
+        "summary": f"max {difference['max']:.2g}, median {difference['median']:.2g} of Σ|a·b| over "
+        f"{emulation['samples']} sampled outputs (k={emulation['k']})",
+        "verdict": str(verdict.get("text", "")),
+    }
 
 
 def _table(
