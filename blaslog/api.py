@@ -678,9 +678,11 @@ def diff_many(
     min_coverage: float = MIN_COVERAGE,
     options: Options | None = None,
     fail_on: str = "precision",
+    emulate: EmulateSettings | None = None,
 ) -> Report:
     """What `blaslog diff --ref REF RUN...` prints: every run compared with one reference, and per reference
-    GEMM which runs agree with it. Each run is a file, a quoted glob or a folder (one file per rank)."""
+    GEMM which runs agree with it. Each run is a file, a quoted glob or a folder (one file per rank); with
+    `emulate`, each run's findings that change the arithmetic carry the emulation's prediction."""
     from blaslog.explain import compare
 
     options = options or Options()
@@ -689,11 +691,13 @@ def diff_many(
     per_run: list[dict[str, Any]] = []
     agreement: dict[Any, dict[str, set[str]]] = {}
     order: list[Any] = []
+    gpus = {name: _emulation_gpus(emulate, loaded, _names(name), _names(reference)) for name in runs}
     for name in runs:
         diffed = _diff(
             name, reference, tp=tp, rank=rank, caps=loaded, min_coverage=min_coverage, options=options, fail_on=fail_on
         )
         report, results = diffed.report, diffed.results
+        report = _emulated(report, emulate, loaded, [*_names(name), *_names(reference)], gpus[name])
         reports.append(report)
         per_run.append(
             {

@@ -784,10 +784,8 @@ def diff_cmd(
         options = _options(log_format, strict, jobs, quiet, rank_from)
         caps = _caps(caps_path)
         emulation = _emulate_settings(emulate, gpu, tolerance, scale, samples, seed, inputs_npy, quiet)
-        if emulation is not None and (reference is not None or emit_tunableop):
-            raise CliError(
-                "--emulate compares one sharded run with one unsharded run: leave out --ref and --emit-tunableop"
-            )
+        if emulation is not None and emit_tunableop:
+            raise CliError("--emulate and --emit-tunableop are two jobs: run them one at a time")
         if reference is not None:
             report = api.diff_many(
                 list(runs),
@@ -798,6 +796,7 @@ def diff_cmd(
                 min_coverage=min_coverage,
                 options=options,
                 fail_on=fail_on,
+                emulate=emulation,
             )
         else:
             sharded, unsharded, note = api.split_diff_arguments(runs)

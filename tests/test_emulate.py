@@ -494,3 +494,13 @@ def test_fast_tensor_core_path_is_mmasim_bit_for_bit(gpu: str, numerics: str) ->
     ops = operands(a, b, arith.inputs)
     x, y = (to_tf32(ops.a), to_tf32(ops.b)) if arith.multiplies == "tf32" else (ops.a, ops.b)
     assert np.array_equal(mma_chain(arith, x, y), mma_chain_reference(arith, x, y))
+
+
+def test_diff_of_several_runs_against_a_reference_is_emulated() -> None:
+    result = run("diff", "--ref", str(SEED / "unsharded.log"), str(SEED / "sharded.log"),
+                 str(SEED / "unsharded_ffn256.log"), "--caps", str(SEED / "caps.json"), "--emulate", "--gpu", "A100",
+                 "--samples", "64", "-f", "json")  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert [("emulation" in f) for f in document["findings"]] == [True]
+    assert document["runs"][0]["findings"][0]["emulation"]["tp"] == {"sharded": 4, "unsharded": 1}

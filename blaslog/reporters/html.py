@@ -274,7 +274,7 @@ def _emulation_chart(emulation: Any) -> dict[str, Any] | None:
         }
         for i, c in enumerate(counts)
     ]
-    ticks = [{"x": 30 + i * width, "text": f"1e{edges[i]:.0f}"} for i in range(0, len(edges), 5)]
+    ticks = [{"x": 30 + i * width, "text": f"1e{edges[i]:.0f}"} for i in range(0, len(edges), 4)]
     difference = emulation["difference"]
     verdict = emulation.get("verdict") or {}
     return {
