@@ -643,8 +643,10 @@ def _stream_parse(
     if not names:
         raise CliError("; ".join(failed))
     summaries: list[FileSummary] = []
+    # as api.parse_report: the caps given, else those of the run folders among the inputs
+    caps = _caps(caps_path) if caps_path else api.folder_caps(list(logs))[0]
     chunks = parse_chunks(
-        names, reporter, kind=kind, caps_path=caps_path, caps=_caps(caps_path), options=options, summaries=summaries
+        names, reporter, kind=kind, caps_path=caps_path, caps=caps, options=options, summaries=summaries
     )
     if output is None:
         write_behind(_echo, chunks)
@@ -963,15 +965,15 @@ def emulate_cmd(
     \b
     blaslog emulate --gpu A100 --shape 64x1024x32 --numerics 0x40202 --against 0x80201 --tp 4
     blaslog emulate --gpu MI250X --shape 4096x4096x4096 --numerics fp16 --against fp16-alt-impl
-    blaslog emulate sharded.log:1 unsharded.log:1 --caps caps.json --gpu A100
-    blaslog emulate run.log:120 --numerics tf32 --against fma-fp32   (the shape and types from a log line)
+    blaslog emulate logs/tp4/blaslt_0.log:1 logs/tp1.log:1 --gpu A100   (two log records; numerics from --caps)
+    blaslog emulate logs/tp1.log:1 --gpu A100 --numerics tf32 --against fma-fp32   (a record's shape and types)
 
     The metric is |Δ| / Σ_k |a_ik·b_kj| over sampled output elements, each with its full k; inputs are drawn
     from N(0, 1) x --scale with --seed (or sampled from --inputs). Needs blaslog[emulate].
     """
     with translate_errors():
         settings = _emulate_settings(True, gpu, tolerance, scale, samples, seed, inputs_npy, quiet)
-        from blaslog.emulate import cli_sides
+        from blaslog.emulate.gemm import cli_sides
 
         k, first, second, source = cli_sides(
             list(records),

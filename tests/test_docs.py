@@ -13,7 +13,7 @@ def test_readme_opens_with_two_setup_commands():
     block = README.split("```sh\n", 1)[1].split("```", 1)[0].strip().splitlines()
     assert len(block) == 2
     assert block[0].startswith("pip install . && blaslog ")
-    assert block[1] == "pip install -e '.[test]' && python -m pytest"
+    assert block[1] == "pip install -e '.[test,emulate]' && python -m pytest"
 
 
 def test_every_command_and_format_is_in_the_readme():

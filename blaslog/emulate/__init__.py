@@ -16,7 +16,6 @@ emulated, and :func:`~blaslog.emulate.engine.require` names the install command 
 
 from blaslog.emulate.arithmetic import NAMES, Arithmetic, NotModelled, by_name
 from blaslog.emulate.engine import INSTALL, EmulationUnavailable, require
-from blaslog.emulate.gemm import cli_sides
 from blaslog.emulate.gpus import GPUS, Evidence, Gpu, UnknownGpuError, detect, gpu_by_name
 from blaslog.emulate.predict import Prediction, Settings, SideSpec, Tolerance, emulate
 
@@ -35,7 +34,6 @@ __all__ = [
     "Tolerance",
     "UnknownGpuError",
     "by_name",
-    "cli_sides",
     "detect",
     "emulate",
     "gpu_by_name",

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from blaslog.emulate import engine
 from blaslog.emulate.arithmetic import Arithmetic
+from blaslog.emulate.engine import Operands, operands, reference, require, side_output
 from blaslog.emulate.gpus import Gpu
 from blaslog.errors import BlaslogError
 
@@ -232,13 +232,13 @@ def emulate(first: SideSpec, second: SideSpec, k: int, settings: Settings, label
         raise BlaslogError(f"k={k}: the emulation takes 1 <= k <= {MAX_K}")
     if not 1 <= settings.samples <= MAX_SAMPLES:
         raise BlaslogError(f"--samples {settings.samples}: give 1 to {MAX_SAMPLES}")
-    engine.require()
+    require()
     started = time.perf_counter()
     rng = np.random.default_rng(settings.seed)
     wide = any(a.inputs == "fp64" for side in (first, second) for a in side.arithmetics)
     base_a, base_b, inputs = draw(settings, k, rng, wide)
     denominator: np.ndarray | None = None
-    prepared: dict[tuple[str, str], tuple[engine.Operands, np.ndarray, np.ndarray]] = {}
+    prepared: dict[tuple[str, str], tuple[Operands, np.ndarray, np.ndarray]] = {}
     outputs: dict[tuple[Any, ...], np.ndarray] = {}
     errors: dict[str, np.ndarray] = {}
     per_side: dict[str, list[tuple[Arithmetic, np.ndarray]]] = {}
@@ -248,15 +248,15 @@ def emulate(first: SideSpec, second: SideSpec, k: int, settings: Settings, label
             _progress(f"emulating{' ' + label if label else ''}: {side.role} {arith.label} ({done}/{len(jobs)})")
         fmt = (arith.inputs, arith.gpu.vendor)
         if fmt not in prepared:
-            ops = engine.operands(base_a, base_b, *fmt)
-            prepared[fmt] = (ops, *engine.reference(ops))
+            ops = operands(base_a, base_b, *fmt)
+            prepared[fmt] = (ops, *reference(ops))
         ops, exact, size = prepared[fmt]
         if denominator is None:
             denominator = np.where(size > 0, size, 1.0)
         key = (arith.key(), arith.gpu.vendor, side.tp)
         out = outputs.get(key)
         if out is None:
-            out = outputs[key] = engine.side_output(arith, ops, side.tp)
+            out = outputs[key] = side_output(arith, ops, side.tp)
         per_side.setdefault(side.role, []).append((arith, out))
         rel = np.abs(out - exact) / denominator
         worst = errors.get(side.role)
