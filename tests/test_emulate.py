@@ -504,3 +504,37 @@ def test_diff_of_several_runs_against_a_reference_is_emulated() -> None:
     document = json.loads(result.stdout)
     assert [("emulation" in f) for f in document["findings"]] == [True]
     assert document["runs"][0]["findings"][0]["emulation"]["tp"] == {"sharded": 4, "unsharded": 1}
+
+
+def _amd_instructions() -> list[tuple[str, str]]:
+    from blaslog.emulate.arithmetic import _AMD_SHAPES
+
+    gpus = {"CDNA1": "MI100", "CDNA2": "MI250X", "CDNA3": "MI300X"}
+    names = {"fp16": "fp16", "bf16": "bf16", "xf32": "xf32"}
+    out = [(gpus[arch], names[m]) for arch, table in _AMD_SHAPES.items() for m in table if m in names]
+    return [*out, ("MI250X", "fp16-alt-impl"), ("MI250X", "fp16-alt-impl-rnz")]
+
+
+@pytest.mark.parametrize(("gpu", "numerics"), _amd_instructions())
+def test_fast_matrix_core_path_is_mmasim_bit_for_bit(gpu: str, numerics: str) -> None:
+    from blaslog.emulate.engine import mma_chain, mma_chain_reference, to_bf16
+
+    arith = by_name(numerics, gpu_by_name(gpu))
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((300, 72)) * np.exp2(rng.integers(-8, 4, (300, 72)))
+    b = rng.standard_normal((300, 72)) * np.exp2(rng.integers(-8, 4, (300, 72)))
+    a[:, ::7], b[::5, 3] = 0.0, 0.0
+    a[:5, :5] = 2.0**-24 if arith.inputs == "fp16" else a[:5, :5]  # FP16 subnormals: CDNA2 flushes them
+    ops = operands(a, b, arith.inputs, "amd")
+    x, y = (to_bf16(ops.a, arith.convert), to_bf16(ops.b, arith.convert)) if arith.convert else (ops.a, ops.b)
+    assert np.array_equal(mma_chain(arith, x, y), mma_chain_reference(arith, x, y))
+
+
+def test_a_k_that_is_no_multiple_of_the_instruction_k_is_padded_with_zeros() -> None:
+    from blaslog.emulate.engine import mma_chain, mma_chain_reference
+
+    arith = by_name("fp16", gpu_by_name("MI250X"))  # adds products four at a time
+    rng = np.random.default_rng(2)
+    ops = operands(rng.standard_normal((50, 70)), rng.standard_normal((50, 70)), "fp16", "amd")
+    padded = [np.pad(x, ((0, 0), (0, 2))) for x in (ops.a, ops.b)]
+    assert np.array_equal(mma_chain(arith, ops.a, ops.b), mma_chain_reference(arith, *padded))

@@ -275,17 +275,90 @@ def t_fdpa_chain(a: np.ndarray, b: np.ndarray, fmt: str, acc: str, F: int, rho: 
     return c
 
 
+def tr_fdpa_chain(a: np.ndarray, b: np.ndarray, fmt: str, F: int, F2: int, L: int) -> np.ndarray:
+    """mmasim's MMA_TR_FDPA.dpa (CDNA3's matrix cores: the L products' fused sum truncated to F bits, aligned
+    with the accumulator (floor to F2 + 1 and F bits), their sum floored to F2 bits, rounded to FP32 to nearest),
+    chained along k, in NumPy. tests/test_emulate.py holds it to mmasim bit for bit."""
+    sub = _SUBNORMAL_EXPONENT[fmt]
+    samples, k = a.shape
+    L = min(L, k)
+    c = np.zeros(samples)
+    block = max(L, _BLOCK // L * L)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for lo in range(0, k, block):
+            hi = min(lo + block, k)
+            sa, ea = _frexp(a[:, lo:hi], sub)
+            sb, eb = _frexp(b[:, lo:hi], sub)
+            sp, ep = sa * sb, ea + eb
+            sp = np.where((np.abs(sp) >= 2.0) + ep >= 128, sp * np.inf, sp)
+            ep = np.where(sp == 0.0, -999, ep)
+            steps = -(-(hi - lo) // L)
+            pad = steps * L - (hi - lo)
+            if pad:
+                sp = np.pad(sp, ((0, 0), (0, pad)))
+                ep = np.pad(ep, ((0, 0), (0, pad)), constant_values=_NEVER)
+            sp, ep = sp.reshape(samples, steps, L), ep.reshape(samples, steps, L)
+            e_dot_all = ep.max(axis=2)
+            for j in range(steps):
+                e_dot = e_dot_all[:, j]
+                s_dot = np.trunc(np.ldexp(sp[:, j], ep[:, j] - e_dot[:, None] + F)).sum(axis=1) * 2.0**-F
+                s_c, e_c = _frexp(c, -126)
+                e_max = np.maximum(e_dot, e_c)
+                s_dot = np.floor(np.ldexp(s_dot, e_dot - e_max + F2 + 1)) * 2.0 ** -(F2 + 1)
+                s_c = np.floor(np.ldexp(s_c, e_c - e_max + F)) * 2.0**-F
+                total, e_sum = _frexp(np.ldexp(s_dot + s_c, e_max), -126)
+                total = np.floor(total * 2.0**F2) * 2.0**-F2
+                c = np.ldexp(total, e_sum).astype(np.float32).astype(np.float64)
+    return c
+
+
+def ftz_chain(a: np.ndarray, b: np.ndarray, fmt: str, P: int) -> np.ndarray:
+    """mmasim's MMA_FTZ_MUL_ADD.dpa (CDNA2's FP16/BF16 matrix cores: subnormal inputs and results flushed to
+    zero, FP32 products added in pairs (and pairs of pairs), then to the accumulator), in NumPy; k is padded with
+    zeros to a multiple of P. tests/test_emulate.py holds it to mmasim bit for bit."""
+    low = 2.0 ** _SUBNORMAL_EXPONENT[fmt]
+    tiny = np.float32(2.0**-126)
+    a = np.where(np.abs(a) < low, 0.0, a).astype(np.float32)
+    b = np.where(np.abs(b) < low, 0.0, b).astype(np.float32)
+    products = a * b
+    products = np.where(np.abs(products) < tiny, products * np.float32(0.0), products)
+    pad = -products.shape[1] % P
+    if pad:
+        products = np.pad(products, ((0, 0), (0, pad)))
+    products = np.ascontiguousarray(products.T)
+
+    def add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        total = x + y
+        return np.where(np.abs(total) < tiny, total * np.float32(0.0), total)
+
+    c = np.zeros(products.shape[1], dtype=np.float32)
+    for i in range(0, products.shape[0], P):
+        pair = add(products[i], products[i + 1])
+        if P == 4:
+            pair = add(pair, add(products[i + 2], products[i + 3]))
+        c = add(c, pair)
+    return c.astype(np.float64)
+
+
 def mma_chain(arith: Arithmetic, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Σ_k a[:, k] b[:, k] by the instruction's fused dot products chained along k: mmasim's model (its dpa),
     evaluated by t_fdpa_chain where the model is NVIDIA's T-FDPA (the same bits, far fewer small operations)."""
     op = _operation(arith)
-    from mmasim.arithmetic.fdpa import MMA_T_FDPA
+    from mmasim.arithmetic.fdpa import MMA_T_FDPA, MMA_TR_FDPA
+    from mmasim.arithmetic.ftz_mul_add import MMA_FTZ_MUL_ADD
 
     model = op.arithmetic_op
-    if type(model) is MMA_T_FDPA and arith.multiplies in _SUBNORMAL_EXPONENT and arith.gpu.vendor == "nvidia":
-        if arith.multiplies == "tf32" and arith.convert != "tf32-rna":  # the instruction reads the top 19 bits
+    fmt = arith.multiplies
+    if type(model) is MMA_T_FDPA and fmt in _SUBNORMAL_EXPONENT and arith.gpu.vendor == "nvidia":
+        if fmt == "tf32" and arith.convert != "tf32-rna":  # the instruction reads the top 19 bits
             a, b = _truncate_tf32(a), _truncate_tf32(b)
-        return t_fdpa_chain(a, b, arith.multiplies, arith.accumulates, model.F, model.rho, model.L_max, model.e_zero)
+        return t_fdpa_chain(a, b, fmt, arith.accumulates, model.F, model.rho, model.L_max, model.e_zero)
+    if type(model) is MMA_TR_FDPA and fmt in ("fp16", "bf16", "xf32") and model.rho == "RNE-FP32":
+        if fmt == "xf32":
+            a, b = _truncate_tf32(a), _truncate_tf32(b)
+        return tr_fdpa_chain(a, b, fmt, model.F, model.F2, model.L_max)
+    if type(model) is MMA_FTZ_MUL_ADD and fmt in ("fp16", "bf16"):
+        return ftz_chain(a, b, fmt, model.P)
     return mma_chain_reference(arith, a, b, op)
 
 
