@@ -254,6 +254,25 @@ def check_complete(program: str, options: list[tuple[str, Any]], needed: Iterabl
         name, value = options[-1]
         if value is None and name.lstrip("-") not in SWITCHES:
             raise RecordCut(f"the {program} command ends in {name} without its value (cut short?)")
+        if broken(name.lstrip("-"), value):
+            raise RecordCut(f"the {program} command ends in {name} {value}, which is no such value (cut short?)")
+
+
+_TYPE_VALUE = re.compile(r"\w*_[rc]\d*")
+"""What every data or compute type the bench logs looks like (`f16_r`, `bf16_r`, `c_f32_r`, rocBLAS's `i_r32`)."""
+
+
+_TYPED_OPTIONS = frozenset(
+    {"a_type", "b_type", "c_type", "d_type", "compute_type", "scale_type", "bias_type", "aux_type"}
+)
+
+
+def broken(name: str, value: Any) -> bool:
+    """Whether the value of the last option of a command is visibly cut: a type option (`--compute_type`, not
+    rocBLAS's `--composite_compute_type f32`) whose value is no type name (`f3` of `f32_r`)."""
+    if value is None or name not in _TYPED_OPTIONS:
+        return False
+    return _TYPE_VALUE.fullmatch(str(value)) is None
 
 
 def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str, Any]:

@@ -147,10 +147,11 @@ class HipblasLtBench(BenchFormat):
     program = "hipblaslt-bench"
 
     def needed(self, values: dict[str, Any]) -> list[str]:
-        # what every generation of the logger writes (since PR #485, 2023-12); a solution index after
-        # --algo_method (since 2025)
+        # the key fields every generation of the logger writes (since PR #485, 2023-12); a solution index only
+        # after `--algo_method index` (the logger's form since 2025): `--algo_method heuristic|all`, as tuning
+        # docs and people type the command, names no solution and is a whole call
         needed = ["m", "n", "k", "transA", "transB", "a_type", "b_type", "c_type", "d_type", "compute_type"]
-        return needed + (["solution_index"] if "algo_method" in values else [])
+        return needed + (["solution_index"] if values.get("algo_method") == "index" else [])
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         _program, options = generic

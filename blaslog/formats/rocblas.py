@@ -292,12 +292,14 @@ class RocblasBench(BenchFormat):
             return ["f|function"]
         if routine not in FIELD_ORDERS:
             return []
-        # what the logger always writes for a GEMM (a typed GEMM's precision -r included)
-        needed = ["m", "n", "k", "transposeA", "transposeB", "ldc"]
+        # the key fields of a GEMM: sizes, transposes and types (a typed GEMM's precision -r, and its ldc, the
+        # last option the logger writes for it); `--algo`, `--solution_index` and `--flags`, which the logger
+        # writes last, are left out of a command a person typed, which is still a whole call
+        needed = ["m", "n", "k", "transposeA", "transposeB"]
         needed += (
-            ["r|precision"]
+            ["r|precision", "ldc"]
             if routine in _TYPED_FAMILIES
-            else ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type", "flags"]
+            else ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type"]
         )
         if "source" in values:  # the kernel-selection comment ends with the API that called the GEMM
             needed.append("parent_api")
