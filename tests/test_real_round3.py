@@ -62,3 +62,29 @@ def test_a_command_missing_key_fields_or_with_a_broken_last_value_is_cut(text):
     assert [g.line for g in result.gemms] == [2]
     assert [(e.event, e.line) for e in _events(result)] == [("truncated", 1)]
     _balanced(result)
+
+
+# -- 3. the 2019 profile form ------------------------------------------------------------------------------------
+PROFILE_2019 = (
+    '{ rocblas_function: "rocblas_gemm_ex", a_type: "f16_r", b_type: "f16_r", c_type: "f16_r", d_type: "f16_r", '
+    "compute_type: \"f32_r\", transA: 'N', transB: 'T', M: 4096, N: 4096, K: 1024, alpha: 1.0, lda: 4096, ldb: 4096, "
+    "beta: 0.0, ldc: 4096, ldd: 4096, algo: 0, solution_index: 0, flags: none, call_count: 12 }"
+)
+
+
+@pytest.mark.parametrize("cache", ["1", "0"])
+def test_the_2019_profile_form_without_the_dash_is_read(cache, monkeypatch):
+    monkeypatch.setenv("BLASLOG_SHAPE_CACHE", cache)
+    text = PROFILE_2019 + "\n" + PROFILE_2019.replace("M: 4096", "M: 2048").replace("call_count: 12", "call_count: 3")
+    result = blaslog.parse_text(text + "\n")
+    assert [(g.m, g.n, g.k, g.trans, g.call_count, g.log_format) for g in result.gemms] == [
+        (4096, 4096, 1024, "NT", 12, "rocblas-profile"),
+        (2048, 4096, 1024, "NT", 3, "rocblas-profile"),
+    ]
+    _balanced(result)
+
+
+def test_a_2019_profile_entry_cut_short_is_truncated():
+    result = blaslog.parse_text("step 1\n" + PROFILE_2019[:150] + "\nstep 2\n")
+    assert result.gemms == ()
+    assert [(e.event, e.function, e.line) for e in _events(result)] == [("truncated", "rocblas_gemm_ex", 2)]

@@ -210,14 +210,14 @@ def salvage_options(text: str) -> list[tuple[str, str]]:
 
 
 class ProfileFormat(LogFormat):
-    """What the rocBLAS and hipBLASLt profile dialects share: an entry is one `{ ... }` on one line, so one
-    without its closing brace was cut short (the process died while the profile was written at exit)."""
+    """What the rocBLAS and hipBLASLt profile dialects share: an entry is one `{ ... }` on one line (after `- `, or
+    without it in rocBLAS's first form), so one without its closing brace was cut short (the process died while the profile was written at exit)."""
 
     function_key: str
     """The key that names the function (`rocblas_function`)."""
 
     def cut_short(self, text: str) -> bool:
-        return text.lstrip().startswith("-") and not text.rstrip().endswith("}")
+        return text.lstrip().startswith(("-", "{")) and not text.rstrip().endswith("}")
 
     def unfinished(self, lines: list[str]) -> bool:
         return self.cut_short(" ".join(lines))

@@ -360,11 +360,12 @@ class RocblasProfile(ProfileFormat):
     library = "rocblas"
     description = "rocBLAS profile YAML flow mappings (ROCBLAS_LAYER=4) with call_count"
     logging_hint = _LAYER
-    near_miss = r"^\s*- \{\s*rocblas_function\s*:"
+    near_miss = r"^\s*(?:- )?\{\s*rocblas_function\s*:"
     grammar = "rocblas.lark"
     start_rule = "profile"
-    # the early form has no `- {`: `rocblas_function: rocblas_sgemm, transA: N, ...`
-    start = re.compile(AFTER_TAG + r"\s*(?:-\s*\{\s*)?rocblas_function\s*:")
+    # the early forms have no `- {`: `rocblas_function: rocblas_sgemm, transA: N, ...`, or no `- ` (2019):
+    # `{ rocblas_function: "rocblas_dgemv", ... }`
+    start = re.compile(AFTER_TAG + r"\s*(?:-?\s*\{\s*)?rocblas_function\s*:")
     transformer = CommandTransformer
     function_key = "rocblas_function"
 
