@@ -51,7 +51,7 @@ KEY_FIELDS = (
     "compute_type",
 )
 #: What the mutation tests compare between the plain and the mutated excerpt.
-COMPARED_FIELDS = KEY_FIELDS + ALGORITHM_FIELDS
+COMPARED_FIELDS = (*KEY_FIELDS, *ALGORITHM_FIELDS, "call_count")
 COUNT_KEYS = ("lines", "events", "truncated", "foreign_lines", "unparsable_lines")
 EXPECTED_KEYS = {"known_failure", "note", "gemms", *COUNT_KEYS}
 GEMM_KEYS = {
@@ -169,6 +169,8 @@ def draft_expected(path: Path) -> dict[str, Any]:
     for gemm in gemms:
         entry = _project(gemm, KEY_FIELDS)
         entry.update((name, getattr(gemm, name)) for name in ALGORITHM_FIELDS if getattr(gemm, name) is not None)
+        if gemm.call_count != 1:  # a profile entry, a line behind a `uniq -c` count
+            entry["call_count"] = gemm.call_count
         entry["line"] = gemm.line
         drafted.append(entry)
     counts = _counts(summary, events)

@@ -88,3 +88,38 @@ def test_a_2019_profile_entry_cut_short_is_truncated():
     result = blaslog.parse_text("step 1\n" + PROFILE_2019[:150] + "\nstep 2\n")
     assert result.gemms == ()
     assert [(e.event, e.function, e.line) for e in _events(result)] == [("truncated", "rocblas_gemm_ex", 2)]
+
+
+# -- 2. a leading count (`sort | uniq -c`) -------------------------------------------------------------------------
+COUNTED = (
+    f"     12 {ROCBLAS_LOGGED}\n"
+    f"      3 {HIPBLASLT_HEURISTIC.format(method='index --solution_index 5')}\n"
+    f"1 {ROCBLAS_LOGGED.replace('-k 1024', '-k 2048')}\n"
+)
+
+
+@pytest.mark.parametrize("cache", ["1", "0"])
+@pytest.mark.parametrize("tag", ["", "[rank0]: "])
+def test_a_bench_line_behind_a_count_stands_for_that_many_calls(cache, tag, monkeypatch):
+    monkeypatch.setenv("BLASLOG_SHAPE_CACHE", cache)
+    text = "".join(tag + line + "\n" for line in COUNTED.splitlines())
+    result = blaslog.parse_text(text + text.replace("     12 ", "     40 "))
+    assert [(g.function, g.k, g.call_count, g.solution_index) for g in result.gemms] == [
+        ("rocblas_gemm_ex", 1024, 12, 0),
+        ("hipblaslt-bench", 1024, 3, 5),
+        ("rocblas_gemm_ex", 2048, 1, 0),
+        ("rocblas_gemm_ex", 1024, 40, 0),
+        ("hipblaslt-bench", 1024, 3, 5),
+        ("rocblas_gemm_ex", 2048, 1, 0),
+    ]
+    assert result.files[0].foreign_lines == 0
+    _balanced(result)
+
+
+def test_summary_counts_the_calls_a_count_stands_for(tmp_path):
+    from blaslog import api
+
+    path = tmp_path / "condensed.log"
+    path.write_text(COUNTED)
+    signatures = api.summary([str(path)]).document["signatures"]
+    assert sorted(s["calls"] for s in signatures) == [1, 3, 12]

@@ -12,6 +12,9 @@ from blaslog.formats._base import LeafTransformer, LogFormat, RecordCut, RecordE
 from blaslog.records import Event
 
 AFTER_TAG = r"(?:^|(?<=\]:)|(?<=\]: )|(?<=>:)|(?<=>: )|(?<=^\d: )|(?<=\d\d: ))"
+UNIQ_COUNT = r"(?:[ \t]*\d+[ \t]+)?"
+"""The count `sort | uniq -c` puts before a line (`     12 `), which a bench line may begin with: the grammar reads
+it as the number of calls the line stands for."""
 """Where an AMD record may begin on a line (start regexes begin with it): at the line's start, or after a
 launcher's tag that the launcher put before every line of the process (``[rank0]: `` from torchrun,
 ``[default0]:`` from torch elastic, ``[1,0]<stdout>:`` from ``mpirun --tag-output``, ``12: `` from
@@ -68,7 +71,11 @@ class CommandTransformer(LeafTransformer):
     """bench.lark / flowmap.lark trees -> (program, [(option, value)]) or [(key, value)]."""
 
     def bench(self, children: list[Any]) -> Any:
-        return children[0]
+        """A command, with the number of calls a leading count (`uniq -c`) says it stands for as `call_count`."""
+        if len(children) == 1:
+            return children[0]
+        count, (program, options) = children
+        return (program, [("call_count", count), *options])
 
     def profile(self, children: list[Any]) -> Any:
         return children[0]
@@ -255,24 +262,32 @@ def check_complete(program: str, options: list[tuple[str, Any]], needed: Iterabl
         if value is None and name.lstrip("-") not in SWITCHES:
             raise RecordCut(f"the {program} command ends in {name} without its value (cut short?)")
         if broken(name.lstrip("-"), value):
-            raise RecordCut(f"the {program} command ends in {name} {value}, which is no such value (cut short?)")
+            raise RecordCut(f"the {program} command ends in {name} {value}, the start of a type name (cut short?)")
 
 
-_TYPE_VALUE = re.compile(r"\w*_[rc]\d*")
-"""What every data or compute type the bench logs looks like (`f16_r`, `bf16_r`, `c_f32_r`, rocBLAS's `i_r32`)."""
-
-
+_TYPE_WORDS = (
+    "f16_r f32_r f64_r bf16_r f16_c f32_c f64_c bf16_c i8_r u8_r i32_r u32_r i8_c u8_c i32_c u32_c i_r32 f8_r bf8_r "
+    "f8_fnuz_r bf8_fnuz_r f6_r bf6_r f4_r xf32_r f32_bf16_r f32_f16_r c_f32_r c_xf32_r c_f64_r c_i32_r "
+    "c_f32_fast_bf16_r c_f32_fast_f16_r c64_r c16_r c16bf_r"
+).split()
+"""The data and compute type names the benches log and take (AMD-FORMATS.md 1.3, 2.3, 2.4); rocBLAS's composite
+compute types (`f32`, `f8_f8_f32`) go with `--composite_compute_type`, whose value is not checked."""
+_TYPE_SHORT = frozenset("hsdczb")
+"""The one-letter precisions rocblas-bench takes (`--a_type h --compute_type s`), as people type them."""
 _TYPED_OPTIONS = frozenset(
     {"a_type", "b_type", "c_type", "d_type", "compute_type", "scale_type", "bias_type", "aux_type"}
 )
 
 
 def broken(name: str, value: Any) -> bool:
-    """Whether the value of the last option of a command is visibly cut: a type option (`--compute_type`, not
-    rocBLAS's `--composite_compute_type f32`) whose value is no type name (`f3` of `f32_r`)."""
+    """Whether the value of the last option of a command is visibly cut: a type option whose value is the start of
+    a type name and no name itself (`f` or `f3` of `f32_r`); any other value may be whole."""
     if value is None or name not in _TYPED_OPTIONS:
         return False
-    return _TYPE_VALUE.fullmatch(str(value)) is None
+    text = str(value)
+    if text in _TYPE_SHORT or text in _TYPE_WORDS:
+        return False
+    return any(word.startswith(text) for word in _TYPE_WORDS)
 
 
 def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str, Any]:

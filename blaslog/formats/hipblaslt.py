@@ -14,6 +14,7 @@ from typing import Any
 from blaslog.formats._amd import (
     AFTER_TAG,
     MODELLED,
+    UNIQ_COUNT,
     BenchFormat,
     CommandTransformer,
     ProfileFormat,
@@ -142,7 +143,7 @@ class HipblasLtBench(BenchFormat):
     near_miss = r"^\s*(?:\./)?hipblaslt-bench\b"
     grammar = "hipblaslt.lark"
     start_rule = "bench"
-    start = re.compile(AFTER_TAG + r"\s*(?:\S*/)?hipblaslt-bench\b")
+    start = re.compile(AFTER_TAG + UNIQ_COUNT + r"\s*(?:\S*/)?hipblaslt-bench\b")
     transformer = CommandTransformer
     program = "hipblaslt-bench"
 

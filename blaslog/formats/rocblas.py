@@ -18,6 +18,7 @@ from blaslog.flags import rocblas_flags_value
 from blaslog.formats._amd import (
     AFTER_TAG,
     MODELLED,
+    UNIQ_COUNT,
     BenchFormat,
     CommandTransformer,
     ProfileFormat,
@@ -278,7 +279,7 @@ class RocblasBench(BenchFormat):
     near_miss = r"^\s*(?:\./)?rocblas-bench\b"
     grammar = "rocblas.lark"
     start_rule = "bench"
-    start = re.compile(AFTER_TAG + r"\s*(?:\S*/)?rocblas-bench\b")
+    start = re.compile(AFTER_TAG + UNIQ_COUNT + r"\s*(?:\S*/)?rocblas-bench\b")
     transformer = CommandTransformer
     program = "rocblas-bench"
 
