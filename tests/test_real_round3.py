@@ -17,6 +17,7 @@ def _balanced(result):
     for summary in result.files:
         assert summary.record_lines + summary.foreign_lines + summary.unparsable_lines == summary.lines
 
+
 HIPBLASLT_HEURISTIC = (
     "hipblaslt-bench --api_method c -m 1024 -n 512 -k 1024 --lda 1024 --ldb 1024 --ldc 1024 --ldd 1024  --stride_a 0 "
     "--stride_b 0 --stride_c 0 --stride_d 0  --alpha 1.000000 --beta 1.000000 --transA N --transB N --batch_count 1  "

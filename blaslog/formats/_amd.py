@@ -218,7 +218,8 @@ def salvage_options(text: str) -> list[tuple[str, str]]:
 
 class ProfileFormat(LogFormat):
     """What the rocBLAS and hipBLASLt profile dialects share: an entry is one `{ ... }` on one line (after `- `, or
-    without it in rocBLAS's first form), so one without its closing brace was cut short (the process died while the profile was written at exit)."""
+    without it in rocBLAS's first form), so one without its closing brace was cut short (the process died while
+    the profile was written at exit)."""
 
     function_key: str
     """The key that names the function (`rocblas_function`)."""
@@ -265,11 +266,44 @@ def check_complete(program: str, options: list[tuple[str, Any]], needed: Iterabl
             raise RecordCut(f"the {program} command ends in {name} {value}, the start of a type name (cut short?)")
 
 
-_TYPE_WORDS = (
-    "f16_r f32_r f64_r bf16_r f16_c f32_c f64_c bf16_c i8_r u8_r i32_r u32_r i8_c u8_c i32_c u32_c i_r32 f8_r bf8_r "
-    "f8_fnuz_r bf8_fnuz_r f6_r bf6_r f4_r xf32_r f32_bf16_r f32_f16_r c_f32_r c_xf32_r c_f64_r c_i32_r "
-    "c_f32_fast_bf16_r c_f32_fast_f16_r c64_r c16_r c16bf_r"
-).split()
+_TYPE_WORDS = [
+    "f16_r",
+    "f32_r",
+    "f64_r",
+    "bf16_r",
+    "f16_c",
+    "f32_c",
+    "f64_c",
+    "bf16_c",
+    "i8_r",
+    "u8_r",
+    "i32_r",
+    "u32_r",
+    "i8_c",
+    "u8_c",
+    "i32_c",
+    "u32_c",
+    "i_r32",
+    "f8_r",
+    "bf8_r",
+    "f8_fnuz_r",
+    "bf8_fnuz_r",
+    "f6_r",
+    "bf6_r",
+    "f4_r",
+    "xf32_r",
+    "f32_bf16_r",
+    "f32_f16_r",
+    "c_f32_r",
+    "c_xf32_r",
+    "c_f64_r",
+    "c_i32_r",
+    "c_f32_fast_bf16_r",
+    "c_f32_fast_f16_r",
+    "c64_r",
+    "c16_r",
+    "c16bf_r",
+]
 """The data and compute type names the benches log and take (AMD-FORMATS.md 1.3, 2.3, 2.4); rocBLAS's composite
 compute types (`f32`, `f8_f8_f32`) go with `--composite_compute_type`, whose value is not checked."""
 _TYPE_SHORT = frozenset("hsdczb")
