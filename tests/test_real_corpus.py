@@ -113,6 +113,7 @@ MUTATION_XFAILS: dict[tuple[str, str], str] = {
     ("tunableop_2.10.0_citation-forecast-tf32-gfx1100.log", "launcher-tag"): _TUNABLEOP_TAGGED,
     ("tunableop_2.11.0_openpi-gfx942-tf32-negative-id.log", "launcher-tag"): _TUNABLEOP_TAGGED,
     ("tunableop_2.9.1_wbit-gfx1100-strided-batched-bias.log", "launcher-tag"): _TUNABLEOP_TAGGED,
+    ("tunableop_2.9.1_mi350x-whisper-logits-cache.log", "launcher-tag"): _TUNABLEOP_TAGGED,
     ("cublas_11.8_cudajl-issue-1852-julia-logger-termwrap.log", "prints"): _JULIA_TERMWRAP,
     ("cublas_11.8_cudajl-issue-1852-julia-logger-termwrap.log", "launcher-tag"): _JULIA_TERMWRAP,
     ("cublas_11.8_cudajl-issue-1852-julia-logger-termwrap.log", "hard-wrap"): _JULIA_TERMWRAP,

@@ -76,6 +76,8 @@ class HipblasLt(LoggerFormat):
     # which names the solution, is the one kept
     same_calls_as = "hipblaslt-bench"
     near_miss = r"\[HIPBLASLT\]"
+    # `[Info][initialize] Using library: ...`, the handle's creation
+    banner = r"\]\[(?:initialize|rocblaslt_create|hipblasLtCreate)\]"
     transformer = _LoggerTransformer
     known_keys = MATMUL_KEYS | {"alpha", "alphaVector"}
 
@@ -154,6 +156,11 @@ class HipblasLtBench(BenchFormat):
         needed = ["m", "n", "k", "transA", "transB", "a_type", "b_type", "c_type", "d_type", "compute_type"]
         return needed + (["solution_index"] if values.get("algo_method") == "index" else [])
 
+    def logged(self, values: dict[str, Any]) -> list[str]:
+        # the key fields, and the solution an `--algo_method index` command names (other options came and went
+        # between versions: one not shown may not have been logged)
+        return self.needed(values)
+
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         _program, options = generic
         warnings: list[str] = []
@@ -179,6 +186,9 @@ class HipblasLtProfile(ProfileFormat):
     start = re.compile(AFTER_TAG + r"\s*-\s*\{\s*function\s*:")
     transformer = CommandTransformer
     function_key = "function"
+
+    def gemm_function(self, function: str) -> bool:
+        return function == "matmul"
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         warnings: list[str] = []

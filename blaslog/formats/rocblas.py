@@ -287,6 +287,26 @@ class RocblasBench(BenchFormat):
         routine = values.get("f") or values.get("function")
         return f"rocblas_{routine}" if routine else self.program
 
+    def logged(self, values: dict[str, Any]) -> list[str]:
+        routine = values.get("f") or values.get("function")
+        if routine not in FIELD_ORDERS:
+            return []
+        names = [_BENCH_NAMES.get(name, name) for name in FIELD_ORDERS[routine] if name not in "ABCD"]
+        return ["r", *names] if routine in _TYPED_FAMILIES else names
+
+    def generic(self, values: dict[str, Any]) -> dict[str, Any]:
+        out = {**values, "transA": values.get("transposeA"), "transB": values.get("transposeB")}
+        if values.get("flags") is not None:
+            try:
+                out["flags"] = rocblas_flags_value(str(values["flags"]))
+            except Exception:
+                out["flags"] = None
+        if (values.get("f") or values.get("function")) in _TYPED_FAMILIES:
+            precision = values.get("r") or values.get("precision")
+            for name in ("a_type", "b_type", "c_type", "d_type", "compute_type"):
+                out[name] = precision
+        return out
+
     def needed(self, values: dict[str, Any]) -> list[str]:
         routine = values.get("f") or values.get("function")
         if routine is None:
@@ -350,7 +370,12 @@ class RocblasBench(BenchFormat):
         return GemmCall, out, tuple(warnings)
 
 
+_BENCH_NAMES = {"transA": "transposeA", "transB": "transposeB"}
+"""The bench options whose names differ from the trace's field names (FIELD_ORDERS)."""
+
 _PROFILE_KEYS = _MODELLED | {"rocblas_function"}
+_PROFILE_NAMES = {"m": "M", "n": "N", "k": "K"}
+"""The profile keys whose names differ from the trace's field names (FIELD_ORDERS)."""
 """The profile keys a GEMM record models (the others are kept as `extra`)."""
 
 
@@ -369,6 +394,15 @@ class RocblasProfile(ProfileFormat):
     start = re.compile(AFTER_TAG + r"\s*(?:-?\s*\{\s*)?rocblas_function\s*:")
     transformer = CommandTransformer
     function_key = "rocblas_function"
+
+    def gemm_function(self, function: str) -> bool:
+        return _family(function)[0] in FIELD_ORDERS
+
+    def logged(self, function: str) -> list[str]:
+        family, _precision = _family(function)
+        names = FIELD_ORDERS.get(family or "", ())
+        keys = [_PROFILE_NAMES.get(name, name) for name in names if name not in ("A", "B", "C", "D", "alpha", "beta")]
+        return [*keys, "call_count"]
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         warnings: list[str] = []
@@ -406,6 +440,7 @@ class RocblasMessage(LogFormat):
     grammar = "rocblas.lark"
     start_rule = "message"
     start = re.compile(AFTER_TAG + r"\s*rocBLAS [a-z]+:")
+    banner = r"rocBLAS info: maximum library size|rocBLAS version \d"
     transformer = _MessageTransformer
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
