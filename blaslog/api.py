@@ -288,7 +288,7 @@ def nothing_found(what: str = "BLAS log records", files: Sequence[FileSummary] =
     out (file, line and reason), or nothing of a BLAS library (logging was off)."""
     cut = cut_short(files)
     if cut:
-        return f"{cut[0]}; no {what} could be read before that point"
+        return f"{cut[0]}; no {what.removesuffix('s')} could be read before that point"
     errors = [p for summary in files for p in summary.problems if p.severity == "error"]
     unparsable = sum(summary.unparsable_lines for summary in files)
     if errors and unparsable:

@@ -15,7 +15,7 @@ from typing import Any
 
 from blaslog.caps import Caps
 from blaslog.explain import NUMERIC_EXTRA, compare, compared, explain, numeric_extra
-from blaslog.records import ALGORITHM_FIELDS, GEMM_FIELD_NAMES, GemmCall
+from blaslog.records import ALGORITHM_FIELDS, GEMM_FIELD_NAMES, TUNING_FORMATS, GemmCall
 from blaslog.report import Finding, Location, finding_class, sort_findings
 
 
@@ -86,6 +86,9 @@ def check_run(
     """Findings for every signature that ran with more than one algorithm, flags value or solution. Each says
     which threads it compares; where its two variants ran on threads whose calls never interleave and a library
     starts again between them (`banner_between` looks), that the file may hold two runs."""
+    if any(getattr(r, "call", r).log_format not in TUNING_FORMATS for r in records):
+        # a log that also quotes a tuning table (the bench's winner): the choice is no call of the run
+        records = [r for r in records if getattr(r, "call", r).log_format not in TUNING_FORMATS]
     spans: dict[Any, tuple[int, int]] = {}
     for record in records:
         if record.thread is not None:

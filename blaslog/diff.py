@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from itertools import chain
 from typing import Any
 
 from blaslog.caps import Caps
@@ -192,6 +193,21 @@ class _KeyNumbers:
                 number = by_call[id(call)] = by_key.setdefault(coarse_key(call), len(by_key))
             out.append(number)
         return out
+
+
+def _by_library(
+    sharded: Sequence[GemmCall], unsharded: Sequence[GemmCall]
+) -> list[tuple[Sequence[GemmCall], Sequence[GemmCall]]]:
+    """The two runs' calls library by library (a rank that logged cuBLASLt and cuBLAS, or rocBLAS and hipBLASLt,
+    into one file holds two call sequences, whose order relative to each other means nothing: each library's
+    calls are aligned with the other run's calls of that library). One pair when each run logged one library."""
+    libraries = dict.fromkeys(_call(r).library for r in chain(sharded, unsharded))
+    if len(libraries) < 2:
+        return [(sharded, unsharded)]
+    return [
+        ([r for r in sharded if _call(r).library == name], [r for r in unsharded if _call(r).library == name])
+        for name in libraries
+    ]
 
 
 def _by_thread(records: Sequence[GemmCall]) -> list[list[GemmCall]]:
@@ -382,7 +398,12 @@ def diff_runs(
         candidates, unmatched_s, unmatched_u, inference = pair_by_key(sharded, unsharded, tp)
     else:
         numbers = _KeyNumbers()
-        for gs, gu in _pair_threads(_by_thread(sharded), _by_thread(unsharded), numbers):
+        threads = (
+            thread_pair
+            for ls, lu in _by_library(sharded, unsharded)
+            for thread_pair in _pair_threads(_by_thread(ls), _by_thread(lu), numbers)
+        )
+        for gs, gu in threads:
             pairs, left_s, left_u = _align(gs, gu, numbers)
             candidates.extend((gs[i], gu[j]) for i, j in pairs)
             unmatched_s.extend(gs[i] for i in left_s)

@@ -419,6 +419,10 @@ class Problem:
 MAX_PROBLEMS = 1000
 """Problems kept per input (the others are counted; what is said once per input, `Problem.once`, is kept)."""
 
+TUNING_FORMATS = ("tunableop", "hipblaslt-tuning")
+"""The dialects whose records are tuning choices (a TunableOp results row, a hipBLASLt tuning row or bench table),
+not executed calls."""
+
 TRUNCATED = "kept as a truncated record"
 """What the problem of a record cut short says (a record ended before its writer finished it: an Event)."""
 PARTIAL = "kept as a partial GEMM record"

@@ -23,10 +23,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from blaslog.records import Event, GemmCall
+from blaslog.records import TUNING_FORMATS, Event, GemmCall
 from blaslog.report import Finding, Location
 
-TUNED_FORMATS = ("tunableop", "hipblaslt-tuning")
+TUNED_FORMATS = TUNING_FORMATS
 """The dialects whose records are tuning choices, not executed calls."""
 
 NUMERICAL_CHECK = "tune it with numerical checks on (PYTORCH_TUNABLEOP_NUMERICAL_CHECK=1)"

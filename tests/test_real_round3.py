@@ -371,3 +371,24 @@ def test_two_runs_pasted_into_one_file_are_said_to_be_so(tmp_path):
     del lines[5]
     _path, text = _check_text(tmp_path, lines)
     assert "variant 2 on thread 9" in text and "two runs" not in text
+
+
+# -- 7. a rank that logged two libraries --------------------------------------------------------------------------------
+GENERATED = Path(__file__).resolve().parents[1] / "fixtures" / "generated"
+
+
+def test_a_rank_that_logged_two_libraries_is_paired_per_library(tmp_path):
+    """hipBLASLt bench lines and rocBLAS trace lines in one file per rank, the two blocks in another order on each
+    side: each library's calls pair with the other run's calls of that library."""
+    from blaslog import api
+
+    hip_tp2, hip_tp1 = (GENERATED / f"hipblaslt_bf16_{n}.bench.log" for n in ("tp2_rank0", "unsharded"))
+    roc = (GENERATED / "rocblas_fp16_trace.log").read_text()
+    sharded, unsharded = tmp_path / "tp2" / "rank0.log", tmp_path / "tp1" / "rank0.log"
+    sharded.parent.mkdir()
+    unsharded.parent.mkdir()
+    sharded.write_text(hip_tp2.read_text() + roc)
+    unsharded.write_text(roc + hip_tp1.read_text())
+    (comparison,) = api.diff([str(sharded)], [str(unsharded)]).document["comparisons"]
+    calls = len(blaslog.parse_file(str(sharded)).gemms)
+    assert (comparison["tp"], comparison["pairs"], comparison["unmatched_sharded"]) == (2, calls, 0)

@@ -307,8 +307,11 @@ def partial_call(
             return None
     if out.get("batch_count") is not None and out["batch_count"] < 1:
         del out["batch_count"]
-    if "call_count" in values:
-        out["call_count"] = to_int(values["call_count"], "call_count", low=1)
+    if values.get("call_count") is not None:
+        count = _number(values["call_count"], "call_count")
+        if count is None or count < 1:
+            return None  # a count shown but wrong: the record's own error says so
+        out["call_count"] = count
     for field in ("algo", "flags"):
         value = values.get(field)
         number = value if type(value) is int else _number(value, field)
