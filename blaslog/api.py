@@ -645,22 +645,25 @@ def _diff(
         if not runs:
             known = compact_ranks(r.input.rank for r in side.runs if r.input.rank is not None)
             raise InputError(f"--rank {rank}: the sharded side has no rank {rank} (it has ranks {known or 'none'})")
-    reference: list[Any] = list(ref.calls)
+    chosen = [_reference_for(run, ref, ref_inputs) for run in runs]
+    calls: dict[int, list[Any]] = {id(r): list[Any](r.calls) for r in chosen}
     results = [
         diff_runs(
-            list(run.calls),
-            reference,
+            list[Any](run.calls),
+            calls[id(other)],
             tp=tp,
             caps=caps,
             sharded_file=run.summary.path,
-            unsharded_file=ref.summary.path,
-            keyed=_keyed(run, ref),
+            unsharded_file=other.summary.path,
+            keyed=_keyed(run, other),
         )
-        for run in runs
+        for run, other in zip(runs, chosen, strict=True)
     ]
     if not any(result.pairs for result in results):
         raise InputError(_why_nothing_paired(results, runs, ref, tp))
-    report = _diff_report(results, runs, [ref], side, ref_inputs, _coverage(results, runs, ref), min_coverage)
+    used = list({id(r): r for r in chosen}.values())
+    coverage = _coverage(results, runs, chosen)
+    report = _diff_report(results, runs, used, side, ref_inputs, coverage, min_coverage)
     _tunableop_validators(report, runs, ref)
     report.fail_on = fail_on
     add_settings(report, _names(sharded), _names(unsharded))
@@ -805,12 +808,27 @@ def _reference(names: list[str], options: Options) -> tuple[Inputs, Run]:
     return inputs, ref
 
 
-def _coverage(results: Sequence[DiffResult], runs: Sequence[Run], ref: Run) -> list[Coverage]:
+def _reference_for(run: Run, ref: Run, inputs: Inputs) -> Run:
+    """The reference file a sharded file is compared with: the reference (the unsharded run's first file), unless
+    the sharded file logged a library it did not (a rank that logged cuBLASLt and cuBLAS, or rocBLAS and
+    hipBLASLt, into two files): then the unsharded run's first file that logged most of those libraries."""
+    libraries = {c.library for c in run.calls.calls}
+    if libraries <= {c.library for c in ref.calls.calls}:
+        return ref
+    logged = [(len(libraries & {c.library for c in r.calls.calls}), r) for r in inputs.runs if len(r.calls)]
+    best = max((overlap for overlap, _ in logged), default=0)
+    if best == 0:
+        return ref
+    # the reference rank's other file, or (its two files told apart by name order) the first that logged them
+    return min((r for overlap, r in logged if overlap == best), key=lambda r: (r.input.rank is None, r.input.rank))
+
+
+def _coverage(results: Sequence[DiffResult], runs: Sequence[Run], refs: Sequence[Run]) -> list[Coverage]:
     out = [
         Coverage("sharded", run.summary.path, run.input.rank, len(result.pairs), len(result.unmatched_sharded))
         for result, run in zip(results, runs, strict=True)
     ]
-    for result, run in zip(results, runs, strict=True):
+    for result, run, ref in zip(results, runs, refs, strict=True):
         out.append(
             Coverage("unsharded", ref.summary.path, run.input.rank, len(result.pairs), len(result.unmatched_unsharded))
         )

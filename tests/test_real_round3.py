@@ -392,3 +392,20 @@ def test_a_rank_that_logged_two_libraries_is_paired_per_library(tmp_path):
     (comparison,) = api.diff([str(sharded)], [str(unsharded)]).document["comparisons"]
     calls = len(blaslog.parse_file(str(sharded)).gemms)
     assert (comparison["tp"], comparison["pairs"], comparison["unmatched_sharded"]) == (2, calls, 0)
+
+
+def test_a_rank_that_logged_two_libraries_into_two_files_is_paired_per_library(tmp_path):
+    from blaslog import api
+
+    for side, hip in (("tp2", "tp2_rank0"), ("tp1", "unsharded")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "rank0.hipblaslt.log").write_text(
+            (GENERATED / f"hipblaslt_bf16_{hip}.bench.log").read_text()
+        )
+        (tmp_path / side / "rank0.rocblas.log").write_text((GENERATED / "rocblas_fp16_trace.log").read_text())
+    comparisons = api.diff([str(tmp_path / "tp2")], [str(tmp_path / "tp1")]).document["comparisons"]
+    got = [
+        (c["sharded"].rsplit("/", 1)[-1], c["unsharded"].rsplit("/", 1)[-1], c["unmatched_sharded"])
+        for c in comparisons
+    ]
+    assert got == [("rank0.hipblaslt.log", "rank0.hipblaslt.log", 0), ("rank0.rocblas.log", "rank0.rocblas.log", 0)]
