@@ -409,3 +409,24 @@ def test_a_rank_that_logged_two_libraries_into_two_files_is_paired_per_library(t
         for c in comparisons
     ]
     assert got == [("rank0.hipblaslt.log", "rank0.hipblaslt.log", 0), ("rank0.rocblas.log", "rank0.rocblas.log", 0)]
+
+
+@pytest.mark.parametrize("cache", ["1", "0"])
+def test_an_edited_matmul_line_keeps_its_gemm(cache, monkeypatch):
+    monkeypatch.setenv("BLASLOG_SHAPE_CACHE", cache)
+    line = _TRACE.format(thread=7, algo=31)
+    edited = line.replace("B=0X1523C0000000 ", "B=... ").replace(
+        "C=0X1523C0400000 Cdesc=[type=R_16F rows=768 cols=2048 ld=768]", "..."
+    )
+    result = blaslog.parse_text(edited + "\n" + line + "\n")
+    partial, whole = result.gemms
+    assert (partial.m, partial.n, partial.k, partial.trans, partial.a_type, partial.algo_id) == (
+        whole.m,
+        whole.n,
+        whole.k,
+        whole.trans,
+        whole.a_type,
+        31,
+    )
+    assert partial.missing == "C, Cdesc, B" and whole.missing is None
+    _balanced(result)
