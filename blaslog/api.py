@@ -231,6 +231,12 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
     for rank, (calls, summary) in zip(ranked, pairs, strict=True):
         inputs.runs.append(Run(rank, calls, summary))
     for run in inputs.runs:
+        partial = sum(PARTIAL in p.message for p in run.summary.problems)
+        if partial and len(run.calls):
+            inputs.notes.append(
+                f"{run.summary.path}: {partial} partial GEMM record(s) (fields a person edited out) left out of the "
+                "analysis; `blaslog parse` lists them"
+            )
         if run.calls.overflow:
             inputs.notes.append(
                 f"{run.summary.path}: more than {run.calls.max_distinct:,} distinct GEMM calls: the "

@@ -168,8 +168,11 @@ def test_partial_records_are_left_out_of_summary_and_said_when_nothing_else_is_t
 
     path = tmp_path / "edited.log"
     path.write_text(ELIDED_BENCH + "\n" + ROCBLAS_LOGGED + "\n")
-    signatures = api.summary([str(path)]).document["signatures"]
-    assert [s["calls"] for s in signatures] == [1]  # the whole call; the partial one is listed by parse only
+    report = api.summary([str(path)])
+    assert [s["calls"] for s in report.document["signatures"]] == [1]  # the whole call; parse lists the partial one
+    assert f"{path}: 1 partial GEMM record(s) (fields a person edited out) left out of the analysis" in "\n".join(
+        report.notes
+    )
     path.write_text(ELIDED_BENCH + "\n")
     with pytest.raises(blaslog.BlaslogError) as caught:
         api.summary([str(path)])
