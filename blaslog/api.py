@@ -18,7 +18,7 @@ import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from blaslog.caps import Caps, entry_key, load_caps
@@ -28,7 +28,7 @@ from blaslog.formats import Sniffer, logging_hints
 from blaslog.inputs import ENDS_EARLY, Reader, is_stream_error
 from blaslog.parse import OnError, iter_file, parse_file
 from blaslog.ranks import HEAD, RankedInput, assign_ranks, compact_ranks, find_inputs, read_manifest
-from blaslog.records import FileSummary, ParseResult, Record
+from blaslog.records import PARTIAL, TRUNCATED, FileSummary, GemmCall, ParseResult, Record
 from blaslog.report import Finding, Location, Report
 from blaslog.runs import CompactRun, duplicate_dialects, read_run
 
@@ -63,6 +63,8 @@ class Options:
     scheduler: str | None = None
     """A Dask scheduler's address (or `local`: a LocalCluster of `jobs` processes) whose workers read the inputs
     (see :mod:`blaslog.cluster`; inputs may be fsspec URLs then); None reads them here."""
+    rank_option: bool = False
+    """Whether the command takes `--rank-from` (`diff` does): only then do notes suggest it."""
 
     @property
     def on_error(self) -> OnError:
@@ -217,7 +219,8 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
             "ranks guessed from the order of the file names ("
             + ", ".join(f"{r.path} = rank {r.rank}" for r in ranked[:8])
             + (", ..." if len(ranked) > 8 else "")
-            + "); name the files by rank or give --rank-from REGEX"
+            + "); name the files by rank (rank3.log, rank_3/)"
+            + (" or give --rank-from REGEX" if options.rank_option else "")
         )
     processes = jobs_for(options.jobs, good) if read is None else 0
     if read is not None:
@@ -231,6 +234,12 @@ def read_run_files(names: Sequence[str], options: Options | None = None) -> Inpu
     for rank, (calls, summary) in zip(ranked, pairs, strict=True):
         inputs.runs.append(Run(rank, calls, summary))
     for run in inputs.runs:
+        partial = sum(PARTIAL in p.message for p in run.summary.problems)
+        if partial and len(run.calls):
+            inputs.notes.append(
+                f"{run.summary.path}: {partial} partial GEMM record(s) (fields a person edited out) left out of the "
+                "analysis; `blaslog parse` lists them"
+            )
         if run.calls.overflow:
             inputs.notes.append(
                 f"{run.summary.path}: more than {run.calls.max_distinct:,} distinct GEMM calls: the "
@@ -283,8 +292,12 @@ def holds_nothing(summaries: Sequence[FileSummary]) -> bool:
 
 
 def nothing_found(what: str = "BLAS log records", files: Sequence[FileSummary] = ()) -> str:
-    """The message for inputs that hold nothing to report: logging was off, or (`files` say so) what looks like
-    BLAS log output did not parse, and where."""
+    """The message for inputs that hold nothing to report, naming each input and what it held: a compressed
+    input that ends early, BLAS log output that did not parse, records that were all cut short or partly edited
+    out (file, line and reason), or nothing of a BLAS library (logging was off)."""
+    cut = cut_short(files)
+    if cut:
+        return f"{cut[0]}; no {what.removesuffix('s')} could be read before that point"
     errors = [p for summary in files for p in summary.problems if p.severity == "error"]
     unparsable = sum(summary.unparsable_lines for summary in files)
     if errors and unparsable:
@@ -293,7 +306,44 @@ def nothing_found(what: str = "BLAS log records", files: Sequence[FileSummary] =
             f"no {what} could be read: {unparsable} unparsable line(s) (first: {first.path}:{first.line}:"
             f"{first.column}: {first.message})"
         )
-    return f"no {what} found; was logging on? ({'; '.join(logging_hints())})"
+    unusable = [p for summary in files for p in summary.problems if TRUNCATED in p.message or PARTIAL in p.message]
+    if unusable:
+        cut_count = sum(TRUNCATED in p.message for p in unusable)
+        kinds = (["cut short"] if cut_count else []) + (["partly edited out"] if len(unusable) > cut_count else [])
+        shown = "; ".join(f"{p.path}:{p.line}: {p.message}" for p in unusable[:3])
+        more = f"; and {len(unusable) - 3} more" if len(unusable) > 3 else ""
+        return (
+            f"no usable {what} in {_names_of(files)}: {len(unusable)} record(s) found, each {' or '.join(kinds)} "
+            f"({shown}{more})"
+        )
+    held = ", ".join(f"{summary.path} ({_held(summary)})" for summary in files[:4])
+    more = f" and {len(files) - 4} more inputs" if len(files) > 4 else ""
+    return (
+        f"no {what} found in {held or 'the input'}{more}; was logging on? ({'; '.join(logging_hints())}); "
+        f"blaslog reads those libraries' logs, {TUNING_INPUTS}"
+    )
+
+
+TUNING_INPUTS = (
+    "PyTorch TunableOp results files (tunableop_results0.csv, tunableop_untuned0.csv) and hipBLASLt tuning files "
+    "(HIPBLASLT_TUNING_FILE)"
+)
+"""The inputs besides logs that blaslog reads, as messages name them."""
+
+
+def _names_of(files: Sequence[FileSummary]) -> str:
+    names = [summary.path for summary in files]
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
+def _held(summary: FileSummary) -> str:
+    """What an input without a usable record held."""
+    if summary.lines == 0:
+        return "empty"
+    if summary.other_records:
+        formats = ", ".join(f"{name}={count}" for name, count in sorted(summary.formats.items()))
+        return f"{summary.lines} lines: {summary.other_records} records of no GEMM ({formats})"
+    return f"{summary.lines} lines, none of a BLAS library"
 
 
 def _read_for_report(names: Sequence[str], options: Options | None, what: str = "GEMM records") -> Inputs:
@@ -302,9 +352,6 @@ def _read_for_report(names: Sequence[str], options: Options | None, what: str = 
     if not inputs.runs:
         raise InputError("; ".join(inputs.failed) or "no input could be read")
     if not any(len(run.calls) for run in inputs.runs):
-        cut = cut_short(inputs.files)
-        if cut:
-            raise InputError(f"{cut[0]}; no GEMM record could be read before that point")
         raise InputError(nothing_found(what, inputs.files))
     return inputs
 
@@ -604,6 +651,7 @@ def _diff(
 ) -> _Diffed:
     if "-" in _names(sharded) and "-" in _names(unsharded):
         raise InputError("standard input (-) is named on both sides; it can be read once: save one side to a file")
+    options = replace(options, rank_option=True)  # diff takes --rank-from
     ref_inputs, ref = _reference(_names(unsharded), options)
     side = _read_for_report(_names(sharded), options)
     runs = side.runs
@@ -612,21 +660,25 @@ def _diff(
         if not runs:
             known = compact_ranks(r.input.rank for r in side.runs if r.input.rank is not None)
             raise InputError(f"--rank {rank}: the sharded side has no rank {rank} (it has ranks {known or 'none'})")
-    reference: list[Any] = list(ref.calls)
+    chosen = [_reference_for(run, ref, ref_inputs) for run in runs]
+    calls: dict[int, list[Any]] = {id(r): list[Any](r.calls) for r in chosen}
     results = [
         diff_runs(
-            _tuned_order(list[Any](run.calls), reference, tp),
-            reference,
+            list[Any](run.calls),
+            calls[id(other)],
             tp=tp,
             caps=caps,
             sharded_file=run.summary.path,
-            unsharded_file=ref.summary.path,
+            unsharded_file=other.summary.path,
+            keyed=_keyed(run, other),
         )
-        for run in runs
+        for run, other in zip(runs, chosen, strict=True)
     ]
     if not any(result.pairs for result in results):
         raise InputError(_why_nothing_paired(results, runs, ref, tp))
-    report = _diff_report(results, runs, [ref], side, ref_inputs, _coverage(results, runs, ref), min_coverage)
+    used = list({id(r): r for r in chosen}.values())
+    coverage = _coverage(results, runs, chosen)
+    report = _diff_report(results, runs, used, side, ref_inputs, coverage, min_coverage)
     _tunableop_validators(report, runs, ref)
     report.fail_on = fail_on
     add_settings(report, _names(sharded), _names(unsharded))
@@ -775,12 +827,27 @@ def _reference(names: list[str], options: Options) -> tuple[Inputs, Run]:
     return inputs, ref
 
 
-def _coverage(results: Sequence[DiffResult], runs: Sequence[Run], ref: Run) -> list[Coverage]:
+def _reference_for(run: Run, ref: Run, inputs: Inputs) -> Run:
+    """The reference file a sharded file is compared with: the reference (the unsharded run's first file), unless
+    the sharded file logged a library it did not (a rank that logged cuBLASLt and cuBLAS, or rocBLAS and
+    hipBLASLt, into two files): then the unsharded run's first file that logged most of those libraries."""
+    libraries = {c.library for c in run.calls.calls}
+    if libraries <= {c.library for c in ref.calls.calls}:
+        return ref
+    logged = [(len(libraries & {c.library for c in r.calls.calls}), r) for r in inputs.runs if len(r.calls)]
+    best = max((overlap for overlap, _ in logged), default=0)
+    if best == 0:
+        return ref
+    # the reference rank's other file, or (its two files told apart by name order) the first that logged them
+    return min((r for overlap, r in logged if overlap == best), key=lambda r: (r.input.rank is None, r.input.rank))
+
+
+def _coverage(results: Sequence[DiffResult], runs: Sequence[Run], refs: Sequence[Run]) -> list[Coverage]:
     out = [
         Coverage("sharded", run.summary.path, run.input.rank, len(result.pairs), len(result.unmatched_sharded))
         for result, run in zip(results, runs, strict=True)
     ]
-    for result, run in zip(results, runs, strict=True):
+    for result, run, ref in zip(results, runs, refs, strict=True):
         out.append(
             Coverage("unsharded", ref.summary.path, run.input.rank, len(result.pairs), len(result.unmatched_unsharded))
         )
@@ -804,6 +871,13 @@ def _why_nothing_paired(results: Sequence[DiffResult], runs: Sequence[Run], ref:
             f"{head}: the first run's GEMMs are the larger ones: were the runs given the other way round? The order is "
             f"blaslog diff SHARDED UNSHARDED: try blaslog diff {ref.summary.path} '{runs[0].summary.path}'"
         )
+    if all(_keyed(run, ref) for run in runs):
+        return _why_no_row_paired(head, runs, ref, tp)
+    if tp == 1 and any(result.unmatched_sharded and result.unmatched_unsharded for result in results):
+        return (
+            f"{head} with --tp 1: GEMMs of the same types were found on both sides, but none of the same shape "
+            "(--tp 1 pairs equal shapes only); leave --tp out to infer the degree, or give the one the sharded run used"
+        )
     if tp is not None and any(result.unmatched_sharded and result.unmatched_unsharded for result in results):
         return (
             f"{head} with --tp {tp}: GEMMs of the same types were found on both sides, but no dimension of "
@@ -813,6 +887,34 @@ def _why_nothing_paired(results: Sequence[DiffResult], runs: Sequence[Run], ref:
         f"{head}: no GEMM of one run has a counterpart with the same types and transposes in the other, so "
         "these look like logs of different models or programs; check that both runs ran the same model "
         "(and the same step), or compare two runs of one model"
+    )
+
+
+def _why_no_row_paired(head: str, runs: Sequence[Run], ref: Run, tp: int | None) -> str:
+    """Why two sets of tuning-file rows share no row: rows of one shape under other operators or types, or none."""
+    rows = ref.calls.calls
+    for run in runs:
+        for s in run.calls.calls:
+            u = next((u for u in rows if u.dims() == s.dims() and u.trans == s.trans), None)
+            if u is not None:
+                return (
+                    f"{head}: no row of one file has the key (operator, parameters and types) of a row of the other; "
+                    f"rows of one shape are under other operators or types (first: {_row_text(s)} in "
+                    f"{run.summary.path}, {_row_text(u)} in {ref.summary.path}): the runs used other data types "
+                    "(TF32 on in one, say) or other operators"
+                )
+    degree = f" {tp}" if tp else ""
+    return (
+        f"{head}: the files share no GEMM: no row of one has the key (operator, parameters and types) of a row of "
+        f"the other, and none is the other's with one dimension divided by a TP degree{degree}; they look like "
+        "results files of different models or shapes"
+    )
+
+
+def _row_text(call: GemmCall) -> str:
+    op = dict(call.extra).get("op") or f"{call.function} {call.a_type}"
+    return f"{op} {call.trans} {call.m}x{call.n}x{call.k}" + (
+        f" batch {call.batch_count}" if call.batch_count > 1 else ""
     )
 
 
@@ -1116,11 +1218,13 @@ def add_settings(report: Report, sharded: Sequence[str], unsharded: Sequence[str
 # ---- TunableOp ------------------------------------------------------------------------------------------------
 
 
-def _tuned_order(calls: list[Any], reference: list[Any], tp: int | None) -> list[Any]:
-    """Tuning-file rows are a set, not a call sequence: the sharded rows in their counterparts' order."""
-    from blaslog.tunableop import order_for_diff
+def _keyed(run: Run, ref: Run) -> bool:
+    """Whether two runs are tuning files (TunableOp results, hipBLASLt tuning files): sets of rows keyed by
+    operator, parameters and types, paired by key rather than aligned as call sequences."""
+    from blaslog.tunableop import is_tuned
 
-    return order_for_diff(calls, reference, tp)
+    calls = [*run.calls.calls, *ref.calls.calls]
+    return bool(run.calls.calls) and bool(ref.calls.calls) and all(is_tuned(c) for c in calls)
 
 
 def _tunableop_validators(report: Report, runs: Sequence[Run], ref: Run) -> None:

@@ -9,13 +9,13 @@ dimension) and shows which ranges of it ran which algorithm.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from blaslog.caps import Caps
 from blaslog.explain import NUMERIC_EXTRA, compare, compared, explain, numeric_extra
-from blaslog.records import ALGORITHM_FIELDS, GEMM_FIELD_NAMES, GemmCall
+from blaslog.records import ALGORITHM_FIELDS, GEMM_FIELD_NAMES, TUNING_FORMATS, GemmCall
 from blaslog.report import Finding, Location, finding_class, sort_findings
 
 
@@ -75,17 +75,76 @@ def group_variants(records: Sequence[GemmCall]) -> dict[tuple[Any, ...], list[Va
     return {sig: list(v.values()) for sig, v in groups.items()}
 
 
-def check_run(records: Sequence[GemmCall], *, caps: Caps | None = None) -> list[Finding]:
-    """Findings for every signature that ran with more than one algorithm, flags value or solution."""
+BannerBetween = Callable[[str, int, int], "int | None"]
+"""(file, after line, before line) -> the first line between them where a library starts (its banner or version
+line, see ``blaslog.formats.banner``), or None."""
+
+
+def check_run(
+    records: Sequence[GemmCall], *, caps: Caps | None = None, banner_between: BannerBetween | None = None
+) -> list[Finding]:
+    """Findings for every signature that ran with more than one algorithm, flags value or solution. Each says
+    which threads it compares; where its two variants ran on threads whose calls never interleave and a library
+    starts again between them (`banner_between` looks), that the file may hold two runs."""
+    if any(getattr(r, "call", r).log_format not in TUNING_FORMATS for r in records):
+        # a log that also quotes a tuning table (the bench's winner): the choice is no call of the run
+        records = [r for r in records if getattr(r, "call", r).log_format not in TUNING_FORMATS]
+    spans: dict[Any, tuple[int, int]] = {}
+    for record in records:
+        if record.thread is not None:
+            low, high = spans.get(record.thread, (record.line, record.line))
+            spans[record.thread] = (min(low, record.line), max(high, record.line))
     findings = []
     for variants in group_variants(records).values():
         if len(variants) < 2:
             continue
-        findings.append(_finding(variants, caps))
+        findings.append(_finding(variants, caps, _thread_note(variants, spans, banner_between)))
     return sort_findings(findings)
 
 
-def _finding(variants: list[Variant], caps: Caps | None) -> Finding:
+def _thread_note(
+    variants: list[Variant], spans: dict[Any, tuple[int, int]], banner_between: BannerBetween | None
+) -> str:
+    """Which threads a finding compares (cuBLASLt's and cuBLAS's bracket field, hipBLASLt's process id), and
+    whether they look like two runs pasted into one file (never dropping the finding on that guess)."""
+    sets = [sorted({str(c.thread) for c in v.calls if c.thread is not None}) for v in variants]
+    if not all(sets):
+        return ""
+    if len({t for threads in sets for t in threads}) == 1:
+        return f" Every call of it ran on thread {sets[0][0]}."
+    parts = "; ".join(f"variant {i} on {_thread_list(threads)}" for i, threads in enumerate(sets, 1))
+    note = (
+        f" It compares calls on several threads ({parts}). In cuBLASLt and cuBLAS logs the bracketed number is the "
+        "thread id: a forward GEMM on the main thread and its recompute on the autograd thread are one run, and "
+        "compared as such."
+    )
+    if len(sets) != 2 or set(sets[0]) & set(sets[1]) or banner_between is None:
+        return note
+    first, second = ([spans[t] for t in threads] for threads in sets)
+    if max(e for _, e in first) < min(b for b, _ in second):
+        before, after, end, start = sets[0], sets[1], max(e for _, e in first), min(b for b, _ in second)
+    elif max(e for _, e in second) < min(b for b, _ in first):
+        before, after, end, start = sets[1], sets[0], max(e for _, e in second), min(b for b, _ in first)
+    else:
+        return note  # the threads' calls interleave: one process
+    file = variants[0].record.file
+    line = banner_between(file, end, start)
+    if line is None:
+        return note
+    return note + (
+        f" Yet every call of {_thread_list(before)} comes before every call of {_thread_list(after)} (lines up to "
+        f"{end}, then from {start}), and the library starts again at line {line}: the file may hold two runs pasted "
+        f"one after the other. Check them separately: `head -n {line - 1} {file} > run1.log`, `tail -n +{line} "
+        f"{file} > run2.log`, then `blaslog check run1.log`, `blaslog check run2.log` and `blaslog diff --tp 1 "
+        "run2.log run1.log`."
+    )
+
+
+def _thread_list(threads: Sequence[str]) -> str:
+    return ("thread " if len(threads) == 1 else "threads ") + ", ".join(threads)
+
+
+def _finding(variants: list[Variant], caps: Caps | None, thread_note: str = "") -> Finding:
     first = variants[0].record
     differences = [compare(first, v.record, caps) for v in variants[1:]]
     worst = max((d for d in differences if d is not None), key=lambda d: _rank(d.cls))
@@ -130,6 +189,7 @@ def _finding(variants: list[Variant], caps: Caps | None) -> Finding:
     text += _alignment_note(variants)
     if not any(c.thread for v in variants for c in v.calls):
         text += " (This log names no threads.)"
+    text += thread_note
     return Finding(
         kind=kind,
         cls=worst.cls,

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from itertools import chain
 from typing import Any
 
 from blaslog.caps import Caps
@@ -194,6 +195,21 @@ class _KeyNumbers:
         return out
 
 
+def _by_library(
+    sharded: Sequence[GemmCall], unsharded: Sequence[GemmCall]
+) -> list[tuple[Sequence[GemmCall], Sequence[GemmCall]]]:
+    """The two runs' calls library by library (a rank that logged cuBLASLt and cuBLAS, or rocBLAS and hipBLASLt,
+    into one file holds two call sequences, whose order relative to each other means nothing: each library's
+    calls are aligned with the other run's calls of that library). One pair when each run logged one library."""
+    libraries = dict.fromkeys(_call(r).library for r in chain(sharded, unsharded))
+    if len(libraries) < 2:
+        return [(sharded, unsharded)]
+    return [
+        ([r for r in sharded if _call(r).library == name], [r for r in unsharded if _call(r).library == name])
+        for name in libraries
+    ]
+
+
 def _by_thread(records: Sequence[GemmCall]) -> list[list[GemmCall]]:
     groups: dict[Any, list[GemmCall]] = {}
     for record in records:
@@ -297,6 +313,72 @@ def _windowed_opcodes(ks: list[Any], ku: list[Any]) -> list[tuple[str, int, int,
     return ops
 
 
+def row_key(record: GemmCall) -> tuple[Any, ...]:
+    """What makes a row of a tuning file (TunableOp: operator, parameters and types) the row of one GEMM: its
+    coarse key, dimensions and leading dimensions."""
+    call = _call(record)
+    return (coarse_key(call), call.dims(), call.lda, call.ldb, call.ldc)
+
+
+def pair_by_key(
+    sharded: Sequence[GemmCall], unsharded: Sequence[GemmCall], tp: int | None
+) -> tuple[list[tuple[GemmCall, GemmCall]], list[GemmCall], list[GemmCall], TpInference]:
+    """Pair the rows of two tuning files, which are sets written in hash order, not call sequences: a row with
+    the other file's row of the same key (:func:`row_key`), then, of the rows left, one whose single differing
+    dimension is the other's divided by the TP degree (`tp`, else the degree most such rows agree on: rows that
+    share a key are the same GEMM in both runs, and say nothing of the degree). Returns (pairs, sharded rows left,
+    unsharded rows left, the degree and how it was found)."""
+    by_key: dict[tuple[Any, ...], list[int]] = {}
+    for j, u in enumerate(unsharded):
+        by_key.setdefault(row_key(u), []).append(j)
+    taken: set[int] = set()
+    pairs: list[tuple[GemmCall, GemmCall]] = []
+    left_s: list[GemmCall] = []
+    for s in sharded:
+        free = [j for j in by_key.get(row_key(s), ()) if j not in taken]
+        if free:
+            taken.add(free[0])
+            pairs.append((s, unsharded[free[0]]))
+        else:
+            left_s.append(s)
+    left_u = [u for j, u in enumerate(unsharded) if j not in taken]
+    by_coarse: dict[tuple[Any, ...], list[GemmCall]] = {}
+    for u in left_u:
+        by_coarse.setdefault(coarse_key(u), []).append(u)
+    if tp:
+        inference = TpInference(tp, "given")
+    else:
+        votes: Counter[int] = Counter()
+        for s in left_s:
+            for ratio in {_ratio(_call(s), _call(u)) for u in by_coarse.get(coarse_key(s), ())}:
+                if ratio is not None and ratio > 1:
+                    votes[ratio] += 1
+        if votes:
+            degree, agreeing = max(votes.items(), key=lambda kv: (kv[1], -kv[0]))
+            inference = TpInference(degree, "inferred", agreeing, sum(votes.values()), len(pairs))
+        else:
+            inference = TpInference(1, "none", equal_pairs=len(pairs))
+    if inference.tp > 1:
+        used: set[int] = set()
+        rest: list[GemmCall] = []
+        for s in left_s:
+            match = next(
+                (
+                    u
+                    for u in by_coarse.get(coarse_key(s), ())
+                    if id(u) not in used and dims_match(_call(s), _call(u), inference.tp)
+                ),
+                None,
+            )
+            if match is None:
+                rest.append(s)
+            else:
+                used.add(id(match))
+                pairs.append((s, match))
+        left_s, left_u = rest, [u for u in left_u if id(u) not in used]
+    return pairs, left_s, left_u, inference
+
+
 def diff_runs(
     sharded: Sequence[GemmCall],
     unsharded: Sequence[GemmCall],
@@ -305,18 +387,28 @@ def diff_runs(
     caps: Caps | None = None,
     sharded_file: str = "",
     unsharded_file: str = "",
+    keyed: bool = False,
 ) -> DiffResult:
-    """Compare the GEMMs of a sharded run with those of an unsharded run."""
+    """Compare the GEMMs of a sharded run with those of an unsharded run (`keyed`: both are tuning files, whose
+    rows are paired by key, see :func:`pair_by_key`, not aligned as call sequences)."""
     candidates: list[tuple[GemmCall, GemmCall]] = []
     unmatched_s: list[GemmCall] = []
     unmatched_u: list[GemmCall] = []
-    numbers = _KeyNumbers()
-    for gs, gu in _pair_threads(_by_thread(sharded), _by_thread(unsharded), numbers):
-        pairs, left_s, left_u = _align(gs, gu, numbers)
-        candidates.extend((gs[i], gu[j]) for i, j in pairs)
-        unmatched_s.extend(gs[i] for i in left_s)
-        unmatched_u.extend(gu[j] for j in left_u)
-    inference = TpInference(tp, "given") if tp else infer_tp(candidates)
+    if keyed:
+        candidates, unmatched_s, unmatched_u, inference = pair_by_key(sharded, unsharded, tp)
+    else:
+        numbers = _KeyNumbers()
+        threads = (
+            thread_pair
+            for ls, lu in _by_library(sharded, unsharded)
+            for thread_pair in _pair_threads(_by_thread(ls), _by_thread(lu), numbers)
+        )
+        for gs, gu in threads:
+            pairs, left_s, left_u = _align(gs, gu, numbers)
+            candidates.extend((gs[i], gu[j]) for i, j in pairs)
+            unmatched_s.extend(gs[i] for i in left_s)
+            unmatched_u.extend(gu[j] for j in left_u)
+        inference = TpInference(tp, "given") if tp else infer_tp(candidates)
     result = DiffResult(sharded_file, unsharded_file, inference)
     if inference.how == "none" and infer_tp([(u, s) for s, u in candidates]).how == "inferred":
         result.reversed_hint = True

@@ -37,7 +37,17 @@ from blaslog.formats._base import (
 from blaslog.formats._cache import ShapeCache
 from blaslog.formats._shapes import keep
 from blaslog.inputs import Batch, Reader, text_reader
-from blaslog.records import MAX_PROBLEMS, Event, FileSummary, GemmCall, ParseResult, Problem, Record
+from blaslog.records import (
+    MAX_PROBLEMS,
+    PARTIAL,
+    TRUNCATED,
+    Event,
+    FileSummary,
+    GemmCall,
+    ParseResult,
+    Problem,
+    Record,
+)
 
 OnError = Literal["raise", "warn", "skip"]
 
@@ -791,7 +801,7 @@ class _FileParser:
                     self.problem(
                         last,
                         f"the last record is cut short (no line end at the end of the input: "
-                        f"the writer was probably killed); kept as a truncated record ({reason})",
+                        f"the writer was probably killed); {TRUNCATED} ({reason})",
                         text,
                         severity="warning",
                         column=column,
@@ -799,12 +809,32 @@ class _FileParser:
                 else:
                     self.problem(
                         first,
-                        f"this {fmt.name} record is cut short; kept as a truncated record ({reason})",
+                        f"this {fmt.name} record is cut short; {TRUNCATED} ({reason})",
                         text,
                         severity="warning",
                         column=column,
                     )
                 return fmt.truncated(text, self.reader.name, first, last)
+            # a record a person edited (a note the grammar rejects, a value left out as `...`); a bad value with
+            # no edit in sight (`-m ٢١`) is no edit: it is reported as it is
+            edited = isinstance(exc, LarkError) or "..." in text or "…" in text
+            partial = fmt.partial(text, self.reader.name, first, last) if edited else None
+            if partial is not None:
+                # a record a person edited inside the line: the GEMM its visible fields define, marked partial
+                # where fields are not shown
+                said = (
+                    f"{PARTIAL}: {partial.missing} not shown"
+                    if partial.missing
+                    else "read from its fields, which are all there (the text its writer did not write left out)"
+                )
+                self.problem(
+                    first,
+                    f"this {fmt.name} record was edited ({reason}); {said}",
+                    text,
+                    severity="warning",
+                    column=column,
+                )
+                return self._accept(fmt, partial, (), first, count, text)
             summary.unparsable_lines += count
             self.problem(first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
             return None

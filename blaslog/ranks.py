@@ -39,7 +39,9 @@ MANIFEST = "run.json"
 """The manifest that makes a folder a run folder (``blaslog record``): the command, its settings, each log's rank."""
 
 #: File names under a folder that are never BLAS logs.
-_SKIP_SUFFIXES = (".json", ".yaml.expected", ".expected", ".md", ".py", ".parquet", ".csv", ".html", ".png")
+_SKIP_SUFFIXES = (".json", ".yaml.expected", ".expected", ".md", ".py", ".parquet", ".html", ".png")
+"""Files a folder search never looks into. A `.csv` file is looked into: TunableOp results files are CSV (a
+folder of them is a run), and a CSV of something else holds no line a BLAS dialect begins a record with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +86,9 @@ def find_inputs(names: Sequence[str], *, looks_like_log: object = None) -> list[
             ]
             if not found:
                 raise InputError(
-                    f"{name}: a folder, but no BLAS log was found under it (searched every file "
-                    "below it for cuBLASLt, cuBLAS, rocBLAS or hipBLASLt lines)"
+                    f"{name}: a folder, but no BLAS log was found under it (searched every file below it for "
+                    "cuBLASLt, cuBLAS, rocBLAS or hipBLASLt lines, TunableOp results files and hipBLASLt tuning "
+                    "files)"
                 )
             out.extend(sorted(found, key=natural_key))
         elif glob.has_magic(name):

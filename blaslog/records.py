@@ -191,6 +191,10 @@ class GemmCall:
     """Which dialect the record was read from (`cublaslt`, `rocblas-trace` ...)."""
     version: str | None = field(default=None, compare=False)
     """Library version printed with the record, when the log prints one."""
+    missing: str | None = field(default=None, compare=False)
+    """A partial record (a person edited fields out of it, `--lda ...`, or wrote a note into it): the fields its
+    writer logs that it does not show, comma-separated (a transpose not shown is `?`); None for a whole record.
+    Partial records are listed by `parse` and left out of `summary`, `check` and `diff`."""
 
     kind = "gemm"
 
@@ -271,7 +275,13 @@ class GemmCall:
             named = zip(_TEXT_FIELDS, values, strict=True)
             values = tuple(rocblas_flags_name(value) if name == "flags" else value for name, value in named)
         parts = [f"{key}={value}" for key, value in zip(_TEXT_KEYS, values, strict=True) if value is not None]
-        return " ".join(parts) or "(not logged)"
+        if not parts:
+            # a tuning row that chose the library's own pick (TunableOp `Default`) names it, not an index
+            chose = next((value for key, value in self.extra if key == "solution"), None)
+            if chose:
+                return str(chose)
+            return "(not shown)" if self.missing else "(not logged)"
+        return " ".join(parts)
 
     def types_text(self) -> str:
         """`R_16F/R_16F/R_16F/R_16F`: the A, B, C and D types."""
@@ -408,6 +418,15 @@ class Problem:
 
 MAX_PROBLEMS = 1000
 """Problems kept per input (the others are counted; what is said once per input, `Problem.once`, is kept)."""
+
+TUNING_FORMATS = ("tunableop", "hipblaslt-tuning")
+"""The dialects whose records are tuning choices (a TunableOp results row, a hipBLASLt tuning row or bench table),
+not executed calls."""
+
+TRUNCATED = "kept as a truncated record"
+"""What the problem of a record cut short says (a record ended before its writer finished it: an Event)."""
+PARTIAL = "kept as a partial GEMM record"
+"""What the problem of a record a person edited inside the line says (a GemmCall with `missing` set)."""
 
 
 @dataclass(slots=True)

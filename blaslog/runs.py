@@ -172,9 +172,10 @@ class CompactRun:
         return out
 
     def extend(self, records: Iterable[Any]) -> CompactRun:
-        """Append GEMM records (others are ignored); returns self."""
+        """Append GEMM records (others, and partial GEMM records, which lack fields a person edited out, are
+        ignored); returns self."""
         for record in records:
-            if isinstance(record, GemmCall):
+            if isinstance(record, GemmCall) and record.missing is None:
                 self.add(record)
         return self
 

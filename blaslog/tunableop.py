@@ -10,8 +10,6 @@ side:
 * :func:`validator_findings`: two runs' Validator lines (PyTorch, ROCm/HIP, rocBLAS, hipBLASLt, GPU arch) side by
   side, first in a diff, since TunableOp rejects a file whose validators differ and solution indices do not
   carry over between versions or architectures;
-* :func:`order_for_diff`: TunableOp rows are a set written in hash order, not a call sequence; the sharded
-  rows are put in the order of their unsharded counterparts so that the diff's sequence alignment pairs them;
 * :func:`pin` and :func:`render` (``blaslog diff ... --emit-tunableop FILE``): a results file that pins the
   sharded GEMMs to the solution the unsharded run used, only where the inputs show that solution ran for the
   sharded GEMM's exact signature; everything else is listed as not pinnable.
@@ -25,11 +23,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from blaslog.diff import coarse_key, dims_match
-from blaslog.records import Event, GemmCall
+from blaslog.records import TUNING_FORMATS, Event, GemmCall
 from blaslog.report import Finding, Location
 
-TUNED_FORMATS = ("tunableop", "hipblaslt-tuning")
+TUNED_FORMATS = TUNING_FORMATS
 """The dialects whose records are tuning choices, not executed calls."""
 
 NUMERICAL_CHECK = "tune it with numerical checks on (PYTORCH_TUNABLEOP_NUMERICAL_CHECK=1)"
@@ -192,50 +189,6 @@ def validator_findings(sharded: Sequence[str], reference: str) -> tuple[list[Fin
 
 
 # ---- diff ordering -----------------------------------------------------------------------------------------------
-
-
-def order_for_diff(sharded: list[Any], unsharded: list[Any], tp: int | None) -> list[Any]:
-    """The sharded tuning rows in the order of their unsharded counterparts (rows without one last), so that a
-    sequence alignment pairs them; `sharded` as it is unless both sides are tuning files."""
-    if not sharded or not unsharded or not all(is_tuned(c) for c in sharded) or not all(is_tuned(c) for c in unsharded):
-        return sharded
-    degree = tp or _vote(sharded, unsharded)
-    by_key: dict[Any, list[int]] = {}
-    for j, u in enumerate(unsharded):
-        by_key.setdefault(coarse_key(u), []).append(j)
-    taken: set[int] = set()
-    placed: list[tuple[int, int, Any]] = []
-    left: list[Any] = []
-    for i, s in enumerate(sharded):
-        best = None
-        for j in by_key.get(coarse_key(s), ()):
-            if j not in taken and dims_match(_call(s), _call(unsharded[j]), degree):
-                best = j
-                if _call(s).dims() != _call(unsharded[j]).dims() or degree == 1:
-                    break
-        if best is None:
-            left.append(s)
-        else:
-            taken.add(best)
-            placed.append((best, i, s))
-    return [s for _, _, s in sorted(placed, key=lambda t: (t[0], t[1]))] + left
-
-
-def _vote(sharded: list[Any], unsharded: list[Any]) -> int:
-    """The tensor-parallel degree most (sharded, unsharded) row pairs of one kind agree on (1 when none)."""
-    from collections import Counter
-
-    by_key: dict[Any, list[GemmCall]] = {}
-    for u in unsharded:
-        by_key.setdefault(coarse_key(u), []).append(_call(u))
-    votes: Counter[int] = Counter()
-    for s in sharded:
-        sd = _call(s).dims()
-        for u in by_key.get(coarse_key(s), ()):
-            differing = [(a, b) for a, b in zip(sd, u.dims(), strict=True) if a != b]
-            if len(differing) == 1 and differing[0][0] and differing[0][1] and differing[0][1] % differing[0][0] == 0:
-                votes[differing[0][1] // differing[0][0]] += 1
-    return max(votes.items(), key=lambda kv: (kv[1], -kv[0]))[0] if votes else 1
 
 
 # ---- the cross-source check --------------------------------------------------------------------------------------
@@ -644,7 +597,6 @@ __all__ = [
     "gemm_key",
     "is_tuned",
     "op_and_params",
-    "order_for_diff",
     "ordinal",
     "pair_sources",
     "pin",

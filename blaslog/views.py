@@ -16,6 +16,7 @@ from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
 from blaslog.report import FINDING_CLASSES, Case, Finding, Location, Report, fold_ranks, sort_findings
 from blaslog.runs import CompactRun
 from blaslog.summary import summarize, summarize_runs
+from blaslog.tunableop import TUNED_FORMATS as _TUNING_FORMATS
 
 PARSE_COLUMNS = [
     "file",
@@ -310,6 +311,27 @@ def diff_report(
     )
 
 
+def _banner_between(path: str, after: int, before: int) -> int | None:
+    """The first line after line `after` and up to line `before` of `path` where a BLAS library starts (its
+    banner or version line), or None; read only for a finding that asks (a file read again up to `before`)."""
+    import os
+
+    from blaslog.formats import banner
+    from blaslog.inputs import Reader
+
+    if path == "-" or not os.path.isfile(path):
+        return None
+    for batch in Reader(path).batches():
+        if batch.start + len(batch.lines) <= after:
+            continue
+        for number, line in enumerate(batch.lines, batch.start):
+            if number > before:
+                return None
+            if number > after and banner(line):
+                return number
+    return None
+
+
 def check_report(
     records: Sequence[GemmCall], files: Sequence[FileSummary], *, caps: Caps | None = None, batch: bool = False
 ) -> Report:
@@ -321,7 +343,7 @@ def check_report(
     for record in records:
         by_file.setdefault(record.file, []).append(record)
     for name, calls in by_file.items():
-        found = check_run(calls, caps=caps)
+        found = check_run(calls, caps=caps, banner_between=_banner_between)
         if batch:
             found += batch_invariance(calls)
         findings.extend(found)
@@ -390,12 +412,25 @@ def _compared(
             why = "Was logging on when it ran? (`blaslog summary` says what the file holds.)"
         elif repeated or batch:
             continue
+        elif all(call.log_format in _TUNING_FORMATS for call in distinct.values()):
+            title = (
+                f"nothing in {summary.path} was compared: a tuning file holds one row per GEMM it tuned "
+                f"({len(per_signature)} here)"
+            )
+            why = (
+                "check compares the calls of one GEMM signature with each other, and a tuning file (a TunableOp "
+                "results file, a hipBLASLt tuning file) names each GEMM once, with the solution chosen for it. "
+                f"To see whether the tuned solutions ran, check a run's logs against it (`blaslog check LOG "
+                f"--tunableop {summary.path}`); to compare it with another run's file, `blaslog diff "
+                f"{summary.path} OTHER_FILE`."
+            )
         else:
             title = f"nothing in {summary.path} was compared: each of its {len(per_signature)} GEMM signatures ran once"
             why = (
                 "check compares the calls of one GEMM signature with each other; a log in which every signature "
                 "ran once has nothing to compare (a log of one step or one forward pass, say). Log more steps, "
-                "or compare the run with another one (`blaslog diff`), or look at a batch range (--batch)."
+                "or compare the run with another one (`blaslog diff`), or see which token counts ran which "
+                "algorithm (--batch-invariance)."
             )
         findings.append(
             Finding(

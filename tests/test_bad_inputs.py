@@ -53,8 +53,8 @@ def test_directory_without_logs(runner, tmp_path):
     result = runner.invoke(cli, ["parse", str(tmp_path)])
     assert result.exit_code == 2
     assert result.stderr.strip().endswith(
-        f"{tmp_path}: a folder, but no BLAS log was found under it (searched every "
-        "file below it for cuBLASLt, cuBLAS, rocBLAS or hipBLASLt lines)"
+        f"{tmp_path}: a folder, but no BLAS log was found under it (searched every file below it for "
+        "cuBLASLt, cuBLAS, rocBLAS or hipBLASLt lines, TunableOp results files and hipBLASLt tuning files)"
     )
 
 

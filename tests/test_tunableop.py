@@ -101,14 +101,30 @@ def test_hipblaslt_tuning_file():
     assert (legacy.m, legacy.solution_index, legacy.d_type, legacy.lda) == (1024, 56537, "f16_r", None)
 
 
-def test_bench_stdout_tables_are_not_tuning_rows():
-    """hipblaslt-bench prints the same CSV table on stdout, without the arch and CU count: not a record."""
-    text = (
-        "transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,ldb,stride_b,ldc,stride_c,ldd\n"
-        "N,N,0,1,1024,512,1024,1,1024,1048576,1,1024,524288,1024,524288,1024,524288,f16_r,f16_r,f16_r,56537\n"
+def test_bench_stdout_tables_are_read_by_their_header():
+    """hipblaslt-bench prints its result as a CSV table on stdout (a header, then the value row, `[0]:` between
+    with --print_kernel_info): one tuning record read by the header's names (issue 35); a table without
+    `hipblaslt-Gflops` in its header (rocblas-bench's) or a row alone without the arch and CU count is none."""
+    header = (
+        "transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,ldb,stride_b,ldc,stride_c,ldd,"
+        "stride_d,a_type,b_type,c_type,d_type,compute_type,hipblaslt-Gflops,us,soulution_index"
     )
-    result = blaslog.parse_text(text)
-    assert not result.gemms and result.files[0].foreign_lines == 2
+    row = "T,N,0,1,1024,512,2048,1,2048,1048576,0,2048,524288,1024,524288,1024,524288,f16_r,f16_r,f16_r,f16_r,f32_r,"
+    result = blaslog.parse_text(f"{header}\n[0]:\n{row}37575.2,28.5,56537\n")
+    (table,) = result.gemms
+    assert (table.m, table.n, table.k, table.trans, table.lda, table.compute_type, table.solution_index) == (
+        1024,
+        512,
+        2048,
+        "TN",
+        2048,
+        "f32_r",
+        56537,
+    )
+    assert table.log_format == "hipblaslt-tuning" and result.files[0].record_lines == 3
+    rocblas = "transA,transB,M,N,K,alpha,lda,ldb,beta,ldc,rocblas-Gflops,us\nN,N,1600,512,1024,-1,1600,1024,1,1600,6641.81,252.6\n"
+    other = blaslog.parse_text(rocblas + row + "1,2,3\n")
+    assert not other.gemms and other.files[0].foreign_lines == 3
 
 
 @pytest.mark.parametrize(

@@ -100,6 +100,17 @@ def near_miss(line: str) -> bool:
     return _near_miss(format_classes()).search(line) is not None
 
 
+def banner(line: str) -> bool:
+    """True for a line a library writes once when a process starts using it (every registered dialect's
+    `banner`: a version line, a handle's creation)."""
+    return _banner(format_classes()).search(line) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def _banner(classes: tuple[type[LogFormat], ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{cls.banner})" for cls in classes if cls.banner) or "(?!)")
+
+
 def logging_hints() -> tuple[str, ...]:
     """How to turn each library's logging on (each registered dialect's `logging_hint`, each once, in
     registration order): what to suggest when an input holds no record."""
@@ -222,6 +233,7 @@ __all__ = [
     "FORMAT_NAMES",
     "LogFormat",
     "Sniffer",
+    "banner",
     "boundary_regex",
     "format_classes",
     "format_names",

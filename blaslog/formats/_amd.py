@@ -9,9 +9,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from blaslog.formats._base import LeafTransformer, LogFormat, RecordCut, RecordError, to_int, transpose
-from blaslog.records import Event
+from blaslog.records import Event, GemmCall
 
 AFTER_TAG = r"(?:^|(?<=\]:)|(?<=\]: )|(?<=>:)|(?<=>: )|(?<=^\d: )|(?<=\d\d: ))"
+UNIQ_COUNT = r"(?:[ \t]*\d+[ \t]+)?"
+"""The count `sort | uniq -c` puts before a line (`     12 `), which a bench line may begin with: the grammar reads
+it as the number of calls the line stands for."""
 """Where an AMD record may begin on a line (start regexes begin with it): at the line's start, or after a
 launcher's tag that the launcher put before every line of the process (``[rank0]: `` from torchrun,
 ``[default0]:`` from torch elastic, ``[1,0]<stdout>:`` from ``mpirun --tag-output``, ``12: `` from
@@ -68,7 +71,11 @@ class CommandTransformer(LeafTransformer):
     """bench.lark / flowmap.lark trees -> (program, [(option, value)]) or [(key, value)]."""
 
     def bench(self, children: list[Any]) -> Any:
-        return children[0]
+        """A command, with the number of calls a leading count (`uniq -c`) says it stands for as `call_count`."""
+        if len(children) == 1:
+            return children[0]
+        count, (program, options) = children
+        return (program, [("call_count", count), *options])
 
     def profile(self, children: list[Any]) -> Any:
         return children[0]
@@ -171,6 +178,38 @@ class BenchFormat(LogFormat):
         """The function a (possibly cut) command's options name."""
         return self.program
 
+    def logged(self, values: dict[str, Any]) -> list[str]:
+        """The options the logger writes in a GEMM's command (of these `values`), in its order: a partial record
+        names those it does not show."""
+        return []
+
+    def generic(self, values: dict[str, Any]) -> dict[str, Any]:
+        """A command's values under the names both AMD libraries share (`transA`, `a_type` ...)."""
+        return values
+
+    def partial(self, text: str, path: str, line: int, end_line: int) -> GemmCall | None:
+        """A command edited inside the line (`-k 1024 ... --a_type f16_r`, `--lda ...`, a note after the last
+        value): the GEMM of the options it shows."""
+        values: dict[str, Any] = {}
+        elided = []
+        text = self.clean([text])
+        for name, value in salvage_options(text):
+            if value in ELIDED and value:
+                elided.append(name)  # `--lda ...`: a value a person left out
+            values.setdefault(name, None if value in ELIDED else value)
+        logged = self.logged(values)
+        if not logged:
+            return None  # not a GEMM's command (or no -f): nothing to recover
+        unseen = [name for name in logged if values.get(name) is None]
+        unseen += [name for name in elided if name not in unseen]
+        bare = sum(word in ELIDED for word in text.split()) > len(elided)  # `-k 1024 ... --a_type`: options left out
+        if not unseen and not bare:  # every field shown, a note after them (`<-- slow`): the whole call
+            options = [(name, value) for name, value in values.items() if name not in elided]
+            whole = _whole(self, (self.program, options), path, line, end_line)
+            if whole is not None:
+                return whole
+        return partial_call(self, self.function_of(values), self.generic(values), unseen, path, line, end_line)
+
 
 @functools.cache
 def _glue(program: str) -> re.Pattern[str]:
@@ -209,18 +248,137 @@ def salvage_options(text: str) -> list[tuple[str, str]]:
     return out
 
 
+ELIDED = frozenset({"", "...", "…", "[...]", "[…]", '"..."', "'...'"})
+"""What a person writes for a value left out (and an option without its value)."""
+
+_PARTIAL_KEYS = (
+    ("m", "m"),
+    ("n", "n"),
+    ("k", "k"),
+    ("transa", "transA"),
+    ("transb", "transB"),
+    ("a_type", "a_type"),
+    ("b_type", "b_type"),
+    ("c_type", "c_type"),
+    ("d_type", "d_type"),
+    ("compute_type", "compute_type"),
+)
+"""(GemmCall field, shared name) of the key fields a partial record recovers where visible."""
+
+
+def _number(value: Any, what: str) -> int | None:
+    """A visible integer value of an edited record, None when there is none or it is no integer."""
+    if value is None:
+        return None
+    try:
+        return int(to_int(value, what, low=None))
+    except RecordError:
+        return None
+
+
+def partial_call(
+    fmt: LogFormat, function: str, values: dict[str, Any], unseen: list[str], path: str, line: int, end_line: int
+) -> GemmCall | None:
+    """The partial GemmCall of an edited record's visible `values` (under the shared names; None for a value
+    left out), `unseen` naming the other fields its writer logs that it does not show; None when none of m, n
+    and k is visible."""
+    out: dict[str, Any] = {}
+    missing = list(unseen)
+    try:
+        for field, name in _PARTIAL_KEYS:
+            value = values.get(name)
+            if field in ("m", "n", "k"):
+                out[field] = None if value is None else to_int(value, name)
+            elif field in ("transa", "transb"):
+                out[field] = "?" if value is None else transpose(value, name)
+            else:
+                out[field] = value
+            if value is None and name not in missing:
+                missing.append(name)
+    except RecordError:
+        return None  # a value shown but wrong (`-m 1_0`): the record's own error says which
+    if out["m"] is None and out["n"] is None and out["k"] is None:
+        return None
+    for field in ("batch_count", "lda", "ldb", "ldc", "ldd", "solution_index"):
+        number = _number(values.get(field), field)
+        if number is not None:
+            out[field] = number
+        elif values.get(field) is not None:
+            return None
+    if out.get("batch_count") is not None and out["batch_count"] < 1:
+        del out["batch_count"]
+    if values.get("call_count") is not None:
+        count = _number(values["call_count"], "call_count")
+        if count is None or count < 1:
+            return None  # a count shown but wrong: the record's own error says so
+        out["call_count"] = count
+    for field in ("algo", "flags"):
+        value = values.get(field)
+        number = value if type(value) is int else _number(value, field)
+        if number is not None:
+            out[field] = number
+        elif value is not None:
+            return None
+    return GemmCall(
+        fmt.library,
+        function,
+        **out,
+        missing=", ".join(missing) or "fields hidden by `...`",
+        file=path,
+        line=line,
+        end_line=end_line,
+        log_format=fmt.name,
+    )
+
+
+def _whole(fmt: LogFormat, generic: Any, path: str, line: int, end_line: int) -> GemmCall | None:
+    """The record the dialect builds from an edited record's visible values (`generic`, as its transformer gives
+    them), where they are every value its writer logs; None when the build rejects them."""
+    try:
+        cls, kwargs, _warnings = fmt.build(generic)
+    except RecordError:
+        return None
+    return cls(file=path, line=line, end_line=end_line, **kwargs) if cls is GemmCall else None
+
+
 class ProfileFormat(LogFormat):
-    """What the rocBLAS and hipBLASLt profile dialects share: an entry is one `{ ... }` on one line, so one
-    without its closing brace was cut short (the process died while the profile was written at exit)."""
+    """What the rocBLAS and hipBLASLt profile dialects share: an entry is one `{ ... }` on one line (after `- `, or
+    without it in rocBLAS's first form), so one without its closing brace was cut short (the process died while
+    the profile was written at exit)."""
 
     function_key: str
     """The key that names the function (`rocblas_function`)."""
 
     def cut_short(self, text: str) -> bool:
-        return text.lstrip().startswith("-") and not text.rstrip().endswith("}")
+        return text.lstrip().startswith(("-", "{")) and not text.rstrip().endswith("}")
 
     def unfinished(self, lines: list[str]) -> bool:
         return self.cut_short(" ".join(lines))
+
+    def gemm_function(self, function: str) -> bool:
+        """Whether an entry of this function is a GEMM's."""
+        return True
+
+    def partial(self, text: str, path: str, line: int, end_line: int) -> GemmCall | None:
+        """An entry edited inside the line (`..., call_count: 12`, `lda: ...`): the GEMM of its whole pairs."""
+        values: dict[str, Any] = {}
+        for key, value in _PAIR.findall(text):
+            value = value.strip()
+            values.setdefault(key, None if value in ELIDED else value.strip("'\""))
+        function = values.get(self.function_key)
+        if not function or not self.gemm_function(function) or not any(key in values for key in ("M", "N", "K")):
+            return None
+        shared = {{"M": "m", "N": "n", "K": "k"}.get(key, key): value for key, value in values.items()}
+        unseen = [key for key in self.logged(function) if values.get(key) is None]
+        if not unseen and not re.search(r"[{,]\s*(?:\.\.\.|…)\s*[,}]", text):  # every key shown, a note: whole
+            whole = _whole(self, [(k, v) for k, v in values.items() if v is not None], path, line, end_line)
+            if whole is not None:
+                return whole
+        return partial_call(self, function, shared, unseen, path, line, end_line)
+
+    def logged(self, function: str) -> list[str]:
+        """The keys the profile writes in an entry of this GEMM function, in its order."""
+        return ["M", "N", "K", "transA", "transB"]
 
     def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
         """What a cut entry says: its whole `key: value` pairs as fields."""
@@ -254,6 +412,66 @@ def check_complete(program: str, options: list[tuple[str, Any]], needed: Iterabl
         name, value = options[-1]
         if value is None and name.lstrip("-") not in SWITCHES:
             raise RecordCut(f"the {program} command ends in {name} without its value (cut short?)")
+        if broken(name.lstrip("-"), value):
+            raise RecordCut(f"the {program} command ends in {name} {value}, the start of a type name (cut short?)")
+
+
+_TYPE_WORDS = [
+    "f16_r",
+    "f32_r",
+    "f64_r",
+    "bf16_r",
+    "f16_c",
+    "f32_c",
+    "f64_c",
+    "bf16_c",
+    "i8_r",
+    "u8_r",
+    "i32_r",
+    "u32_r",
+    "i8_c",
+    "u8_c",
+    "i32_c",
+    "u32_c",
+    "i_r32",
+    "f8_r",
+    "bf8_r",
+    "f8_fnuz_r",
+    "bf8_fnuz_r",
+    "f6_r",
+    "bf6_r",
+    "f4_r",
+    "xf32_r",
+    "f32_bf16_r",
+    "f32_f16_r",
+    "c_f32_r",
+    "c_xf32_r",
+    "c_f64_r",
+    "c_i32_r",
+    "c_f32_fast_bf16_r",
+    "c_f32_fast_f16_r",
+    "c64_r",
+    "c16_r",
+    "c16bf_r",
+]
+"""The data and compute type names the benches log and take (AMD-FORMATS.md 1.3, 2.3, 2.4); rocBLAS's composite
+compute types (`f32`, `f8_f8_f32`) go with `--composite_compute_type`, whose value is not checked."""
+_TYPE_SHORT = frozenset("hsdczb")
+"""The one-letter precisions rocblas-bench takes (`--a_type h --compute_type s`), as people type them."""
+_TYPED_OPTIONS = frozenset(
+    {"a_type", "b_type", "c_type", "d_type", "compute_type", "scale_type", "bias_type", "aux_type"}
+)
+
+
+def broken(name: str, value: Any) -> bool:
+    """Whether the value of the last option of a command is visibly cut: a type option whose value is the start of
+    a type name and no name itself (`f` or `f3` of `f32_r`); any other value may be whole."""
+    if value is None or name not in _TYPED_OPTIONS:
+        return False
+    text = str(value)
+    if text in _TYPE_SHORT or text in _TYPE_WORDS:
+        return False
+    return any(word.startswith(text) for word in _TYPE_WORDS)
 
 
 def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str, Any]:

@@ -704,6 +704,10 @@ class LogFormat:
     """The dialect that logs the same calls as this one when both are switched on (ROCBLAS_LAYER=3 writes a
     trace and a bench line per call): in an input that holds both, that dialect's records are kept and this
     one's left out, so that each call counts once."""
+    banner: ClassVar[str | None] = None
+    """Regular expression (searched in a line) for what the library writes once when a process starts using it
+    (its version, its handle's creation): a second one in a file starts the output of another process, perhaps
+    of another run pasted after the first."""
     near_miss: ClassVar[str | None] = None
     """Regular expression (searched in a line) for text that looks like this library's output though no
     dialect begins a record with it: such a line is reported as unparsable, never passed over as the
@@ -770,6 +774,13 @@ class LogFormat:
         """Whether a record's `text`, which the grammar rejects, is a record cut short (kept as truncated)
         rather than a malformed one (unparsable). A build step says so by raising :class:`RecordCut`."""
         return False
+
+    def partial(self, text: str, path: str, line: int, end_line: int) -> GemmCall | None:
+        """The GEMM a record the grammar rejects still shows, where a person edited it inside the line (fields
+        replaced with `...`, a note appended): m, n, k, transposes and types where visible, the fields not shown
+        named in `missing`; None (the record is reported as unparsable) where the dialect reads no such record
+        or too little of the GEMM is left."""
+        return None
 
     def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
         """The truncated record of a cut `text`: what can be read of it (its function, fields, thread and time

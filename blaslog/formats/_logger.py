@@ -9,7 +9,10 @@ a matmul ``[Trace]`` line into a :class:`GemmCall` and any other line into an
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
+
+from lark.exceptions import LarkError
 
 from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, Slot, concat, to_int, transpose
 from blaslog.records import Event, GemmCall
@@ -52,6 +55,13 @@ MATMUL_KEYS = frozenset(
     }
 )
 """Top-level keys of both loggers' matmul line (each dialect's `known_keys` adds its own)."""
+_LOGGED_MATMUL = ("A", "Adesc", "B", "Bdesc", "C", "Cdesc", "D", "Ddesc", "computeDesc")
+"""The matmul keys both loggers always write: a partial record names those it does not show."""
+_ELIDED_PAIR = re.compile(r"(?<![^\s\]])([A-Za-z_]\w*)=(?:\[(?:\.\.\.|…)\]|\.\.\.|…)(?=\s|$)")
+"""`B=...` or `Bdesc=[...]`: a pair whose value a person left out."""
+_BARE_ELISION = re.compile(r"(?<!\S)(?:\.\.\.|…)(?=\s|$)")
+"""A `...` standing for pairs a person left out."""
+_PAIR_KEY = re.compile(r"(?<![^\s\]])([A-Za-z_]\w*)=")
 
 # Keys that start a continuation of a record a person wrapped over several lines.
 _CONTINUATION_KEY = re.compile(r"^(?:#\s+)?[A-Za-z_][\w.]*=")
@@ -235,6 +245,23 @@ class LoggerFormat(LogFormat):
             level=level,
             log_format=self.name,
         )
+
+    def partial(self, text: str, path: str, line: int, end_line: int) -> GemmCall | None:
+        """A matmul line a person edited (`B=... Bdesc=[...]`, a bare `...` for pairs left out): the GEMM of the
+        pairs it shows, naming the matmul keys it does not."""
+        elided = [match.group(1) for match in _ELIDED_PAIR.finditer(text)]
+        shown = _BARE_ELISION.sub(" ", _ELIDED_PAIR.sub(" ", text))
+        if shown == text:
+            return None
+        try:
+            record, _warnings = LogFormat.parse(self, shown, path, line, end_line)
+        except (LarkError, RecordError):
+            return None
+        if not isinstance(record, GemmCall):
+            return None
+        keys = set(_PAIR_KEY.findall(shown))
+        missing = [key for key in _LOGGED_MATMUL if key not in keys and key not in elided] + elided
+        return replace(record, missing=", ".join(dict.fromkeys(missing))) if missing else record
 
     def gemm(self, pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         """Keyword arguments of a GemmCall from a matmul line's pairs."""

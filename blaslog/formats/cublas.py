@@ -103,6 +103,7 @@ class Cublas(LogFormat):
     description = "cuBLAS API log records (CUBLAS_LOGINFO_DBG=1): `I!` header and `i!` lines"
     logging_hint = "CUBLAS_LOGINFO_DBG=1 with CUBLAS_LOGDEST_DBG=stdout"
     near_miss = r"^\s*[iI]!|^│ +(?:\w+: type=|Time: |Process=|COMPILED WITH: )"
+    banner = r"\bcublasCreate(?:_v2)?\("
     grammar = "cublas.lark"
     # not anchored: a launcher's tag (`[rank0]: `) may come first, and is kept apart by the parser
     start = re.compile(r"I! cuBLAS \(|[\w.]*┌ Debug: +cuBLAS \(")

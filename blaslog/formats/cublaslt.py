@@ -31,6 +31,8 @@ class CublasLt(LoggerFormat):
     library = "cublasLt"
     description = "cuBLASLt logger lines (CUBLASLT_LOG_LEVEL=1..5 / CUBLASLT_LOG_MASK), any level"
     logging_hint = "CUBLASLT_LOG_LEVEL=2 or higher"
+    # `[Api][cublasLtCreate] lightHandle=...` and `[Info][cublasLtCreate] cuBLASLt v12.4 device #0: ...`
+    banner = r"\]\[cublasLtCreate\]|cuBLASLt v\d+\.\d+ device #"
     grammar = "cublaslt.lark"
     # A line may begin with other text (program output without a newline); the record starts at its prefix.
     start = re.compile(

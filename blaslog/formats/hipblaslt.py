@@ -14,6 +14,7 @@ from typing import Any
 from blaslog.formats._amd import (
     AFTER_TAG,
     MODELLED,
+    UNIQ_COUNT,
     BenchFormat,
     CommandTransformer,
     ProfileFormat,
@@ -75,6 +76,8 @@ class HipblasLt(LoggerFormat):
     # which names the solution, is the one kept
     same_calls_as = "hipblaslt-bench"
     near_miss = r"\[HIPBLASLT\]"
+    # `[Info][initialize] Using library: ...`, the handle's creation
+    banner = r"\]\[(?:initialize|rocblaslt_create|hipblasLtCreate)\]"
     transformer = _LoggerTransformer
     known_keys = MATMUL_KEYS | {"alpha", "alphaVector"}
 
@@ -142,15 +145,21 @@ class HipblasLtBench(BenchFormat):
     near_miss = r"^\s*(?:\./)?hipblaslt-bench\b"
     grammar = "hipblaslt.lark"
     start_rule = "bench"
-    start = re.compile(AFTER_TAG + r"\s*(?:\S*/)?hipblaslt-bench\b")
+    start = re.compile(AFTER_TAG + UNIQ_COUNT + r"\s*(?:\S*/)?hipblaslt-bench\b")
     transformer = CommandTransformer
     program = "hipblaslt-bench"
 
     def needed(self, values: dict[str, Any]) -> list[str]:
-        # what every generation of the logger writes (since PR #485, 2023-12); a solution index after
-        # --algo_method (since 2025)
+        # the key fields every generation of the logger writes (since PR #485, 2023-12); a solution index only
+        # after `--algo_method index` (the logger's form since 2025): `--algo_method heuristic|all`, as tuning
+        # docs and people type the command, names no solution and is a whole call
         needed = ["m", "n", "k", "transA", "transB", "a_type", "b_type", "c_type", "d_type", "compute_type"]
-        return needed + (["solution_index"] if "algo_method" in values else [])
+        return needed + (["solution_index"] if values.get("algo_method") == "index" else [])
+
+    def logged(self, values: dict[str, Any]) -> list[str]:
+        # the key fields, and the solution an `--algo_method index` command names (other options came and went
+        # between versions: one not shown may not have been logged)
+        return self.needed(values)
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         _program, options = generic
@@ -177,6 +186,9 @@ class HipblasLtProfile(ProfileFormat):
     start = re.compile(AFTER_TAG + r"\s*-\s*\{\s*function\s*:")
     transformer = CommandTransformer
     function_key = "function"
+
+    def gemm_function(self, function: str) -> bool:
+        return function == "matmul"
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         warnings: list[str] = []

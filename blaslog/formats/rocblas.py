@@ -18,6 +18,7 @@ from blaslog.flags import rocblas_flags_value
 from blaslog.formats._amd import (
     AFTER_TAG,
     MODELLED,
+    UNIQ_COUNT,
     BenchFormat,
     CommandTransformer,
     ProfileFormat,
@@ -278,7 +279,7 @@ class RocblasBench(BenchFormat):
     near_miss = r"^\s*(?:\./)?rocblas-bench\b"
     grammar = "rocblas.lark"
     start_rule = "bench"
-    start = re.compile(AFTER_TAG + r"\s*(?:\S*/)?rocblas-bench\b")
+    start = re.compile(AFTER_TAG + UNIQ_COUNT + r"\s*(?:\S*/)?rocblas-bench\b")
     transformer = CommandTransformer
     program = "rocblas-bench"
 
@@ -286,18 +287,40 @@ class RocblasBench(BenchFormat):
         routine = values.get("f") or values.get("function")
         return f"rocblas_{routine}" if routine else self.program
 
+    def logged(self, values: dict[str, Any]) -> list[str]:
+        routine = values.get("f") or values.get("function")
+        if routine not in FIELD_ORDERS:
+            return []
+        names = [_BENCH_NAMES.get(name, name) for name in FIELD_ORDERS[routine] if name not in "ABCD"]
+        return ["r", *names] if routine in _TYPED_FAMILIES else names
+
+    def generic(self, values: dict[str, Any]) -> dict[str, Any]:
+        out = {**values, "transA": values.get("transposeA"), "transB": values.get("transposeB")}
+        if values.get("flags") is not None:
+            try:
+                out["flags"] = rocblas_flags_value(str(values["flags"]))
+            except Exception:
+                out["flags"] = None
+        if (values.get("f") or values.get("function")) in _TYPED_FAMILIES:
+            precision = values.get("r") or values.get("precision")
+            for name in ("a_type", "b_type", "c_type", "d_type", "compute_type"):
+                out[name] = precision
+        return out
+
     def needed(self, values: dict[str, Any]) -> list[str]:
         routine = values.get("f") or values.get("function")
         if routine is None:
             return ["f|function"]
         if routine not in FIELD_ORDERS:
             return []
-        # what the logger always writes for a GEMM (a typed GEMM's precision -r included)
-        needed = ["m", "n", "k", "transposeA", "transposeB", "ldc"]
+        # the key fields of a GEMM: sizes, transposes and types (a typed GEMM's precision -r, and its ldc, the
+        # last option the logger writes for it); `--algo`, `--solution_index` and `--flags`, which the logger
+        # writes last, are left out of a command a person typed, which is still a whole call
+        needed = ["m", "n", "k", "transposeA", "transposeB"]
         needed += (
-            ["r|precision"]
+            ["r|precision", "ldc"]
             if routine in _TYPED_FAMILIES
-            else ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type", "flags"]
+            else ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type"]
         )
         if "source" in values:  # the kernel-selection comment ends with the API that called the GEMM
             needed.append("parent_api")
@@ -347,7 +370,12 @@ class RocblasBench(BenchFormat):
         return GemmCall, out, tuple(warnings)
 
 
+_BENCH_NAMES = {"transA": "transposeA", "transB": "transposeB"}
+"""The bench options whose names differ from the trace's field names (FIELD_ORDERS)."""
+
 _PROFILE_KEYS = _MODELLED | {"rocblas_function"}
+_PROFILE_NAMES = {"m": "M", "n": "N", "k": "K"}
+"""The profile keys whose names differ from the trace's field names (FIELD_ORDERS)."""
 """The profile keys a GEMM record models (the others are kept as `extra`)."""
 
 
@@ -358,13 +386,23 @@ class RocblasProfile(ProfileFormat):
     library = "rocblas"
     description = "rocBLAS profile YAML flow mappings (ROCBLAS_LAYER=4) with call_count"
     logging_hint = _LAYER
-    near_miss = r"^\s*- \{\s*rocblas_function\s*:"
+    near_miss = r"^\s*(?:- )?\{\s*rocblas_function\s*:"
     grammar = "rocblas.lark"
     start_rule = "profile"
-    # the early form has no `- {`: `rocblas_function: rocblas_sgemm, transA: N, ...`
-    start = re.compile(AFTER_TAG + r"\s*(?:-\s*\{\s*)?rocblas_function\s*:")
+    # the early forms have no `- {`: `rocblas_function: rocblas_sgemm, transA: N, ...`, or no `- ` (2019):
+    # `{ rocblas_function: "rocblas_dgemv", ... }`
+    start = re.compile(AFTER_TAG + r"\s*(?:-?\s*\{\s*)?rocblas_function\s*:")
     transformer = CommandTransformer
     function_key = "rocblas_function"
+
+    def gemm_function(self, function: str) -> bool:
+        return _family(function)[0] in FIELD_ORDERS
+
+    def logged(self, function: str) -> list[str]:
+        family, _precision = _family(function)
+        names = FIELD_ORDERS.get(family or "", ())
+        keys = [_PROFILE_NAMES.get(name, name) for name in names if name not in ("A", "B", "C", "D", "alpha", "beta")]
+        return [*keys, "call_count"]
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         warnings: list[str] = []
@@ -402,6 +440,7 @@ class RocblasMessage(LogFormat):
     grammar = "rocblas.lark"
     start_rule = "message"
     start = re.compile(AFTER_TAG + r"\s*rocBLAS [a-z]+:")
+    banner = r"rocBLAS info: maximum library size|rocBLAS version \d"
     transformer = _MessageTransformer
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:

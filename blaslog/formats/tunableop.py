@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int, transpose
+from blaslog.formats._amd import AFTER_TAG
+from blaslog.formats._base import LeafTransformer, LogFormat, RecordCut, RecordError, to_int, transpose
 from blaslog.formats.hipblaslt import gemm_fields as hipblaslt_gemm_fields
 from blaslog.records import Event, GemmCall
 
@@ -299,6 +300,10 @@ class _TuningTransformer(LeafTransformer):
     def row(self, children: list[Any]) -> tuple[Any, ...]:
         return ("row", [c.strip() if isinstance(c, str) else c for c in children])
 
+    def table(self, children: list[Any]) -> tuple[Any, ...]:
+        """(`table`, the header's column names, the row's cells): the label `[0]:` is left out."""
+        return ("table", str(children[0]).split(","), children[-1][1])
+
     def tuning(self, children: list[Any]) -> Any:
         return children[0]
 
@@ -316,12 +321,51 @@ class HipblasLtTuning(LogFormat):
         r"^(?:Git Version: \S"
         r"|\s*[NTC],[NTC],(?:[^,\n]*,){7,}[^,\n]*,gfx[0-9a-zA-Z]+(?::[^,\s]*)?,\d+\s*$"
         r"|\s*[NTC],[NTC],\d+,\d+,\d+,\d+,\w+,\w+,\w+,-?\d+\s*$)"
+        # the bench's table is its stdout: a launcher may tag it
+        rf"|{AFTER_TAG}\s*transA,transB,(?:grouped_gemm,|.*\bhipblaslt-Gflops\b)"
     )
     transformer = _TuningTransformer
 
     def clean(self, lines: list[str]) -> str:
-        """The line without the bench's indentation."""
-        return " ".join(line.strip() for line in lines)
+        """The line without the bench's indentation; a table's lines (header, label, row) one a line."""
+        return "\n".join(line.strip() for line in lines)
+
+    def continues(self, lines: list[str], line: str) -> bool:
+        """A table's header goes on with `[0]:` and its value row (a line of at most as many cells as the header
+        names: fewer when it was cut)."""
+        if not _TABLE.match(lines[0]) or _row_of(lines) is not None:
+            return False
+        if len(lines) == 1 and _LABEL.match(line):
+            return True
+        return line.count(",") <= lines[0].count(",") and _ROW.match(line) is not None
+
+    def interleaved(self, lines: list[str]) -> bool:
+        """A table's header may stand apart from its row (a blank line between, as the bench prints it, or a
+        program's print) until the row came."""
+        return _TABLE.match(lines[0]) is not None and _row_of(lines) is None
+
+    def unfinished(self, lines: list[str]) -> bool:
+        """A table whose header does not yet name the bench's timing (`hipblaslt-Gflops`), or whose row has fewer
+        cells than the header names: the rest of that line may follow, when the log was cut at a fixed width."""
+        if not _TABLE.match(lines[0]):
+            return False
+        row = _row_of(lines)
+        if row is None:
+            return len(lines) == 1 and "hipblaslt-Gflops" not in lines[0]
+        return row.count(",") < lines[0].count(",")
+
+    def whole(self, text: str) -> bool | None:
+        """A table whose row has no line end at the end of the input was cut (the bench ends it with one); a
+        tuning file's row may have been cut inside its last value."""
+        return False if _TABLE.match(text) else None
+
+    def cut_short(self, text: str) -> bool:
+        """A table without its value row, or with a row of fewer cells than its header names."""
+        lines = text.split("\n")
+        if not _TABLE.match(lines[0]):
+            return False
+        row = _row_of(lines)
+        return row is None or row.count(",") < lines[0].count(",")
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         if generic[0] == "version":
@@ -336,8 +380,10 @@ class HipblasLtTuning(LogFormat):
                 },
                 (),
             )
-        cells = generic[1]
         warnings: list[str] = []
+        if generic[0] == "table":
+            return self._table(generic[1], generic[2], warnings)
+        cells = generic[1]
         if len(cells) == len(LEGACY_10):
             values = dict(zip(LEGACY_10, cells, strict=True))
             values["b_type"], values["d_type"] = values["a_type"], values["c_type"]
@@ -357,6 +403,36 @@ class HipblasLtTuning(LogFormat):
         out = hipblaslt_gemm_fields(values, ("m", "n", "k"), bias=values.get("bias_vector") == "1")
         out.update(library=self.library, function="hipblaslt-tuning", log_format=self.name)
         return GemmCall, out, tuple(warnings)
+
+    def _table(
+        self, names: list[str], cells: list[Any], warnings: list[str]
+    ) -> tuple[type, dict[str, Any], tuple[str, ...]]:
+        """A bench table's value row, read by its header's column names (`M` or `m`, `soulution_index`)."""
+        if len(cells) < len(names):
+            raise RecordCut(f"the table's row has {len(cells)} of the {len(names)} cells its header names")
+        if len(names) != len(cells):
+            raise RecordError(f"the table's header names {len(names)} columns and its row has {len(cells)} cells")
+        values = {_TABLE_NAMES.get(name.strip(), name.strip()): cell for name, cell in zip(names, cells, strict=True)}
+        values = {k: v for k, v in values.items() if v not in ("", None)}
+        out = hipblaslt_gemm_fields(values, ("m", "n", "k"), bias=values.get("bias_vector") == "1")
+        out.update(library=self.library, function="hipblaslt-bench", log_format=self.name)
+        return GemmCall, out, tuple(warnings)
+
+
+_TABLE = re.compile(r"\s*transA,transB,(?:grouped_gemm,|.*\bhipblaslt-Gflops\b)")
+"""A hipblaslt-bench table's header (the start of a table record): it names `grouped_gemm` (hipBLASLt since late
+2023) or the bench's `hipblaslt-Gflops`; rocblas-bench's table names neither."""
+
+
+def _row_of(lines: list[str]) -> str | None:
+    """A table record's value row, once it came."""
+    return next((line for line in lines[1:] if _ROW.match(line)), None)
+
+
+_LABEL = re.compile(r"\s*\[\d+\]:\s*$")
+_ROW = re.compile(r"\s*[NTC],[NTC],")
+_TABLE_NAMES = {"M": "m", "N": "n", "K": "k", "soulution_index": "solution_index"}
+"""The bench table's column names that differ from its option names (older tables, the bench's own typo)."""
 
 
 __all__ = ["COMPUTE", "DTYPES", "HipblasLtTuning", "TunableOp", "op_types", "parse_solution"]
