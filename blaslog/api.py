@@ -1115,22 +1115,24 @@ def emulate_gemm(
     ]
     report = Report("emulate", rows=rows, columns=list(rows[0]), document={"emulation": document})
     report.fail_on = "never"
-    report.sections.append(
-        (
-            "Between the sides",
-            [
-                {
-                    "metric": "|Δ| / Σ|a·b|",
-                    "max": f"{prediction.difference['max']:.3g}",
-                    "median": f"{prediction.difference['median']:.3g}",
-                    "max |Δ|": f"{prediction.absolute['max']:.3g}",
-                    "samples": prediction.samples,
-                    "k": prediction.k,
-                }
-            ],
-        )
-    )
-    report.notes.append(prediction.sentence())
+    verdict = prediction.verdict["text"] if prediction.verdict else "give --tolerance atol=A,rtol=R for a verdict"
+    gpus = dict.fromkeys(a.gpu.describe() for side in prediction.sides for a in side.arithmetics)
+    facts = {
+        "GPU": " and ".join(gpus) + (f" (from {source})" if source else ""),
+        "inputs": f"{prediction.inputs['description']}; {prediction.samples} sampled outputs, each with k={k}",
+        "metric": "|Δ| / Σ_k |a_ik·b_kj|",
+        "between the sides": f"max {prediction.difference['max']:.3g}, median {prediction.difference['median']:.3g} "
+        f"of Σ|a·b|; largest |Δ| {prediction.absolute['max']:.3g}",
+        "verdict": verdict,
+    }
+    import textwrap
+
+    lines = [
+        {"": name if i == 0 else "", "value": part}
+        for name, value in facts.items()
+        for i, part in enumerate(textwrap.wrap(value, 76, break_on_hyphens=False) or [""])
+    ]
+    report.sections.append(("Emulation", lines))
     return report
 
 

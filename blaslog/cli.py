@@ -241,6 +241,12 @@ def _tolerance(ctx: click.Context, param: click.Parameter, value: str | None) ->
         raise click.BadParameter(str(exc)) from None
 
 
+def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if value != value:  # NaN passes FloatRange's bounds
+        raise click.BadParameter("give a finite number")
+    return value
+
+
 def emulate_settings_options(func: Any) -> Any:
     """--gpu, --tolerance, --scale, --samples, --seed, --inputs: how a GEMM is emulated."""
     func = click.option(
@@ -263,6 +269,7 @@ def emulate_settings_options(func: Any) -> Any:
     func = click.option(
         "--scale",
         type=click.FloatRange(min=0, min_open=True, max=1e30),
+        callback=_finite,
         default=1.0,
         show_default=True,
         help="Inputs are drawn from N(0, 1) times SCALE (the size of your activations and weights).",
@@ -308,6 +315,20 @@ def _emulate_settings(
     """api's emulation settings from the options (None without --emulate); a missing extra is reported here,
     before any input is read."""
     if not enabled:
+        given = [
+            name
+            for name, value, default in (
+                ("--gpu", gpu, None),
+                ("--tolerance", tolerance, None),
+                ("--scale", scale, 1.0),
+                ("--samples", samples, 1024),
+                ("--seed", seed, 0),
+                ("--inputs", inputs_npy, None),
+            )
+            if value != default
+        ]
+        if given:
+            raise CliError(f"{', '.join(given)} set how findings are emulated: add --emulate")
         return None
     from blaslog.emulate.engine import require
     from blaslog.emulate.predict import Settings

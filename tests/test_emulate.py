@@ -232,7 +232,11 @@ def test_gpu_evidence_in_logs_caps_and_names() -> None:
     line = "[2024-01-01][cublasLt][42][Info][cublasLtCreate] cuBLASLt v12.4 device #0: multiProcessorCount=108 maxSharedMemPerBlock=49152 maxSharedMemoryPerBlockOptin=166912"
     found = evidence_in_lines(["program output", line], "run.log")
     assert found is not None and found.gpu.name == "A100" and found.source == "run.log:2 (cuBLASLt Info line)"
-    assert from_cublaslt_info(132, 232448).name == "H200"  # the first Hopper part with 132 SMs
+    assert from_cublaslt_info(132, 232448).name == "H100"  # the H200 has 132 SMs too: only its name tells it
+    assert from_cublaslt_info(72, 101376).name == "A10"  # sm_86, sm_89 and sm_120 share their opt-in
+    assert from_cublaslt_info(84, 101376) is None  # an A40 (sm_86) and an RTX 5080 (sm_120): not guessed
+    assert from_cublaslt_info(170, 101376).name == "RTX 5090"
+    assert from_cublaslt_info(99, 101376) is None  # an SM count no part of those has: not guessed
     assert from_cublaslt_info(148, 232448).name == "B200"
     assert from_cublaslt_info(80, 98304).name == "V100"
     gfx = evidence_in_lines(["Validator,GCN_ARCH_NAME,gfx90a:sramecc+:xnack-"], "tunableop_results0.csv")
@@ -337,7 +341,6 @@ def test_emulation_is_deterministic() -> None:
     second = SideSpec("b", (by_name("fma-fp32", a100),))
     one = emulate(first, second, 128, Settings(samples=128, seed=3)).to_dict()
     two = emulate(first, second, 128, Settings(samples=128, seed=3)).to_dict()
-    one.pop("seconds"), two.pop("seconds")
     assert one == two
 
 
@@ -468,7 +471,7 @@ def _nvidia_instructions() -> list[tuple[str, str]]:
     from blaslog.emulate.arithmetic import _NV_SHAPES
 
     names = {"tf32": "tf32", "fp16": "fp16", "bf16": "bf16", "e4m3": "fp8-e4m3", "e5m2": "fp8-e5m2"}
-    arch_gpu = {"Volta": "V100", "Turing": "T4", "Ampere": "A100", "Ada Lovelace": "L40S", "Hopper": "H100",
+    arch_gpu = {"Volta": "V100", "Turing": "T4", "Ampere": "A100", "Ada Lovelace": "L40S", "Hopper": "H100", "RTX Blackwell": "RTX 5090",
                 "Blackwell": "B200"}  # fmt: skip
     out = []
     for arch, table in _NV_SHAPES.items():
@@ -538,3 +541,82 @@ def test_a_k_that_is_no_multiple_of_the_instruction_k_is_padded_with_zeros() -> 
     ops = operands(rng.standard_normal((50, 70)), rng.standard_normal((50, 70)), "fp16", "amd")
     padded = [np.pad(x, ((0, 0), (0, 2))) for x in (ops.a, ops.b)]
     assert np.array_equal(mma_chain(arith, ops.a, ops.b), mma_chain_reference(arith, *padded))
+
+
+# ---- wrong usage and hostile input (a reviewer's round) --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--tolerance", "rtol=0"], "a tolerance of 0 asks for bit equality"),
+        (["--tolerance", ""], "give atol=A,rtol=R"),
+        (["--tolerance", "atol=1e-5,atol=1"], "atol is given twice"),
+        (["--scale", "nan"], "give a finite number"),
+        (["--numerics", "rocblas:zz"], "give rocBLAS gemm flags as rocblas:0x4"),
+        (["--numerics", "0xffffffff"], "do not name one operation type"),
+        (["--gpu", "MI250X", "--numerics", "tf32"], "MI250X (CDNA2) has no TF32"),
+        (["--gpu", "MI250X", "--numerics", "fp16-acc16"], "no FP16-accumulating matrix-core instruction"),
+        (["--shape", "64x64x100000"], "give --samples 335 or fewer"),
+        (["--numerics", "fp16", "--against", "fma-fp16", "--scale", "300"], "overflow FP16"),
+    ],
+)
+def test_wrong_usage_is_one_clear_line(args: list[str], says: str) -> None:
+    base = {"--gpu": "A100", "--shape": "64x64x64", "--numerics": "tf32", "--against": "fma-fp32"}
+    for name, value in zip(args[::2], args[1::2], strict=True):
+        base[name] = value
+    result = run("emulate", *[w for pair in base.items() for w in pair], *args[len(base) * 2 :])
+    assert result.returncode == 2, result.stdout
+    assert says in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+def test_a_cublaslt_log_is_not_emulated_on_an_amd_gpu() -> None:
+    result = run("diff", str(SEED / "sharded.log"), str(SEED / "unsharded.log"), "--emulate", "--gpu", "MI300X",
+                 "--samples", "16", "-f", "json")  # fmt: skip
+    finding = json.loads(result.stdout)["findings"][0]
+    assert "does not run on MI300X" in finding["emulation"]["skipped"]
+
+
+def test_emulation_options_without_emulate_are_refused() -> None:
+    result = run("diff", str(SEED / "sharded.log"), str(SEED / "unsharded.log"), "--gpu", "A100", "--tolerance",
+                 "atol=1e-5")  # fmt: skip
+    assert result.returncode == 2
+    assert "--gpu, --tolerance set how findings are emulated: add --emulate" in result.stderr
+
+
+def test_records_in_the_wrong_order_or_alone_are_refused() -> None:
+    swapped = run("emulate", f"{SEED / 'unsharded.log'}:1", f"{SEED / 'sharded.log'}:1", "--caps",
+                  str(SEED / "caps.json"), "--gpu", "A100")  # fmt: skip
+    assert swapped.returncode == 2 and "give the sharded record first" in swapped.stderr
+    alone = run("emulate", f"{SEED / 'unsharded.log'}:1", "--gpu", "A100")
+    assert alone.returncode == 2 and "one record alone has nothing to compare" in alone.stderr
+
+
+def test_a_finding_that_cannot_be_emulated_keeps_the_others(tmp_path: Path) -> None:
+    """An emulation error of one finding (here the user's arrays fit no k of the run) marks that finding, with the
+    reason, and the report is still written."""
+    np.save(tmp_path / "a.npy", np.ones((4, 3)))
+    np.save(tmp_path / "b.npy", np.ones((3, 4)))
+    result = run("diff", str(SEED / "sharded.log"), str(SEED / "unsharded.log"), "--caps", str(SEED / "caps.json"),
+                 "--emulate", "--gpu", "A100", "--inputs", f"{tmp_path / 'a.npy'},{tmp_path / 'b.npy'}", "-f",
+                 "json")  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    skipped = json.loads(result.stdout)["findings"][0]["emulation"]["skipped"]
+    assert "this GEMM needs A as [m, 32]" in skipped
+
+
+@pytest.mark.parametrize("fmt", ["junit", "sarif", "github", "gitlab", "markdown", "table"])
+def test_every_ci_format_carries_the_prediction(fmt: str) -> None:
+    result = run("diff", str(SEED / "sharded.log"), str(SEED / "unsharded.log"), "--caps", str(SEED / "caps.json"),
+                 "--emulate", "--gpu", "A100", "--samples", "64", "-f", fmt)  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "Predicted by emulation" in result.stdout.replace("\n", " ").replace("  ", " ") or (
+        "Predicted by" in result.stdout
+    )
+
+
+def test_json_is_the_same_on_every_run() -> None:
+    args = ("diff", str(SEED / "sharded.log"), str(SEED / "unsharded.log"), "--caps", str(SEED / "caps.json"),
+            "--emulate", "--gpu", "A100", "--samples", "64", "-f", "json")  # fmt: skip
+    assert run(*args).stdout == run(*args).stdout

@@ -192,6 +192,14 @@ _NV_SHAPES = {
         ("e5m2", "fp32"): ("WGMMA", "m64n8k32.f32.e5m2.e5m2"),
         ("fp64", "fp64"): ("MMA", "m16n8k4.f64.f64.f64.f64"),
     },
+    "RTX Blackwell": {  # sm_120: warp-level mma.sync, as Ada
+        ("tf32", "fp32"): ("MMA", "m16n8k8.f32.tf32.tf32.f32"),
+        ("fp16", "fp32"): ("MMA", "m16n8k16.f32.f16.f16.f32"),
+        ("fp16", "fp16"): ("MMA", "m16n8k16.f16.f16.f16.f16"),
+        ("bf16", "fp32"): ("MMA", "m16n8k16.f32.bf16.bf16.f32"),
+        ("e4m3", "fp32"): ("MMA", "m16n8k32.f32.e4m3.e4m3.f32"),
+        ("e5m2", "fp32"): ("MMA", "m16n8k32.f32.e5m2.e5m2.f32"),
+    },
     "Blackwell": {  # tcgen05.mma
         ("tf32", "fp32"): ("TCGen05MMA", "m128n8k8.kind::tf32.f32.tf32.tf32"),
         ("fp16", "fp32"): ("TCGen05MMA", "m128n8k16.kind::f16.f32.f16.f16"),
@@ -305,10 +313,15 @@ def from_cublaslt_flags(flags: int, gpu: Gpu, inputs: str, output: str, source: 
     """The arithmetic cuBLASLt numerical impl flags name (`0x40202`: HMMA, TF32 inputs, FP32 accumulator): one,
     or the candidates where the flags leave it open."""
     source = source or f"numerics {hex(flags)}"
-    multiplied = next((name for bit, name in _INPUT_BITS.items() if flags & bit), None)
-    acc = next((name for bit, name in _ACC_BITS.items() if flags & bit), None)
-    if multiplied is None or acc is None:
-        raise NotModelled(f"numerics {hex(flags)} name no input or accumulator type")
+    inputs_named = [name for bit, name in _INPUT_BITS.items() if flags & bit]
+    accs_named = [name for bit, name in _ACC_BITS.items() if flags & bit]
+    ops_named = [bit for bit in (0x1, 0x2, 0x4, 0x8) if flags & bit]
+    if len(inputs_named) != 1 or len(accs_named) != 1 or len(ops_named) != 1 or flags >> 24:
+        raise NotModelled(
+            f"numerics {hex(flags)} do not name one operation type, one input type and one accumulator (as "
+            "cuBLASLt's numerical impl flags do, e.g. 0x40202)"
+        )
+    multiplied, acc = inputs_named[0], accs_named[0]
     if multiplied == "int8" or acc == "int32":
         raise NotModelled("integer GEMMs (IMMA, INT32 accumulation) are exact: no rounding to emulate")
     if gpu.vendor != "nvidia":
@@ -338,6 +351,9 @@ def from_rocblas(gpu: Gpu, inputs: str, compute: str | None, flags: int | None, 
     if gpu.vendor != "amd":
         raise NotModelled(f"a rocBLAS GEMM on {gpu.name}, an NVIDIA GPU: give --gpu with an AMD GPU")
     flags = flags or 0
+    if inputs == "fp16" and flags & 0x4 and gpu.arch != "CDNA2":
+        plain = _mma(gpu, inputs, inputs, "fp32", output, f"rocBLAS flags {hex(flags)}")
+        return replace(plain, source=f"rocBLAS flags {hex(flags)}: fp16_alt_impl is ignored off gfx90a (MI200)")
     if inputs == "fp16" and flags & 0x4 and gpu.arch == "CDNA2":
         rounding = "bf16-rnz" if flags & 0x10 else "bf16-rz"
         words = "rounded to nearest (ties toward zero)" if flags & 0x10 else "truncated"
@@ -433,8 +449,10 @@ def by_name(name: str, gpu: Gpu, output: str | None = None) -> Arithmetic:
             )
         return found[0]
     if text.startswith("rocblas:"):
-        flags = int(text.split(":", 1)[1], 0)
-        return from_rocblas(gpu, "fp16", "fp32", flags, output or "fp16")
+        value = text.split(":", 1)[1]
+        if not re.fullmatch(r"0x[0-9a-f]+|[0-9]+", value) or int(value, 0) >= 1 << 32:
+            raise NotModelled(f"--numerics {name!r}: give rocBLAS gemm flags as rocblas:0x4 (a number)")
+        return from_rocblas(gpu, "fp16", "fp32", int(value, 0), output or "fp16")
     if text not in NAMES:
         raise NotModelled(
             f"unknown numerics {name!r}; give a cuBLASLt flags value (0x40202), rocblas:FLAGS, or "
@@ -466,7 +484,14 @@ def by_name(name: str, gpu: Gpu, output: str | None = None) -> Arithmetic:
     if text == "fp64":
         return _fma(gpu, inputs, "fp64", out, source)
     if gpu.vendor == "amd":
+        if text in ("tf32", "fp16-acc16"):
+            what = "TF32 (MI300X has XF32: --numerics xf32)" if text == "tf32" else "FP16-accumulating"
+            raise NotModelled(f"{gpu.name} ({gpu.arch}) has no {what} matrix-core instruction")
+        if text == "xf32" and gpu.arch != "CDNA3":
+            raise NotModelled(f"{gpu.name} ({gpu.arch}) has no XF32 matrix-core instruction (MI300X has)")
         return from_rocblas(gpu, inputs, "xf32" if text == "xf32" else "fp32", 0, out)
+    if text == "xf32":
+        raise NotModelled("XF32 is AMD's (MI300X); NVIDIA's is tf32")
     multiplies = {"tf32": "tf32", "fp16-acc16": "fp16", "fp8-e4m3": "e4m3", "fp8-e5m2": "e5m2"}.get(text, inputs)
     return _mma(gpu, inputs, multiplies, "fp16" if text == "fp16-acc16" else "fp32", out, source)
 

@@ -18,6 +18,7 @@ from blaslog.emulate.arithmetic import (
 )
 from blaslog.emulate.gpus import Evidence, Gpu
 from blaslog.emulate.predict import Settings, SideSpec, emulate
+from blaslog.errors import BlaslogError
 from blaslog.records import GemmCall
 from blaslog.report import Finding, Report
 
@@ -42,6 +43,13 @@ class SideGpus:
         """The evidence for side 0 or 1, falling back on the other side's."""
         mine, other = (self.first, self.second) if index == 0 else (self.second, self.first)
         return mine or other
+
+    def names(self) -> Any:
+        """The GPU's name, or each side's when they differ (None when unknown)."""
+        first, second = self.for_side(0), self.for_side(1)
+        if first is None or second is None:
+            return None
+        return first.gpu.name if first.gpu == second.gpu else {"sharded": first.gpu.name, "unsharded": second.gpu.name}
 
     def describe(self) -> str:
         """`A100 (Ampere, sm_80), from run.log:2 (cuBLASLt Info line)`; both when they differ."""
@@ -70,6 +78,9 @@ def arithmetics(record: GemmCall, caps: Caps | None, gpu: Gpu) -> tuple[Arithmet
         output = "fp32"
     splits = record.num_splits_k if record.num_splits_k and record.num_splits_k > 1 else 1
     tile = k_tile(record.stages)
+    if record.library in ("cublasLt", "cublas") and gpu.vendor != "nvidia":
+        raise NotModelled(f"a {record.library} GEMM does not run on {gpu.name}, an AMD GPU: --gpu or the GPU evidence "
+                          "is wrong")  # fmt: skip
     if record.library in ("rocblas", "hipblaslt"):
         acc, _ = compute_format(record.compute_type)
         return (replace(from_rocblas(gpu, inputs, acc, record.flags, output), splits=splits, split_tile=tile),)
@@ -81,6 +92,16 @@ def arithmetics(record: GemmCall, caps: Caps | None, gpu: Gpu) -> tuple[Arithmet
     math_mode = dict(record.extra).get("context.MathMode")
     found = candidates(gpu, inputs, record.compute_key, output, math_mode)
     return tuple(replace(a, splits=splits, split_tile=tile) for a in found)
+
+
+def _unknown_split(record: GemmCall) -> str:
+    """A note when the log says split-K without its count (numSplitsK=-1: the kernel decides)."""
+    if record.num_splits_k is not None and record.num_splits_k < 0:
+        return (
+            f" The {record.shape_text()} record's split-K count is not logged (numSplitsK={record.num_splits_k}): "
+            "it is modelled without split-K."
+        )
+    return ""
 
 
 def k_tile(stages: str | None) -> int:
@@ -118,12 +139,14 @@ def emulate_finding(finding: Finding, caps: Caps | None, gpus: SideGpus, setting
         first = SideSpec(roles[0], sides[0], tp)
         second = SideSpec(roles[1], sides[1], 1)
         prediction = emulate(first, second, k, settings, label=finding.title[:60])
-    except NotModelled as exc:
-        data = dict(finding.data, emulation={"skipped": str(exc)})
-        return replace(finding, data=data, explanation=f"{finding.explanation} Not emulated: {exc}.")
+    except BlaslogError as exc:
+        reason = str(exc).rstrip(".")
+        data = dict(finding.data, emulation={"skipped": reason})
+        return replace(finding, data=data, explanation=f"{finding.explanation} Not emulated: {reason}.")
     source = "--gpu" if settings.gpu else gpus.describe()
     data = dict(finding.data, emulation=prediction.to_dict(source))
-    return replace(finding, data=data, explanation=f"{finding.explanation} {prediction.sentence()}")
+    note = _unknown_split(first_call) + _unknown_split(second_call)
+    return replace(finding, data=data, explanation=f"{finding.explanation} {prediction.sentence()}{note}")
 
 
 def emulate_report(report: Report, caps: Caps | None, gpus: SideGpus, settings: Settings) -> Report:
@@ -142,6 +165,10 @@ def emulate_report(report: Report, caps: Caps | None, gpus: SideGpus, settings: 
                 predictions.append(f"{emulation['difference']['max']:.2g}")
         emulated.append(finding)
     report.findings = emulated
+    by_fingerprint = {f.fingerprint(): f for f in emulated if "emulation" in f.data}
+    report.cases = [
+        replace(case, failures=tuple(_carried(f, by_fingerprint) for f in case.failures)) for case in report.cases
+    ]
     gpu = f"--gpu {settings.gpu.describe()}" if settings.gpu else gpus.describe()
     if done or skipped:
         report.notes.append(
@@ -156,6 +183,15 @@ def emulate_report(report: Report, caps: Caps | None, gpus: SideGpus, settings: 
         "emulated": done,
         "skipped": skipped,
         "samples": settings.samples,
-        "gpu": gpu,
+        "gpu": settings.gpu.name if settings.gpu else gpus.names(),
+        "gpu_source": "--gpu" if settings.gpu else gpus.describe(),
     }
     return report
+
+
+def _carried(finding: Finding, emulated: dict[str, Finding]) -> Finding:
+    """A JUnit case's finding with the emulation of the report's finding of the same cause."""
+    twin = emulated.get(finding.fingerprint())
+    if twin is None or "emulation" in finding.data:
+        return finding
+    return replace(finding, explanation=twin.explanation, data=dict(finding.data, emulation=twin.data["emulation"]))

@@ -33,6 +33,22 @@ def record_at(spec: str) -> GemmCall:
     )
 
 
+def _same_gemm(sharded: GemmCall, unsharded: GemmCall, specs: Sequence[str]) -> None:
+    """BlaslogError unless the two records are one GEMM, the first (sharded) one's m, n or k divided or equal."""
+    from blaslog.diff import coarse_key
+
+    if coarse_key(sharded) != coarse_key(unsharded):
+        raise BlaslogError(f"{specs[0]} and {specs[1]} are not the same GEMM (their types, transposes or compute "
+                           "types differ)")  # fmt: skip
+    if tp_of(unsharded, sharded) > 1 or any(
+        (s or 0) > (u or 0) for s, u in zip(sharded.dims()[:3], unsharded.dims()[:3], strict=True)
+    ):
+        raise BlaslogError(
+            f"{specs[0]} ({sharded.shape_text()}) is larger than {specs[1]} ({unsharded.shape_text()}): give the "
+            "sharded record first, then the unsharded one"
+        )
+
+
 def parse_shape(text: str) -> tuple[int, int, int]:
     """(m, n, k) of `64x1024x32`."""
     match = re.fullmatch(r"\s*(\d+)\s*[xX,]\s*(\d+)\s*[xX,]\s*(\d+)\s*", text)
@@ -74,6 +90,7 @@ def cli_sides(
                                    "and --against")  # fmt: skip
 
             sharded, unsharded = calls
+            _same_gemm(sharded, unsharded, records)
             ranks = tp_of(sharded, unsharded)
             k = unsharded.k or sharded.k or 0
             first = SideSpec("sharded", arithmetics(sharded, caps, gpu), ranks)
@@ -84,6 +101,11 @@ def cli_sides(
             if shape:
                 raise BlaslogError("the record gives the shape: leave out --shape")
             k = record.k or 0
+            if not numerics and not against:
+                raise BlaslogError(
+                    "one record alone has nothing to compare: give --numerics and/or --against (the other side's "
+                    "arithmetic), or a second LOG:LINE record"
+                )
             known = arithmetics(record, caps, gpu)
             out = known[0].output
             mine = (by_name(numerics, gpu, out),) if numerics else known

@@ -53,7 +53,8 @@ class Gpu:
 #: sm_70 98304, sm_75 65536, sm_80 166912, sm_86/sm_89 101376, sm_90/sm_100 232448 (CUDA programming guide).
 GPUS: tuple[Gpu, ...] = (
     Gpu("B200", "nvidia", "Blackwell", "sm_100", ("GB200", "B100"), (148, 144)),
-    Gpu("H200", "nvidia", "Hopper", "sm_90", ("GH200",), (132,)),
+    Gpu("RTX 5090", "nvidia", "RTX Blackwell", "sm_120", ("RTX 5080", "RTX 5070", "RTX PRO 6000"), (170, 84, 188)),
+    Gpu("H200", "nvidia", "Hopper", "sm_90", ("GH200",)),  # 132 SMs like the H100 SXM: only its name tells it
     Gpu("H100", "nvidia", "Hopper", "sm_90", ("H800", "H20"), (132, 114, 78)),
     Gpu("L40S", "nvidia", "Ada Lovelace", "sm_89", ("L40", "L4", "RTX 4090", "RTX 6000 Ada"), (142, 58, 128)),
     Gpu("A100", "nvidia", "Ampere", "sm_80", ("A800", "A30"), (108, 56)),
@@ -101,10 +102,11 @@ def _word(name: str, text: str) -> bool:
     return re.search(rf"(?<![A-Z0-9]){re.escape(name.upper())}(?![0-9])", text) is not None
 
 
-_TARGET = re.compile(r"gfx9(?:08|0a|42)|sm_[0-9]{2,3}", re.IGNORECASE)
+_TARGET = re.compile(r"gfx9(?:08|0a|42)|sm_[0-9]{2,3}(?![0-9])", re.IGNORECASE)
 _GFX = re.compile(r"(?<![\w])gfx[0-9][0-9a-f]{2,3}(?![0-9a-z])", re.IGNORECASE)
 _LT_INFO = re.compile(r"multiProcessorCount=([0-9]+).*?maxSharedMemoryPerBlockOptin=([0-9]+)")
 _SMEM_ARCH = {98304: "sm_70", 65536: "sm_75", 166912: "sm_80", 101376: "sm_86", 232448: "sm_90"}
+"""Shared memory a block may opt in to, by architecture (sm_86, sm_89 and sm_120 share 101376)."""
 
 
 def from_cublaslt_info(sm_count: int, smem_optin: int) -> Gpu | None:
@@ -115,12 +117,14 @@ def from_cublaslt_info(sm_count: int, smem_optin: int) -> Gpu | None:
     if target == "sm_90" and sm_count in _BY_TARGET["sm_100"].sm_counts:
         target = "sm_100"
     same_arch = [gpu for gpu in GPUS if gpu.target == target]
-    if target == "sm_86":  # sm_86 and sm_89 share their opt-in: the SM count tells them apart where it can
-        same_arch = [gpu for gpu in GPUS if gpu.target in ("sm_86", "sm_89")]
-    for gpu in same_arch:
-        if sm_count in gpu.sm_counts:
-            return gpu
-    return _BY_TARGET.get(target)
+    if target == "sm_86":  # sm_86, sm_89 and sm_120 share their opt-in: only a known SM count tells them apart
+        same_arch = [gpu for gpu in GPUS if gpu.target in ("sm_86", "sm_89", "sm_120")]
+    matching = [gpu for gpu in same_arch if sm_count in gpu.sm_counts]
+    if len({gpu.arch for gpu in matching}) == 1:
+        return matching[0]
+    if matching:  # parts of two architectures have this many SMs (an A40 and an RTX 5080: 84)
+        return None
+    return None if target == "sm_86" else _BY_TARGET.get(target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +159,7 @@ def evidence_in_caps(gpu_info: dict[str, Any], where: str) -> Evidence | None:
     name = str(gpu_info.get("name") or "")
     found = find_gpu(name) if name else None
     if found is None:
-        capability = str(gpu_info.get("compute_capability") or "").replace(".", "")
+        capability = re.sub(r"[^0-9]", "", str(gpu_info.get("compute_capability") or ""))
         found = _BY_TARGET.get(f"sm_{capability}") if capability else None
     return Evidence(found, f"{where} gpu") if found else None
 

@@ -24,6 +24,8 @@ METRIC = "|Δ| / Σ_k |a_ik·b_kj|"
 DEFAULT_SAMPLES = 1024
 MAX_SAMPLES = 1 << 16
 MAX_K = 1 << 20
+MAX_ELEMENTS = 1 << 25
+"""samples x k above which an emulation is refused (its working set is some 60 bytes per element)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +40,14 @@ class Tolerance:
     @classmethod
     def parse(cls, text: str) -> Tolerance:
         """`atol=1e-5,rtol=1.3e-6` (either may be left out: 0)."""
-        values = {"atol": 0.0, "rtol": 0.0}
+        values: dict[str, float] = {}
+        usage = f"--tolerance {text!r}: give atol=A,rtol=R (e.g. atol=1e-5,rtol=1.3e-6; either may be left out)"
         for part in text.replace(" ", "").split(","):
-            if not part:
-                continue
             name, sep, value = part.partition("=")
-            if not sep or name not in values:
-                raise BlaslogError(f"--tolerance {text!r}: give atol=A,rtol=R (e.g. atol=1e-5,rtol=1.3e-6)")
+            if not sep or name not in ("atol", "rtol") or not value:
+                raise BlaslogError(usage)
+            if name in values:
+                raise BlaslogError(f"--tolerance {text!r}: {name} is given twice")
             try:
                 number = float(value)
             except ValueError:
@@ -52,7 +55,10 @@ class Tolerance:
             if not np.isfinite(number) or number < 0:
                 raise BlaslogError(f"--tolerance {text!r}: {name} must be a finite number >= 0")
             values[name] = number
-        return cls(values["atol"], values["rtol"])
+        atol, rtol = values.get("atol", 0.0), values.get("rtol", 0.0)
+        if atol == 0 and rtol == 0:
+            raise BlaslogError(f"--tolerance {text!r}: a tolerance of 0 asks for bit equality; give atol or rtol > 0")
+        return cls(atol, rtol)
 
     def text(self) -> str:
         """`atol=1e-05, rtol=1.3e-06`."""
@@ -154,7 +160,6 @@ class Prediction:
             "candidates": first.candidate or second.candidate,
             "combinations": self.combinations,
             "histogram": self.histogram,
-            "seconds": round(self.seconds, 3),
         }
         if self.verdict is not None:
             out["verdict"] = self.verdict
@@ -169,7 +174,7 @@ class Prediction:
             what = " or ".join(a.label for a in side.arithmetics)
             tag = " (candidates)" if side.candidate else ""
             parts.append(
-                f"the {side.role} {what}{tag} path is off by up to {stats['max']:.2g} of Σ|a·b| "
+                f"the {side.role} side ({what}{tag}) is off by up to {stats['max']:.2g} of Σ|a·b| "
                 f"(median {stats['median']:.2g})"
             )
         text = (
@@ -205,6 +210,8 @@ def draw(
         cols = rng.integers(0, b.shape[1], samples)
         ra = np.asarray(a[rows, :], dtype=np.float64)
         rb = np.asarray(b[:, cols].T, dtype=np.float64)
+        if not (np.isfinite(ra).all() and np.isfinite(rb).all()):
+            raise BlaslogError(f"--inputs {settings.inputs_source}: the arrays hold NaN or infinite values")
         return ra, rb, {"source": settings.inputs_source, "description": f"from {settings.inputs_source}"}
     # FP32 draws where no side reads FP64 inputs: every other input format rounds them further anyway
     kind = np.float64 if wide else np.float32
@@ -232,6 +239,12 @@ def emulate(first: SideSpec, second: SideSpec, k: int, settings: Settings, label
         raise BlaslogError(f"k={k}: the emulation takes 1 <= k <= {MAX_K}")
     if not 1 <= settings.samples <= MAX_SAMPLES:
         raise BlaslogError(f"--samples {settings.samples}: give 1 to {MAX_SAMPLES}")
+    if settings.samples * k > MAX_ELEMENTS:
+        raise BlaslogError(
+            f"{settings.samples} samples of k={k} are {settings.samples * k:,} input elements per matrix, more than "
+            f"the {MAX_ELEMENTS:,} the emulation holds in memory (about 2 GB): give --samples "
+            f"{max(1, MAX_ELEMENTS // k)} or fewer"
+        )
     require()
     started = time.perf_counter()
     rng = np.random.default_rng(settings.seed)
@@ -249,6 +262,11 @@ def emulate(first: SideSpec, second: SideSpec, k: int, settings: Settings, label
         fmt = (arith.inputs, arith.gpu.vendor)
         if fmt not in prepared:
             ops = operands(base_a, base_b, *fmt)
+            if not (np.isfinite(ops.a).all() and np.isfinite(ops.b).all()):
+                raise BlaslogError(
+                    f"the inputs overflow {arith.inputs.upper()} (the {side.role} side's input format): give a "
+                    "smaller --scale"
+                )
             prepared[fmt] = (ops, *reference(ops))
         ops, exact, size = prepared[fmt]
         if denominator is None:
@@ -256,7 +274,14 @@ def emulate(first: SideSpec, second: SideSpec, k: int, settings: Settings, label
         key = (arith.key(), arith.gpu.vendor, side.tp)
         out = outputs.get(key)
         if out is None:
-            out = outputs[key] = side_output(arith, ops, side.tp)
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = outputs[key] = side_output(arith, ops, side.tp)
+            bad = int(np.count_nonzero(~np.isfinite(out)))
+            if bad:
+                raise BlaslogError(
+                    f"{bad} of {len(out)} sampled outputs of the {side.role} side ({arith.label}) overflow "
+                    f"{arith.output.upper()} at this --scale: give a smaller one"
+                )
         per_side.setdefault(side.role, []).append((arith, out))
         rel = np.abs(out - exact) / denominator
         worst = errors.get(side.role)
@@ -306,7 +331,9 @@ def verdict(
     failing = int(np.count_nonzero(gap > allowed))
     share = failing / len(x)
     largest = float(gap.max())
-    worst_ratio = float(np.max(gap / np.where(allowed > 0, allowed, np.inf))) if np.any(allowed > 0) else float("inf")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(allowed > 0, gap / np.where(allowed > 0, allowed, 1.0), np.where(gap > 0, np.inf, 0.0))
+    worst_ratio = float(np.max(ratios))
     scale = settings.inputs_source or f"inputs of scale {settings.scale:g}"
     if failing:
         text = (
@@ -327,11 +354,11 @@ def verdict(
         )
     return {
         "tolerance": {"atol": tol.atol, "rtol": tol.rtol},
-        "compared": f"{first} (x) against {second} (y)",
+        "compared": f"x: the {first} side, y: the {second} side",
         "failing": failing,
         "fraction_failing": share,
         "largest_abs_difference": largest,
-        "largest_share_of_allowed": worst_ratio,
+        "largest_share_of_allowed": worst_ratio if np.isfinite(worst_ratio) else None,
         "explains": bool(failing),
         "text": text,
     }
