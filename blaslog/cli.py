@@ -9,6 +9,7 @@ Exit status (like diff(1)):
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import sys
@@ -291,9 +292,23 @@ def emulate_settings_options(func: Any) -> Any:
     return func
 
 
+_EMULATION_PARAMETERS = ("emulate", "gpu", "tolerance", "scale", "samples", "seed", "inputs_npy")
+
+
+def _collected(func: Any) -> Any:
+    """The command gets its emulation options as one `emulation` mapping (they go to _emulate_settings)."""
+
+    @functools.wraps(func)
+    def command(**params: Any) -> Any:
+        emulation = {name: params.pop(name) for name in _EMULATION_PARAMETERS if name in params}
+        return func(emulation=emulation, **params)
+
+    return command
+
+
 def emulate_options(func: Any) -> Any:
     """--emulate and its settings, on diff and check."""
-    func = emulate_settings_options(func)
+    func = emulate_settings_options(_collected(func))
     return click.option(
         "--emulate",
         is_flag=True,
@@ -303,18 +318,19 @@ def emulate_options(func: Any) -> Any:
 
 
 def _emulate_settings(
-    enabled: bool,
-    gpu: Any,
-    tolerance: Any,
-    scale: float,
-    samples: int,
-    seed: int,
-    inputs_npy: str | None,
+    *,
     quiet: bool,
+    emulate: bool = True,
+    gpu: Any = None,
+    tolerance: Any = None,
+    scale: float = 1.0,
+    samples: int = 1024,
+    seed: int = 0,
+    inputs_npy: str | None = None,
 ) -> Any:
     """api's emulation settings from the options (None without --emulate); a missing extra is reported here,
     before any input is read."""
-    if not enabled:
+    if not emulate:
         given = [
             name
             for name, value, default in (
@@ -775,13 +791,7 @@ def diff_cmd(
     min_coverage: float,
     emit_tunableop: str | None,
     caps_path: str | None,
-    emulate: bool,
-    gpu: Any,
-    tolerance: Any,
-    scale: float,
-    samples: int,
-    seed: int,
-    inputs_npy: str | None,
+    emulation: dict[str, Any],
     fail_on: str,
     exit_zero: bool,
     summary_file: str | None,
@@ -806,8 +816,8 @@ def diff_cmd(
     with translate_errors():
         options = _options(log_format, strict, jobs, quiet, rank_from)
         caps = _caps(caps_path)
-        emulation = _emulate_settings(emulate, gpu, tolerance, scale, samples, seed, inputs_npy, quiet)
-        if emulation is not None and emit_tunableop:
+        emulating = _emulate_settings(quiet=quiet, **emulation)
+        if emulating is not None and emit_tunableop:
             raise CliError("--emulate and --emit-tunableop are two jobs: run them one at a time")
         if reference is not None:
             report = api.diff_many(
@@ -819,7 +829,7 @@ def diff_cmd(
                 min_coverage=min_coverage,
                 options=options,
                 fail_on=fail_on,
-                emulate=emulation,
+                emulate=emulating,
             )
         else:
             sharded, unsharded, note = api.split_diff_arguments(runs)
@@ -849,7 +859,7 @@ def diff_cmd(
                     min_coverage=min_coverage,
                     options=options,
                     fail_on=fail_on,
-                    emulate=emulation,
+                    emulate=emulating,
                 )
         _report(report, fmt, output, quiet, list(runs) + ([reference] if reference else []), summary_file, exit_zero)
 
@@ -901,13 +911,7 @@ def check_cmd(
     batch: bool,
     tunableop: tuple[str, ...],
     caps_path: str | None,
-    emulate: bool,
-    gpu: Any,
-    tolerance: Any,
-    scale: float,
-    samples: int,
-    seed: int,
-    inputs_npy: str | None,
+    emulation: dict[str, Any],
     fail_on: str,
     exit_zero: bool,
     summary_file: str | None,
@@ -926,16 +930,16 @@ def check_cmd(
     """
     with translate_errors():
         options = _options(log_format, strict, jobs, quiet)
-        emulation = _emulate_settings(emulate, gpu, tolerance, scale, samples, seed, inputs_npy, quiet)
+        emulating = _emulate_settings(quiet=quiet, **emulation)
         if tunableop:
-            if emulation is not None:
+            if emulating is not None:
                 raise CliError("--emulate is for the algorithm findings of check and diff; leave out --tunableop")
             report = api.check_tunableop(
                 logs, tunableop, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on
             )
         else:
             report = api.check(
-                logs, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on, emulate=emulation
+                logs, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on, emulate=emulating
             )
         _report(report, fmt, output, quiet, [*logs, *tunableop], summary_file, exit_zero)
 
@@ -963,6 +967,7 @@ def check_cmd(
 )
 @caps_option
 @emulate_settings_options
+@_collected
 @output_options("emulate")
 def emulate_cmd(
     records: tuple[str, ...],
@@ -971,12 +976,7 @@ def emulate_cmd(
     against: str | None,
     tp: int,
     caps_path: str | None,
-    gpu: Any,
-    tolerance: Any,
-    scale: float,
-    samples: int,
-    seed: int,
-    inputs_npy: str | None,
+    emulation: dict[str, Any],
     fmt: str,
     output: str | None,
     quiet: bool,
@@ -993,7 +993,7 @@ def emulate_cmd(
     from N(0, 1) x --scale with --seed (or sampled from --inputs). Needs blaslog[emulate].
     """
     with translate_errors():
-        settings = _emulate_settings(True, gpu, tolerance, scale, samples, seed, inputs_npy, quiet)
+        settings = _emulate_settings(quiet=quiet, **emulation)
         from blaslog.emulate.gemm import cli_sides
 
         k, first, second, source = cli_sides(
@@ -1003,7 +1003,7 @@ def emulate_cmd(
             against=against,
             tp=tp,
             caps=_caps(caps_path),
-            gpu=gpu,
+            gpu=settings.gpu,
         )
         report = api.emulate_gemm(k=k, first=first, second=second, settings=settings, source=source)
         _report(report, fmt, output, quiet, list(records))

@@ -161,6 +161,16 @@ def compute_format(text: str | None) -> tuple[str | None, str | None]:
 
 # ---- the instruction of each GPU --------------------------------------------------------------------------------
 
+_SM80 = {  # warp-level mma.sync of Ampere, kept by Ada and sm_120
+    ("tf32", "fp32"): ("MMA", "m16n8k8.f32.tf32.tf32.f32"),
+    ("fp16", "fp32"): ("MMA", "m16n8k16.f32.f16.f16.f32"),
+    ("fp16", "fp16"): ("MMA", "m16n8k16.f16.f16.f16.f16"),
+    ("bf16", "fp32"): ("MMA", "m16n8k16.f32.bf16.bf16.f32"),
+}
+_SM89_FP8 = {
+    ("e4m3", "fp32"): ("MMA", "m16n8k32.f32.e4m3.e4m3.f32"),
+    ("e5m2", "fp32"): ("MMA", "m16n8k32.f32.e5m2.e5m2.f32"),
+}
 _NV_SHAPES = {
     # (arch, multiplies, accumulates) -> (class, mmasim shape and type)
     "Volta": {("fp16", "fp32"): ("MMA", "m8n8k4.f32.f16.f16.f32"), ("fp16", "fp16"): ("MMA", "m8n8k4.f16.f16.f16.f16")},
@@ -168,21 +178,9 @@ _NV_SHAPES = {
         ("fp16", "fp32"): ("MMA", "m16n8k8.f32.f16.f16.f32"),
         ("fp16", "fp16"): ("MMA", "m16n8k8.f16.f16.f16.f16"),
     },
-    "Ampere": {
-        ("tf32", "fp32"): ("MMA", "m16n8k8.f32.tf32.tf32.f32"),
-        ("fp16", "fp32"): ("MMA", "m16n8k16.f32.f16.f16.f32"),
-        ("fp16", "fp16"): ("MMA", "m16n8k16.f16.f16.f16.f16"),
-        ("bf16", "fp32"): ("MMA", "m16n8k16.f32.bf16.bf16.f32"),
-        ("fp64", "fp64"): ("MMA", "m8n8k4.f64.f64.f64.f64"),
-    },
-    "Ada Lovelace": {
-        ("tf32", "fp32"): ("MMA", "m16n8k8.f32.tf32.tf32.f32"),
-        ("fp16", "fp32"): ("MMA", "m16n8k16.f32.f16.f16.f32"),
-        ("fp16", "fp16"): ("MMA", "m16n8k16.f16.f16.f16.f16"),
-        ("bf16", "fp32"): ("MMA", "m16n8k16.f32.bf16.bf16.f32"),
-        ("e4m3", "fp32"): ("MMA", "m16n8k32.f32.e4m3.e4m3.f32"),
-        ("e5m2", "fp32"): ("MMA", "m16n8k32.f32.e5m2.e5m2.f32"),
-    },
+    "Ampere": {**_SM80, ("fp64", "fp64"): ("MMA", "m8n8k4.f64.f64.f64.f64")},
+    "Ada Lovelace": {**_SM80, **_SM89_FP8},
+    "RTX Blackwell": {**_SM80, **_SM89_FP8},  # sm_120: warp-level mma.sync, as Ada
     "Hopper": {  # cuBLASLt's Hopper kernels use warpgroup MMA
         ("tf32", "fp32"): ("WGMMA", "m64n8k8.f32.tf32.tf32"),
         ("fp16", "fp32"): ("WGMMA", "m64n8k16.f32.f16.f16"),
@@ -191,14 +189,6 @@ _NV_SHAPES = {
         ("e4m3", "fp32"): ("WGMMA", "m64n8k32.f32.e4m3.e4m3"),
         ("e5m2", "fp32"): ("WGMMA", "m64n8k32.f32.e5m2.e5m2"),
         ("fp64", "fp64"): ("MMA", "m16n8k4.f64.f64.f64.f64"),
-    },
-    "RTX Blackwell": {  # sm_120: warp-level mma.sync, as Ada
-        ("tf32", "fp32"): ("MMA", "m16n8k8.f32.tf32.tf32.f32"),
-        ("fp16", "fp32"): ("MMA", "m16n8k16.f32.f16.f16.f32"),
-        ("fp16", "fp16"): ("MMA", "m16n8k16.f16.f16.f16.f16"),
-        ("bf16", "fp32"): ("MMA", "m16n8k16.f32.bf16.bf16.f32"),
-        ("e4m3", "fp32"): ("MMA", "m16n8k32.f32.e4m3.e4m3.f32"),
-        ("e5m2", "fp32"): ("MMA", "m16n8k32.f32.e5m2.e5m2.f32"),
     },
     "Blackwell": {  # tcgen05.mma
         ("tf32", "fp32"): ("TCGen05MMA", "m128n8k8.kind::tf32.f32.tf32.tf32"),

@@ -228,6 +228,27 @@ _NEVER = -(1 << 20)
 """The exponent of padding past the end of k: it never wins a step's maximum (and adds 0)."""
 
 
+def _product_steps(
+    a: np.ndarray, b: np.ndarray, sub: int, e_zero: int, L: int, saturate: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact products of a block of k as significand and exponent, [samples, steps, L]: a zero's exponent is
+    `e_zero`, padding past the end of k adds 0 and never wins a step's maximum; with `saturate`, a product past
+    FP32's range is infinite (CDNA3)."""
+    sa, ea = _frexp(a, sub)
+    sb, eb = _frexp(b, sub)
+    sp, ep = sa * sb, ea + eb
+    if saturate:
+        sp = np.where((np.abs(sp) >= 2.0) + ep >= 128, sp * np.inf, sp)
+    ep = np.where(sp == 0.0, e_zero, ep)
+    samples, width = sp.shape
+    steps = -(-width // L)
+    pad = steps * L - width
+    if pad:
+        sp = np.pad(sp, ((0, 0), (0, pad)))
+        ep = np.pad(ep, ((0, 0), (0, pad)), constant_values=_NEVER)
+    return sp.reshape(samples, steps, L), ep.reshape(samples, steps, L)
+
+
 def t_fdpa_chain(a: np.ndarray, b: np.ndarray, fmt: str, acc: str, F: int, rho: str, L: int, e_zero: int) -> np.ndarray:
     """mmasim's MMA_T_FDPA.dpa (NVIDIA's tensor cores: products exact, aligned to the largest exponent of the step
     and its accumulator, truncated to F fraction bits, summed, rounded to the accumulator), chained along k.
@@ -247,17 +268,9 @@ def t_fdpa_chain(a: np.ndarray, b: np.ndarray, fmt: str, acc: str, F: int, rho: 
     block = max(L, _BLOCK // L * L)
     for lo in range(0, k, block):
         hi = min(lo + block, k)
-        sa, ea = _frexp(a[:, lo:hi], sub)
-        sb, eb = _frexp(b[:, lo:hi], sub)
-        sp, ep = sa * sb, np.where(sa * sb == 0.0, e_zero, ea + eb)
-        steps = -(-(hi - lo) // L)
-        pad = steps * L - (hi - lo)
-        if pad:
-            sp = np.pad(sp, ((0, 0), (0, pad)))
-            ep = np.pad(ep, ((0, 0), (0, pad)), constant_values=_NEVER)
-        sp, ep = sp.reshape(samples, steps, L), ep.reshape(samples, steps, L)
+        sp, ep = _product_steps(a[:, lo:hi], b[:, lo:hi], sub, e_zero, L)
         step_max = ep.max(axis=2)
-        for j in range(steps):
+        for j in range(sp.shape[1]):
             if not carried:
                 s_c, e_c = _frexp(c, acc_sub)
             e_cz = np.where(s_c == 0.0, e_zero, e_c)
@@ -287,19 +300,9 @@ def tr_fdpa_chain(a: np.ndarray, b: np.ndarray, fmt: str, F: int, F2: int, L: in
     with np.errstate(over="ignore", invalid="ignore"):
         for lo in range(0, k, block):
             hi = min(lo + block, k)
-            sa, ea = _frexp(a[:, lo:hi], sub)
-            sb, eb = _frexp(b[:, lo:hi], sub)
-            sp, ep = sa * sb, ea + eb
-            sp = np.where((np.abs(sp) >= 2.0) + ep >= 128, sp * np.inf, sp)
-            ep = np.where(sp == 0.0, -999, ep)
-            steps = -(-(hi - lo) // L)
-            pad = steps * L - (hi - lo)
-            if pad:
-                sp = np.pad(sp, ((0, 0), (0, pad)))
-                ep = np.pad(ep, ((0, 0), (0, pad)), constant_values=_NEVER)
-            sp, ep = sp.reshape(samples, steps, L), ep.reshape(samples, steps, L)
+            sp, ep = _product_steps(a[:, lo:hi], b[:, lo:hi], sub, -999, L, saturate=True)
             e_dot_all = ep.max(axis=2)
-            for j in range(steps):
+            for j in range(sp.shape[1]):
                 e_dot = e_dot_all[:, j]
                 s_dot = np.trunc(np.ldexp(sp[:, j], ep[:, j] - e_dot[:, None] + F)).sum(axis=1) * 2.0**-F
                 s_c, e_c = _frexp(c, -126)
