@@ -372,5 +372,6 @@ def _histogram(rel: np.ndarray) -> dict[str, list[float]]:
 
 
 def _progress(text: str) -> None:
+    text = "".join(ch for ch in text if ch.isprintable())  # a finding's title comes from a log: no control bytes
     sys.stderr.write("\r\033[K" + text if text else "\r\033[K")
     sys.stderr.flush()
