@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from blaslog._hook.sitecustomize import MAX_RANK
 from blaslog.errors import InputError
 
 HEAD = 1 << 16
@@ -184,10 +185,10 @@ def _manifest_problem(document: dict[str, Any]) -> str | None:
                 return f"`ranks.{rank}.{key}` is a {kind(info[key])}, not a mapping"
     for entry in document.get("files") or []:
         rank = entry.get("rank")
-        if rank is not None and (type(rank) is not int or not 0 <= rank < 1 << 20):
+        if rank is not None and (type(rank) is not int or not 0 <= rank < MAX_RANK):
             return f"the rank of {str(entry.get('file'))[:80]!r} is {str(rank)[:20]}, not a rank number"
     world = document.get("world_size")
-    if world is not None and (type(world) is not int or not 0 < world <= 1 << 20):
+    if world is not None and (type(world) is not int or not 0 < world <= MAX_RANK):
         return f"`world_size` is {str(world)[:20]}, not a number of processes"
     return None
 

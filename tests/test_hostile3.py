@@ -1,0 +1,184 @@
+"""Hostile input, round 3 (issue 36): record never deletes what it did not write, bounded decompression, damage
+after a compressed stream, signals and concurrency, bounded cost, inputs read once, no internal errors, a path
+is one path in the API, HTML escaping. Large inputs are generated here, never committed."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from blaslog.errors import InputError
+from tests.conftest import ROOT
+
+HERE = ROOT / "tests" / "record"
+WORKLOAD = [sys.executable, str(HERE / "workload.py")]
+POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX only")
+
+
+def _blaslog(*args: str | bytes, **kwargs) -> subprocess.CompletedProcess[bytes]:
+    kwargs.setdefault("timeout", 120)
+    return subprocess.run([sys.executable, "-m", "blaslog", *args], capture_output=True, check=False, **kwargs)
+
+
+def _record_env() -> dict[str, str]:
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CUBLAS", "ROCBLAS_", "HIPBLASLT_", "NVIDIA_TF32", "BLASLOG_", "PYTHONPATH", "RANK"))
+    }
+
+
+# ---- 1. record --force removes only what blaslog wrote ------------------------------------------------------------
+
+
+def _blaslog_run(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text(
+        json.dumps({"kind": "blaslog-run", "end": "x", "files": [{"file": "rank0.cublaslt.log.gz"}]})
+    )
+    (folder / "rank0.cublaslt.log.gz").write_bytes(b"")
+
+
+@POSIX
+@pytest.mark.parametrize("manifest", ['{"tool": "other", "files": ["src/train.py"]}', "not json", "[]"])
+def test_force_keeps_a_folder_whose_run_json_is_not_blaslogs(tmp_path, manifest):
+    out = tmp_path / "project"
+    (out / "src").mkdir(parents=True)
+    (out / "src" / "train.py").write_text("print('mine')\n")
+    (out / "run.json").write_text(manifest)
+    done = _blaslog("record", "--out", str(out), "--force", "--", "true", env=_record_env())
+    assert done.returncode == 2 and b"not a run folder blaslog recorded" in done.stderr, done.stderr
+    assert (out / "src" / "train.py").read_text() == "print('mine')\n" and (out / "run.json").read_text() == manifest
+
+
+@POSIX
+def test_force_keeps_a_run_folder_that_holds_other_files(tmp_path):
+    out = tmp_path / "run"
+    _blaslog_run(out)
+    (out / "src").mkdir()
+    (out / "src" / "train.py").write_text("x")
+    (out / "notes.txt").write_text("y")
+    done = _blaslog("record", "--out", str(out), "--force", "--", "true", env=_record_env())
+    assert done.returncode == 2, done.stderr
+    assert (
+        b"holds files blaslog did not write (notes.txt, src)" in done.stderr and b"nothing was removed" in done.stderr
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "rank0.cublaslt.log.gz", "run.json", "src"]
+
+
+@POSIX
+def test_force_replaces_a_run_with_its_own_files_only(tmp_path):
+    out = tmp_path / "run"
+    _blaslog_run(out)
+    (out / ".blaslog" / "proc").mkdir(parents=True)
+    (out / "caps.json").write_text("{}")
+    done = _blaslog("record", "--out", str(out), "--force", "--", *WORKLOAD, env=_record_env())
+    assert done.returncode == 0, done.stderr
+    assert json.loads((out / "run.json").read_text())["command"][-1].endswith("workload.py")
+    assert not (out / "caps.json").exists()
+
+
+@POSIX
+def test_force_through_links_and_on_a_read_only_file_system_is_a_message(tmp_path, monkeypatch):
+    from blaslog.record import prepare_folder
+
+    run = tmp_path / "run"
+    _blaslog_run(run)
+    (tmp_path / "latest").symlink_to(run)
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    for link, message in (("latest", b"does not replace a run through a link"), ("dangling", b"does not exist")):
+        done = _blaslog("record", "--out", str(tmp_path / link), "--force", "--", "true", env=_record_env())
+        assert done.returncode == 2 and message in done.stderr and b"internal error" not in done.stderr, done.stderr
+    assert (run / "run.json").exists()
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(Path, "unlink", read_only)
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    with pytest.raises(InputError, match="Read-only file system"):
+        prepare_folder(run, force=True)
+    with pytest.raises(InputError, match="Read-only file system"):
+        prepare_folder(tmp_path / "new", force=False)
+
+
+# ---- 4. record: concurrent runs, processes that outlive the command, a full disk -----------------------------------
+
+
+def test_two_runs_started_in_one_second_get_two_folders(tmp_path, monkeypatch):
+    from blaslog import record as recording
+
+    monkeypatch.setattr(recording, "default_out", lambda: str(tmp_path / "runs" / "20260606-153142"))
+    first, second = recording.prepare_folder(None, False), recording.prepare_folder(None, False)
+    assert first.name == "20260606-153142" and second.name == "20260606-153142-2"
+
+
+@POSIX
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the run's processes are found in /proc")
+def test_a_child_that_outlives_the_command_is_waited_for(tmp_path):
+    out = tmp_path / "run"
+    script = f"(sleep 1; exec {' '.join(WORKLOAD)} --steps 3) & exit 5"
+    done = _blaslog("record", "--out", str(out), "--no-compress", "--", "sh", "-c", script, env=_record_env())
+    assert done.returncode == 5, done.stderr
+    manifest = json.loads((out / "run.json").read_text())
+    assert [f["file"] for f in manifest["files"]] == ["rank0.cublaslt.log"] and "survivors" not in manifest
+    assert (out / "rank0.cublaslt.log").read_text().count("[Trace]") == 6
+
+
+@POSIX
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the run's processes are found in /proc")
+def test_a_child_still_running_after_the_grace_is_a_note(tmp_path):
+    from blaslog.record import record
+
+    script = f"(sleep 3; exec {' '.join(WORKLOAD)}) & exit 0"
+    result = record(["sh", "-c", script], out=tmp_path / "run", environ=_record_env(), grace=0.5)
+    assert result.manifest["survivors"] and any("still running" in note for note in result.notes)
+
+
+@POSIX
+def test_a_full_disk_while_compressing_keeps_the_commands_status(tmp_path, monkeypatch):
+    from blaslog import record as recording
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(recording.shutil, "copyfileobj", full)
+    result = recording.record([*WORKLOAD, "--exit", "3"], out=tmp_path / "run", environ=_record_env())
+    assert result.exit_status == 3
+    assert any("not compressed, left plain: rank0.cublaslt.log (No space left on device)" in n for n in result.notes)
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["rank0.cublaslt.log", "run.json"]
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["ranks"]["0"]["files"] == ["rank0.cublaslt.log"]
+
+    def no_manifest(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(recording, "_name_logs", no_manifest)
+    result = recording.record([*WORKLOAD, "--exit", "4"], out=tmp_path / "again", environ=_record_env())
+    assert result.exit_status == 4 and "could not be completed (No space left on device)" in result.notes[-1]
+
+
+# ---- 7. ranks: what the writer writes, every reader reads --------------------------------------------------------
+
+
+@pytest.mark.parametrize("value,rank", [("3", 3), ("²", None), ("1" * 30, None), (" 7 ", 7), ("1048576", None)])
+def test_launcher_ranks_are_ranks_every_reader_accepts(value, rank):
+    from blaslog._hook import sitecustomize as hook
+
+    # the hook's and the /proc watcher's call (the watcher thread died on `²`: isdigit() but not int())
+    assert hook.rank_from_environ({"RANK": value}) == ((rank, "RANK") if rank is not None else (None, None))
+
+
+@POSIX
+@pytest.mark.parametrize("value", ["1" * 30, "²"])
+def test_a_recorded_run_with_a_hostile_rank_is_read(tmp_path, value):
+    out = tmp_path / "run"
+    done = _blaslog("record", "--out", str(out), "--", *WORKLOAD, env={**_record_env(), "RANK": value})
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    read = _blaslog("summary", str(out))
+    assert read.returncode == 0, read.stderr
