@@ -182,3 +182,87 @@ def test_a_recorded_run_with_a_hostile_rank_is_read(tmp_path, value):
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
     read = _blaslog("summary", str(out))
     assert read.returncode == 0, read.stderr
+
+
+# ---- 2. and 3. compressed input: bounded output per read, damage after the data -------------------------------------
+
+LOG = ROOT / "fixtures" / "generated" / "lt_fp16_tp4_rank0.log"
+
+
+def _bomb(kind: str, megabytes: int) -> bytes:
+    """`megabytes` of zeros, compressed (a small file that makes a lot)."""
+    import bz2
+    import lzma
+
+    zeros = b"\0" * (1 << 20)
+    if kind == "zstd":
+        packer = pytest.importorskip("zstandard").ZstdCompressor().compressobj()
+    else:
+        packer = bz2.BZ2Compressor() if kind == "bzip2" else lzma.LZMACompressor()
+    return b"".join(packer.compress(zeros) for _ in range(megabytes)) + packer.flush()
+
+
+@pytest.mark.parametrize("kind", ["zstd", "xz", "bzip2"])
+def test_every_read_of_a_compressed_stream_is_bounded(tmp_path, kind):
+    from blaslog.inputs import BLOCK, Reader
+
+    path = tmp_path / "bomb"
+    path.write_bytes(_bomb(kind, 256))
+    stream, closers = Reader(str(path))._open()
+    try:
+        sizes = [len(stream.read(BLOCK)) for _ in range(50)]
+    finally:
+        for closer in closers:
+            closer.close()
+    assert max(sizes) <= BLOCK + (8 << 20) and sum(sizes) >= 50 * BLOCK
+
+
+def test_a_zstd_bomb_is_read_in_bounded_memory(tmp_path):
+    import resource
+
+    path = tmp_path / "bomb.zst"
+    path.write_bytes(_bomb("zstd", 1024))
+    done = _blaslog("parse", str(path), "-j", "1")
+    assert done.returncode == 2 and b"too long for a BLAS log line" in done.stderr, done.stderr
+    assert b"internal error" not in done.stderr
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 400_000  # kB: 1 GB made, 60 MB held
+
+
+def _compressed(kind: str, data: bytes) -> bytes:
+    import bz2
+    import gzip
+    import lzma
+
+    if kind == "zstd":
+        return pytest.importorskip("zstandard").ZstdCompressor().compress(data)
+    return {"gzip": gzip.compress, "xz": lzma.compress, "bzip2": bz2.compress}[kind](data)
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zstd", "xz", "bzip2"])
+@pytest.mark.parametrize("tail", [b"garbage after the stream", b"\0" * 4096, b"\x28\xb5\x2f\xfd\x00"])
+def test_bytes_after_a_compressed_stream_keep_every_record_before_them(tmp_path, kind, tail):
+    from click.testing import CliRunner
+
+    from blaslog.cli import cli
+
+    path = tmp_path / "run.log"
+    path.write_bytes(_compressed(kind, LOG.read_bytes()) + tail)
+    result = CliRunner().invoke(cli, ["summary", str(path), "-f", "json", "-q"])
+    if kind == "gzip" and not tail.strip(b"\0"):
+        assert result.exit_code == 0  # gzip's format allows zero padding
+    else:
+        assert result.exit_code == 2 and f"{path}: the input ends early (" in result.stderr, result.stderr
+    assert json.loads(result.stdout)["overview"]["gemm_calls"] == 78
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_cut_after_an_odd_byte_keeps_the_records_before(tmp_path, encoding):
+    from click.testing import CliRunner
+
+    from blaslog.cli import cli
+
+    path = tmp_path / "run.log"
+    path.write_bytes(LOG.read_text().encode(encoding)[:-1])
+    result = CliRunner().invoke(cli, ["summary", str(path), "-f", "json", "-q"])
+    assert result.exit_code == 2 and "UTF-16 text cut after an odd byte" in result.stderr, result.stderr
+    assert json.loads(result.stdout)["overview"]["gemm_calls"] == 78
