@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -410,11 +412,29 @@ def _caps(path: str | None) -> Any:
 # ---- commands ----------------------------------------------------------------------------------------------------
 
 
+def _exit_on_signals() -> None:
+    """SIGTERM and SIGHUP (a cancelled CI job, a closed terminal) end blaslog as an exception does, with status
+    128+N: worker processes are stopped and temporary files removed on the way out (the default action left a
+    worker running and /tmp/blaslog-* behind). `record` forwards them to its command instead, while it runs."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(number: int, frame: Any) -> None:
+        signal.signal(number, signal.SIG_DFL)  # a second one ends blaslog as before
+        raise SystemExit(128 + number)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is signal.SIG_DFL:
+            signal.signal(number, stop)
+
+
 class _Group(click.Group):
     """The command group: an unexpected exception anywhere is exit 2 with one line and a hint to report it
     (exit 1 always means findings, never a crash); --debug or BLASLOG_DEBUG=1 shows the traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        _exit_on_signals()
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):

@@ -266,3 +266,46 @@ def test_utf16_cut_after_an_odd_byte_keeps_the_records_before(tmp_path, encoding
     result = CliRunner().invoke(cli, ["summary", str(path), "-f", "json", "-q"])
     assert result.exit_code == 2 and "UTF-16 text cut after an odd byte" in result.stderr, result.stderr
     assert json.loads(result.stdout)["overview"]["gemm_calls"] == 78
+
+
+# ---- 4. signals: SIGTERM ends workers and removes temporary files -----------------------------------------------
+
+
+@POSIX
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="children are found in /proc")
+def test_sigterm_to_a_parallel_parse_leaves_no_worker_and_no_file(tmp_path):
+    import signal
+    import time
+
+    log = tmp_path / "big.log"  # every line another GEMM: some seconds of work for two processes
+    generate = [sys.executable, str(ROOT / "bench" / "generate.py"), "--size", "70", "--kind", "distinct"]
+    subprocess.run([*generate, "--out", str(log)], check=True, capture_output=True)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "blaslog", "parse", "-f", "jsonl", "-j", "2", "-o", str(tmp_path / "out"), str(log)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    children: list[int] = []
+    while not children and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+        children = [int(p) for p in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()]
+    assert children, "no worker was started"
+    time.sleep(1)  # the pieces are being read
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 143
+    time.sleep(0.5)
+    alive = [pid for pid in children if Path(f"/proc/{pid}").exists() and b"Z" not in _state(pid)]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.log"]
+
+
+def _state(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2][:3]
+    except OSError:
+        return b"Z"
