@@ -9,6 +9,7 @@ Exit status (like diff(1)):
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import signal
@@ -323,11 +324,21 @@ def _report(
         warn(f"blaslog: warning: not appending the summary to {target}: it is the input {clash} (or a file of it)")
     elif target:
         try:
-            with open(target, "a", encoding="utf-8") as handle:
-                handle.write(render_markdown(report) + "\n")
+            _append(target, render_markdown(report) + "\n")
         except OSError as exc:
-            warn(f"blaslog: warning: cannot append the summary to {target} ({exc.strerror or exc})")
+            reason = "a pipe that nobody reads" if exc.errno == errno.ENXIO else exc.strerror or exc
+            warn(f"blaslog: warning: cannot append the summary to {target} ({reason})")
     sys.exit(status)
+
+
+def _append(path: str, text: str) -> None:
+    """Append `text` to `path`, opened without waiting: a pipe without a reader is an OSError (ENXIO), where
+    open() blocked for ever."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o666)
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)  # the writes themselves may wait for a slow reader
+    with open(fd, "a", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def exit_status(report: Report, exit_zero: bool = False) -> int:

@@ -91,6 +91,7 @@ def connect(scheduler: str, workers: int = 0) -> Any:
         client = distributed.Client(local, set_as_default=False)
     else:
         try:
+            _check_address(scheduler)  # a client made of a malformed address hung 60 s at exit (its __del__)
             client = distributed.Client(scheduler, timeout=30, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
             raise BlaslogError(
@@ -100,6 +101,15 @@ def connect(scheduler: str, workers: int = 0) -> Any:
             ) from None
     _CLIENTS[key] = client
     return client
+
+
+def _check_address(scheduler: str) -> None:
+    """ValueError for an address Dask cannot connect to by its form (a TCP or TLS one without host and port)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, location = parse_address(scheduler)
+    if scheme in ("tcp", "tls"):
+        parse_host_port(location, 8786)
 
 
 @atexit.register

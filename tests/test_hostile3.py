@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from blaslog.errors import InputError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SEED
 
 HERE = ROOT / "tests" / "record"
 WORKLOAD = [sys.executable, str(HERE / "workload.py")]
@@ -309,3 +309,26 @@ def _state(pid: int) -> bytes:
         return Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2][:3]
     except OSError:
         return b"Z"
+
+
+@pytest.mark.parametrize("address", ["tcp://[bad", "tcp://host:port"])
+def test_a_malformed_scheduler_address_is_an_error_without_a_hang(address):
+    pytest.importorskip("distributed")
+    import time
+
+    started = time.monotonic()
+    done = _blaslog("summary", str(SEED / "sharded.log"), "--scheduler", address, timeout=50)
+    assert done.returncode == 2 and b"cannot reach the Dask scheduler" in done.stderr
+    assert b"Traceback" not in done.stderr and time.monotonic() - started < 30  # 60 s and a traceback before
+
+
+@POSIX
+@pytest.mark.parametrize("how", ["--summary", "GITHUB_STEP_SUMMARY"])
+def test_a_summary_into_a_pipe_nobody_reads_is_a_warning(tmp_path, how):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    options = ["--summary", str(fifo)] if how == "--summary" else ["-f", "github"]
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(fifo)}
+    done = _blaslog("check", str(SEED / "sharded.log"), *options, env=env, timeout=30)  # blocked for ever before
+    assert done.returncode == 1 and b"cannot append the summary to" in done.stderr
+    assert b"(a pipe that nobody reads)" in done.stderr
