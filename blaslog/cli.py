@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
@@ -306,14 +306,9 @@ def _report(
     status = exit_status(report, exit_zero)
     reporter = get_reporter(fmt)
     if fmt == "table":  # sized and coloured for a terminal; piped, the plain text scripts read
-        from blaslog.reporters.table import TableReporter, terminal_for
+        from blaslog.reporters.table import TableReporter
 
-        ctx = click.get_current_context(silent=True)
-        reporter = TableReporter(
-            terminal_for(
-                sys.stdout if output is None else None, ctx.meta.get("blaslog.color", "auto") if ctx else "auto"
-            )
-        )
+        reporter = TableReporter(_table_terminal(output))
     text = reporter.render(report)
     _write(text, output, inputs, keep=status in (0, 1))
     target = summary_file or (os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None)
@@ -339,6 +334,16 @@ def _append(path: str, text: str) -> None:
         os.set_blocking(fd, True)  # the writes themselves may wait for a slow reader
     with open(fd, "a", encoding="utf-8") as handle:
         handle.write(text)
+
+
+def _table_terminal(output: str | None) -> Any:
+    """The terminal a table is fitted to: stdout's, with --color (PLAIN when piped or with -o)."""
+    from blaslog.reporters.table import terminal_for
+
+    ctx = click.get_current_context(silent=True)
+    return terminal_for(
+        sys.stdout if output is None else None, ctx.meta.get("blaslog.color", "auto") if ctx else "auto"
+    )
 
 
 def exit_status(report: Report, exit_zero: bool = False) -> int:
@@ -521,6 +526,12 @@ def parse_cmd(
         if fmt == "parquet" or parquet_dir:
             _parquet(logs, output if fmt == "parquet" else parquet_dir, run_name, options, quiet)
         reporter = get_reporter(fmt)
+        if fmt == "table" and _table_terminal(output).width is None:
+            # the plain table is streamed too: rows are spooled to a file, which gives the widths, then the lines
+            from blaslog.views import parse_columns
+
+            columns = parse_columns(kind, caps_path is not None)
+            _stream_parse(logs, get_reporter("jsonl"), kind, caps_path, options, output, quiet, columns)
         if not reporter.streams:
             report = api.parse_report(logs, kind=kind, caps=caps_path, options=options)
             _report(report, fmt, output, quiet, logs)
@@ -535,17 +546,21 @@ def _stream_parse(
     options: api.Options,
     output: str | None,
     quiet: bool,
+    table: list[str] | None = None,
 ) -> NoReturn:
-    """`blaslog parse` in a streaming format: rows written as they are read."""
-    from blaslog.stream import Output, parse_chunks, write_behind
+    """`blaslog parse` in a streaming format: rows written as they are read (with `table`, the columns of a
+    plain table: `reporter` is jsonl, whose rows make it)."""
+    from blaslog.stream import Output, parse_chunks, table_chunks, write_behind
 
     names, failed = api.parse_inputs(logs, options)
     if not names:
         raise CliError("; ".join(failed))
     summaries: list[FileSummary] = []
-    chunks = parse_chunks(
+    chunks: Iterable[Any] = parse_chunks(
         names, reporter, kind=kind, caps_path=caps_path, caps=_caps(caps_path), options=options, summaries=summaries
     )
+    if table is not None:
+        chunks = table_chunks(chunks, table, kind, summaries)
     if output is None:
         write_behind(_echo, chunks)
         ok = True

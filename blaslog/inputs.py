@@ -429,6 +429,10 @@ LONG = 4096
 MAX_PAIRS = 1024
 """Most `=` signs one line may hold (a BLAS record has a few dozen key=value pairs; the grammar's cost grows
 with the number of values)."""
+MAX_WORDS = 1024
+"""Most words (runs of characters between white space) one line may hold: a BLAS record has some hundred (a
+rocBLAS bench command's options); the grammar's work grows with them, `=` or not (a 1 MB line of one-letter words
+took minutes)."""
 MAX_DEPTH = 64
 """Deepest bracket nesting a line may hold (a BLAS record nests brackets three deep)."""
 _DEEP = re.compile(rb"(?:\[[^\[\]\n]*){%d}" % (MAX_DEPTH + 1))
@@ -448,6 +452,9 @@ def _over_limit(raw: bytes) -> str | None:
             f"line with {raw.count(b'='):,} key=value pairs (a BLAS log record has a few dozen; at most "
             f"{MAX_PAIRS} are read); skipped"
         )
+    words = len(raw.split())
+    if words > MAX_WORDS:
+        return f"line of {words:,} words (a BLAS log record has some hundred; at most {MAX_WORDS} are read); skipped"
     return None
 
 

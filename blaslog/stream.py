@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import itertools
+import json
 import os
 import queue
 import stat
@@ -25,13 +27,13 @@ from itertools import pairwise
 from typing import IO, TYPE_CHECKING, Any
 
 from blaslog._parallel import line_starts, process_pool, range_parser, rewrapped, split_points, splittable
-from blaslog.api import Options, jobs_for, looks_like_log, records
+from blaslog.api import Options, holds_nothing, jobs_for, looks_like_log, records
 from blaslog.caps import Caps, load_caps
 from blaslog.errors import BlaslogError
 from blaslog.records import FileSummary
 from blaslog.reporters import Reporter, get_reporter
 from blaslog.reporters._base import defuse_commands
-from blaslog.views import record_rows
+from blaslog.views import event_text, record_rows
 
 if TYPE_CHECKING:
     from blaslog.parse import _FileParser
@@ -94,6 +96,35 @@ def _parse_chunks(
             any_rows = True
             yield text
     yield reporter.stream_end(summaries, any_rows)
+
+
+def table_chunks(
+    chunks: Iterable[str | bytes | Spool], columns: list[str], kind: str, summaries: list[FileSummary]
+) -> Iterator[str]:
+    """The parse table (see reporters.table.streamed_table) of the rows of `chunks`, the jsonl text of
+    :func:`parse_chunks` (whole lines). Nothing when the inputs (their `summaries`) hold no record at all: that
+    is an error, not an empty table."""
+    from blaslog.reporters.table import streamed_table
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for chunk in chunks:
+            blocks = chunk.blocks() if isinstance(chunk, Spool) else [chunk]
+            for block in blocks:  # JSON lines: split at LF only (str.splitlines splits at U+2028 too)
+                text = block if isinstance(block, str) else block.decode("utf-8")
+                for line in filter(None, text.split("\n")):
+                    row = json.loads(line)
+                    if row.get("type") == "item":
+                        if kind == "all" and row.get("kind") == "event":
+                            row["text"] = event_text(row.get("text"), (row.get("fields") or {}).items())
+                        yield {column: row.get(column) for column in columns}  # a batch holds these only
+            if isinstance(chunk, Spool):
+                chunk.close()
+
+    found = rows()
+    first = next(found, None)  # the inputs are read (and `summaries` filled) before an empty table is written
+    empty = "" if holds_nothing(summaries) else "no GEMM records\n"
+    for text in streamed_table(itertools.chain([first] if first else [], found), columns, empty):
+        yield defuse_commands(text)
 
 
 class Spool:

@@ -332,3 +332,65 @@ def test_a_summary_into_a_pipe_nobody_reads_is_a_warning(tmp_path, how):
     done = _blaslog("check", str(SEED / "sharded.log"), *options, env=env, timeout=30)  # blocked for ever before
     assert done.returncode == 1 and b"cannot append the summary to" in done.stderr
     assert b"(a pipe that nobody reads)" in done.stderr
+
+
+# ---- 5. bounded cost: the parse table streams, a line's words are bounded -----------------------------------------
+
+
+def _peak_kb(*args: str) -> tuple[bytes, int]:
+    """stdout of `blaslog ARGS` in a process of its own, and that process's peak memory (kB)."""
+    code = (
+        "import atexit, resource, sys\n"
+        "atexit.register(lambda: sys.stderr.write('PEAK %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+        "from blaslog.cli import main\n"
+        f"sys.argv = ['blaslog', *{list(args)!r}]\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout, int(done.stderr.rsplit(b"PEAK ", 1)[1])
+
+
+def test_the_parse_table_is_streamed_in_bounded_memory(tmp_path):
+    from blaslog import api
+    from blaslog.reporters.table import TableReporter
+
+    log = tmp_path / "distinct.log"  # every line another GEMM: 34k rows
+    generate = [sys.executable, str(ROOT / "bench" / "generate.py"), "--size", "20", "--kind", "distinct"]
+    subprocess.run([*generate, "--out", str(log)], check=True, capture_output=True)
+    table, table_kb = _peak_kb("parse", str(log), "-j", "1", "-q")
+    jsonl, jsonl_kb = _peak_kb("parse", str(log), "-j", "1", "-q", "-f", "jsonl")
+    assert table_kb < jsonl_kb + 60_000  # the rows held made 190 MB here, where jsonl takes 60 MB
+    assert table.decode() == TableReporter().render(api.parse_report([str(log)]))  # what the library renders
+    assert len(table.splitlines()) == len(jsonl.splitlines()) + 1  # header and rule; jsonl's summary line
+
+
+def test_the_streamed_table_is_the_held_one_for_every_kind_and_caps(tmp_path):
+    from click.testing import CliRunner
+
+    from blaslog import api
+    from blaslog.cli import cli
+    from blaslog.reporters.table import TableReporter
+
+    caps = str(ROOT / "fixtures" / "generated" / "caps.json")
+    for kind in ("gemm", "all"):
+        for options in ([], ["--caps", caps]):
+            result = CliRunner().invoke(cli, ["parse", str(LOG), "--kind", kind, *options])
+            report = api.parse_report([str(LOG)], kind=kind, caps=caps if options else None)
+            assert result.exit_code == 0 and result.stdout == TableReporter().render(report), (kind, options)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["a " * 300_000, "rocblas-bench -f gemm " + "-a " * 300_000, "[cublasLt][1][Api][x] " + "a " * 3000],
+    ids=["words", "rocblas-bench", "cublaslt"],  # a test id is in the environment of the processes it starts
+)
+def test_a_line_of_many_words_is_skipped_in_bounded_time(tmp_path, line):
+    import time
+
+    path = tmp_path / "words.log"
+    path.write_text(line + "\n" + LOG.read_text())
+    started = time.monotonic()
+    done = _blaslog("parse", str(path), "-q", timeout=60)
+    assert time.monotonic() - started < 20  # minutes for the rocblas-bench line before
+    assert done.returncode == 0 and b"words (a BLAS log record has some hundred; at most 1024 are read)" in done.stderr
