@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import bz2
 import codecs
-import glob
 import gzip
 import io
 import lzma
-import os
 import re
 import sys
 import zlib
@@ -463,25 +461,6 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, EOFError):
         return f"compressed stream cut short: {text}"
     return text
-
-
-def expand(names: list[str] | tuple[str, ...]) -> list[str]:
-    """Expand quoted globs to files, sorted, so that the order matches expand to does not depend on the shell.
-
-    Other names (files, `-`, and names that are not there or are directories) are kept as they are; reading
-    them reports what is wrong. The result is in name order (`-` first), each name once, so that reports do
-    not depend on the order inputs were named in.
-    """
-    out: list[str] = []
-    for name in names:
-        if name != "-" and not os.path.exists(name) and glob.has_magic(name):
-            files = sorted(p for p in glob.glob(name) if os.path.isfile(p))
-            if not files:
-                raise InputError(f"{name}: no file matches this pattern")
-            out.extend(files)
-        else:
-            out.append(name)
-    return sorted(dict.fromkeys(out), key=lambda name: (name != "-", name))
 
 
 def text_reader(text: str, name: str = "<text>") -> Reader:

@@ -96,8 +96,25 @@ def find_inputs(names: Sequence[str], *, looks_like_log: object = None) -> list[
             out.extend(sorted(files, key=natural_key))
         else:
             out.append(name)  # reading it says what is wrong
-    # in natural order whatever the order they were named in (`-` first), so that reports do not depend on it
-    return sorted(dict.fromkeys(out), key=lambda name: (name != "-", natural_key(name)))
+    # in natural order whatever the order they were named in (`-` first), so that reports do not depend on it;
+    # a file reached twice (a `**` glob through a linked folder, `latest -> run7`) is read once, by its first name
+    seen: set[object] = set()
+    found = []
+    for name in sorted(dict.fromkeys(out), key=lambda name: (name != "-", natural_key(name))):
+        key = name if name == "-" else _file_id(name)
+        if key not in seen:
+            seen.add(key)
+            found.append(name)
+    return found
+
+
+def _file_id(path: str) -> object:
+    """What a file is, whatever it is named by: its device and inode (its real path where it cannot be looked at)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    return (info.st_dev, info.st_ino)
 
 
 def _unreadable(path: str) -> bool:

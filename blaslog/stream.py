@@ -20,6 +20,7 @@ import json
 import os
 import queue
 import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -422,6 +423,11 @@ def input_at(path: str, inputs: Sequence[str]) -> str | None:
     real = os.path.realpath(path)
     for name in inputs:
         if name == "-":
+            # standard input redirected from the file (`parse - -o s.log < s.log`)
+            stdin = getattr(sys.stdin, "fileno", None)
+            with contextlib.suppress(OSError, ValueError):
+                if stdin is not None and os.path.samestat(info, os.fstat(stdin())):
+                    return "- (standard input)"
             continue
         if os.path.isdir(name):
             # a folder input reads the logs below it (a report beside them is not read): one of those is an input

@@ -394,3 +394,33 @@ def test_a_line_of_many_words_is_skipped_in_bounded_time(tmp_path, line):
     done = _blaslog("parse", str(path), "-q", timeout=60)
     assert time.monotonic() - started < 20  # minutes for the rocblas-bench line before
     assert done.returncode == 0 and b"words (a BLAS log record has some hundred; at most 1024 are read)" in done.stderr
+
+
+# ---- 6. inputs read once, and never written over ------------------------------------------------------------------
+
+
+def test_a_glob_through_a_linked_folder_reads_each_log_once(tmp_path):
+    from blaslog import api
+
+    run = tmp_path / "runs" / "run7"
+    run.mkdir(parents=True)
+    for rank in (0, 1):
+        (run / f"rank{rank}.log").write_bytes(LOG.read_bytes())
+    (tmp_path / "runs" / "latest").symlink_to(run)
+    names = api.parse_inputs([str(tmp_path / "runs" / "**" / "*.log")], api.Options())[0]
+    assert [Path(n).relative_to(tmp_path / "runs").as_posix() for n in names] == [
+        "latest/rank0.log",
+        "latest/rank1.log",
+    ]
+    report = api.summary([str(tmp_path / "runs" / "**" / "*.log")])
+    assert report.document["overview"]["gemm_calls"] == 2 * 78
+
+
+@POSIX
+def test_the_file_standard_input_reads_is_not_written_over(tmp_path):
+    log = tmp_path / "s.log"
+    log.write_bytes(LOG.read_bytes())
+    with open(log, "rb") as stdin:
+        done = _blaslog("parse", "-", "-o", str(log), stdin=stdin)
+    assert done.returncode == 2 and b"is the input - (standard input)" in done.stderr, done.stderr
+    assert log.read_bytes() == LOG.read_bytes()
