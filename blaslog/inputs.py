@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, ClassVar
 from blaslog.errors import InputError
 from blaslog.formats._shapes import Shaper
 from blaslog.formats._shapes import speedups as _speedups
+from blaslog.records import name_bytes
 
 MAX_LINE = 1 << 20
 """Longest line (bytes) handed to a grammar; longer lines are reported, not parsed."""
@@ -466,7 +467,7 @@ def _reason(exc: BaseException) -> str:
 def text_reader(text: str, name: str = "<text>") -> Reader:
     """A Reader over an in-memory string (for :func:`blaslog.parse_text`)."""
     reader = _TextReader(name)
-    reader.data = text.encode("utf-8", "surrogateescape")
+    reader.data = name_bytes(text)  # a lone surrogate is invalid UTF-8: read as U+FFFD, with a note
     return reader
 
 

@@ -424,3 +424,49 @@ def test_the_file_standard_input_reads_is_not_written_over(tmp_path):
         done = _blaslog("parse", "-", "-o", str(log), stdin=stdin)
     assert done.returncode == 2 and b"is the input - (standard input)" in done.stderr, done.stderr
     assert log.read_bytes() == LOG.read_bytes()
+
+
+# ---- 7. no internal errors: file names, big integers, lone surrogates -----------------------------------------------
+
+
+@POSIX
+def test_a_non_utf8_file_name_in_sarif_and_parquet(tmp_path):
+    pytest.importorskip("pyarrow")
+    name = os.fsencode(tmp_path) + b"/r\xff.log"
+    with open(name, "wb") as handle:
+        handle.write((SEED / "sharded.log").read_bytes())  # one GEMM: a finding (nothing compared) names the file
+    done = _blaslog("check", name, "-f", "sarif", "-q")
+    assert done.returncode in (0, 1) and b"internal error" not in done.stderr, done.stderr
+    assert b"r%FF.log" in done.stdout and json.loads(done.stdout)["runs"]
+    done = _blaslog("parse", name, "-f", "parquet", "-o", str(tmp_path / "pq"), "-q")
+    assert done.returncode == 0, done.stderr
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(tmp_path / "pq")
+    assert {f.endswith("/r\\xff.log") for f in table.column("file").to_pylist()} == {True}
+
+
+def test_an_integer_beyond_64_bits_in_parquet_is_a_note(tmp_path):
+    pytest.importorskip("pyarrow")
+    results = tmp_path / "tunableop_results0.csv"
+    results.write_text(
+        "Validator,PT_VERSION,2.2.0\nGemmTunableOp_float_NT,nt_25088_4096_64,"
+        + "9" * 30
+        + ",1.262\nGemmTunableOp_float_NT,nt_4096_4096_64,1219,1.262\n"
+    )
+    done = _blaslog("parse", str(results), "-f", "parquet", "-o", str(tmp_path / "pq"))
+    assert done.returncode == 0, done.stderr
+    assert b"1 values do not fit 64 bits (solution_index: 1): null in their columns, and kept exactly" in done.stderr
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(tmp_path / "pq").to_pylist()
+    assert sorted(json.loads(r["overflow"])["solution_index"] for r in rows if r["overflow"]) == ["9" * 30]
+
+
+@pytest.mark.parametrize("text", ["abc\ud800def\n", "\udcff\udfff\n", "x\udc80\n"])
+def test_parse_text_with_lone_surrogates_is_read_with_a_note(text):
+    import blaslog
+
+    result = blaslog.parse_text(text + LOG.read_text())
+    assert len([r for r in result.records if type(r).__name__ == "GemmCall"]) == 78
+    assert "invalid UTF-8" in result.files[0].problems[0].message
