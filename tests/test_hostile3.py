@@ -470,3 +470,24 @@ def test_parse_text_with_lone_surrogates_is_read_with_a_note(text):
     result = blaslog.parse_text(text + LOG.read_text())
     assert len([r for r in result.records if type(r).__name__ == "GemmCall"]) == 78
     assert "invalid UTF-8" in result.files[0].problems[0].message
+
+
+# ---- 8. a str or a PathLike is one path in the API -----------------------------------------------------------------
+
+
+def test_a_path_given_as_a_string_or_pathlike_is_one_path(tmp_path, monkeypatch):
+    from blaslog import api
+
+    log = tmp_path / "run.log"
+    log.write_bytes(LOG.read_bytes())
+    monkeypatch.chdir(tmp_path / "..")  # a folder with other things in it, which a str taken apart would read
+    for given in (str(log), log):
+        assert api.summary(given).document["overview"]["gemm_calls"] == 78
+        assert api.check(given).files[0].path == str(log)
+        assert api.parse_report(given).files[0].path == str(log)
+        assert [f.path for f in api.read_run_files(given).files] == [str(log)]
+        assert api.parse_inputs(given) == ([str(log)], [])
+        assert len(list(api.records(given))) == 78
+    assert api.summary([log, str(log)]).files[0].path == str(log)
+    with pytest.raises(InputError, match="a path is a str or a PathLike"):
+        api.summary(b"run.log")  # type: ignore[arg-type]
