@@ -281,8 +281,11 @@ class _Decompressed:
         self.started = False  # inside a stream
         self.streams = 0  # streams read to their end
         self.error: BaseException | None = None
+        self.ended = False  # the damage was raised: nothing follows
 
     def read(self, size: int = -1) -> bytes:
+        if self.ended:
+            return b""
         size = size if size > 0 else BLOCK
         out: list[bytes] = []
         have = 0
@@ -296,16 +299,15 @@ class _Decompressed:
             try:
                 chunk = self._step(size - have)
             except Exception as exc:
-                if not is_stream_error(exc) and not isinstance(exc, ValueError):
+                if not is_stream_error(exc):
                     raise
                 self.error = exc if self.started or not self.streams else _Trailing(self.kind, exc)
                 break
             out.append(chunk)
             have += len(chunk)
         if not out and self.error is not None:
-            error, self.error = self.error, None
-            self.data, self.at = b"", 0
-            raise error
+            self.ended = True
+            raise self.error
         return b"".join(out)
 
     def _step(self, room: int) -> bytes:
