@@ -517,7 +517,8 @@ def parse_cmd(
 ) -> None:
     """Print the records of LOG... (every executed GEMM; with --kind all, every record).
 
-    With --format json, jsonl or csv the records are written as they are read, in bounded memory.
+    With --format json, jsonl or csv the records are written as they are read, in bounded memory; so is the
+    table when piped or written with -o (its columns aligned once the last record is read).
     """
     from blaslog.reporters import get_reporter
 
