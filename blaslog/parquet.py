@@ -103,13 +103,19 @@ def write_parquet(
     overflowed: Counter[str] = Counter()
     for name in names:
         write_partition((r for r in records_of(name, summaries) if isinstance(r, GemmCall)), folders[name], overflowed)
-    if overflowed:
-        counts = ", ".join(f"{column}: {count}" for column, count in sorted(overflowed.items()))
-        notes.append(
-            f"{sum(overflowed.values())} values do not fit 64 bits ({counts}): null in their columns, and kept "
-            "exactly, as text, in the `overflow` column (a JSON object of column -> value)"
-        )
+    notes.extend(overflow_notes(overflowed))
     return summaries, notes
+
+
+def overflow_notes(overflowed: Counter[str]) -> list[str]:
+    """The note on integers too large for their columns (column -> how many), or none."""
+    if not overflowed:
+        return []
+    counts = ", ".join(f"{column}: {count}" for column, count in sorted(overflowed.items()))
+    return [
+        f"{sum(overflowed.values())} values do not fit 64 bits ({counts}): null in their columns, and kept "
+        "exactly, as text, in the `overflow` column (a JSON object of column -> value)"
+    ]
 
 
 def prepare(names: Sequence[str], out_dir: str, run: str | None = None) -> tuple[dict[str, str], list[str]]:
