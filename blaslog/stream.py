@@ -296,7 +296,16 @@ def write_behind(write: Callable[[Any], Any], chunks: Iterable[str | bytes | Spo
     failed: list[BaseException] = []
 
     def writer() -> None:
-        while (chunk := pending.get()) is not None:
+        while True:
+            try:
+                # a timeout: a signal's exception (SIGTERM) raised in the reading thread inside the queue's
+                # notify() can leave a stale waiter there, and the wake-up of the final None goes to it (seen:
+                # blaslog hung at exit, its writer waiting for ever)
+                chunk = pending.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if chunk is None:
+                break
             if failed and type(chunk) is Spool:
                 chunk.close()
             elif not failed:

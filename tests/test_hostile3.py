@@ -293,7 +293,13 @@ def test_sigterm_to_a_parallel_parse_leaves_no_worker_and_no_file(tmp_path):
     assert children, "no worker was started"
     time.sleep(1)  # the pieces are being read
     process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=30) == 143
+    try:
+        status = process.wait(timeout=30)
+    finally:
+        if process.poll() is None:  # hung: do not leave it to the next test
+            process.kill()
+            process.wait()
+    assert status == 143
     time.sleep(0.5)
     alive = [pid for pid in children if Path(f"/proc/{pid}").exists() and b"Z" not in _state(pid)]
     for pid in alive:
