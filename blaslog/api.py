@@ -19,7 +19,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from blaslog.caps import Caps, entry_key, load_caps
 from blaslog.diff import DiffResult, diff_runs
@@ -34,6 +34,12 @@ from blaslog.runs import CompactRun, duplicate_dialects, read_run
 
 if TYPE_CHECKING:
     from blaslog.emulate.predict import Settings as EmulateSettings
+
+Paths: TypeAlias = "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]"
+"""Inputs as the API takes them: one path (a str or a PathLike is one path, never a sequence of names) or a
+sequence of them; each a file, a quoted glob, a folder or `-`."""
+CapsLike: TypeAlias = "Caps | str | os.PathLike[str]"
+"""Caps, or the path of a caps file."""
 
 #: An input this large (bytes) is read with one process per CPU when --jobs is 0 (automatic).
 PARALLEL_MIN = 64 << 20
@@ -182,12 +188,13 @@ def jobs_for(jobs: int, names: Sequence[str]) -> int:
     return min(os.cpu_count() or 1, 8) if size >= PARALLEL_MIN else 1
 
 
-def read_run_files(names: Sequence[str], options: Options | None = None) -> Inputs:
+def read_run_files(names: Paths, options: Options | None = None) -> Inputs:
     """Read inputs (files, quoted globs, folders, `-`) into runs of GEMM calls, each file with its rank.
 
     When a file logs the same calls in two dialects (ROCBLAS_LAYER=3 writes a trace and a bench line per call;
     hipBLASLt a [Trace] and a bench line per launch), one of them is kept, so that each call counts once.
     """
+    names = _names(names)
     options = options or Options()
     files = _find_inputs(names, options)
     if not files:
@@ -356,15 +363,15 @@ def _read_for_report(names: Sequence[str], options: Options | None, what: str = 
     return inputs
 
 
-def _load(caps: Caps | str | None) -> Caps | None:
-    return load_caps(caps) if isinstance(caps, str) else caps
+def _load(caps: CapsLike | None) -> Caps | None:
+    return load_caps(os.fspath(caps)) if isinstance(caps, (str, os.PathLike)) else caps
 
 
 # ---- the commands ----------------------------------------------------------------------------------------------
 
 
 def parse(
-    names: str | Iterable[str],
+    names: Paths,
     *,
     log_format: Iterable[str] | str | None = None,
     on_error: OnError = "warn",
@@ -376,7 +383,8 @@ def parse(
     With `jobs` > 1 several files are parsed in parallel processes. Every record is kept (both dialects of a
     doubly logged call, too); :func:`summary`, :func:`check` and :func:`diff` count each call once.
     """
-    files = find_inputs([names] if isinstance(names, str) else list(names), looks_like_log=_log_test())
+    names = _names(names)
+    files = find_inputs(names, looks_like_log=_log_test())
     if not files:
         raise InputError("no input given")
     formats = [log_format] if isinstance(log_format, str) else list(log_format or []) or None
@@ -393,7 +401,7 @@ def parse(
 
 
 def records(
-    names: Sequence[str],
+    names: Paths,
     *,
     kind: str = "gemm",
     options: Options | None = None,
@@ -403,6 +411,7 @@ def records(
     """Stream the records of inputs (GEMMs, or every record with `kind="all"`); each input's FileSummary is
     appended to `summaries` once it is read. With `lazy`, records of a known line or call shape come unbuilt
     (``.record()`` builds one; see :func:`blaslog.parse.iter_file` and :mod:`blaslog.stream`)."""
+    names = _names(names)
     options = options or Options()
     if options.scheduler and "-" not in names:
         from blaslog import cluster
@@ -435,8 +444,9 @@ def records(
                 display.close()
 
 
-def parse_inputs(names: Sequence[str], options: Options | None = None) -> tuple[list[str], list[str]]:
+def parse_inputs(names: Paths, options: Options | None = None) -> tuple[list[str], list[str]]:
     """The files `names` stand for that can be opened, and `file: why` for those that cannot."""
+    names = _names(names)
     options = options or Options()
     files = _find_inputs(names, options)
     if not files:
@@ -445,9 +455,10 @@ def parse_inputs(names: Sequence[str], options: Options | None = None) -> tuple[
 
 
 def parse_report(
-    names: Sequence[str], *, kind: str = "gemm", caps: Caps | str | None = None, options: Options | None = None
+    names: Paths, *, kind: str = "gemm", caps: CapsLike | None = None, options: Options | None = None
 ) -> Report:
     """What `blaslog parse` prints: every GEMM record (every record with `kind="all"`) of the inputs."""
+    names = _names(names)
     from blaslog.views import parse_report as build
 
     options = options or Options()
@@ -472,8 +483,9 @@ def cut_short(files: Sequence[FileSummary]) -> list[str]:
     return [f"{s.path}: {p.message}" for s in files for p in s.problems if p.message.startswith(ENDS_EARLY)]
 
 
-def summary(names: Sequence[str], *, caps: Caps | str | None = None, options: Options | None = None) -> Report:
+def summary(names: Paths, *, caps: CapsLike | None = None, options: Options | None = None) -> Report:
     """What `blaslog summary` prints: distinct GEMM signatures with call counts, threads and algorithms."""
+    names = _names(names)
     from blaslog.views import summary_report
 
     inputs = _read_for_report(names, options)
@@ -487,9 +499,9 @@ def summary(names: Sequence[str], *, caps: Caps | str | None = None, options: Op
 
 
 def check(
-    names: Sequence[str],
+    names: Paths,
     *,
-    caps: Caps | str | None = None,
+    caps: CapsLike | None = None,
     batch: bool = False,
     options: Options | None = None,
     fail_on: str = "precision",
@@ -498,12 +510,13 @@ def check(
     """What `blaslog check` prints: GEMMs inside one run that ran with different algorithms, flags or solutions
     (each file on its own); with `batch`, also the algorithm ranges along the dimension that varies; with
     `emulate`, each finding that changes the arithmetic carries the emulation's prediction."""
+    names = _names(names)
     gpus = _emulation_gpus(emulate, caps, names, names)
     report = _check(_read_for_report(names, options), names, caps=caps, batch=batch, fail_on=fail_on)
     return _emulated(report, emulate, caps, names, gpus)
 
 
-def _check(inputs: Inputs, names: Sequence[str], *, caps: Caps | str | None, batch: bool, fail_on: str) -> Report:
+def _check(inputs: Inputs, names: Sequence[str], *, caps: CapsLike | None, batch: bool, fail_on: str) -> Report:
     """`check` of inputs read already."""
     from blaslog.views import check_report
 
@@ -594,12 +607,12 @@ class Coverage:
 
 
 def diff(
-    sharded: str | Sequence[str],
-    unsharded: str | Sequence[str],
+    sharded: Paths,
+    unsharded: Paths,
     *,
     tp: int | None = None,
     rank: int | None = None,
-    caps: Caps | str | None = None,
+    caps: CapsLike | None = None,
     min_coverage: float = MIN_COVERAGE,
     options: Options | None = None,
     fail_on: str = "precision",
@@ -612,6 +625,8 @@ def diff(
     InputError saying why it thinks so; one that pairs less than `min_coverage` of a sharded file's calls
     reports an `input` finding.
     """
+    sharded = _names(sharded)
+    unsharded = _names(unsharded)
     loaded, caps_notes = _caps_for(caps, _names(sharded), _names(unsharded))
     gpus = _emulation_gpus(emulate, loaded, _names(sharded), _names(unsharded))
     report = _diff(
@@ -721,12 +736,12 @@ def split_diff_arguments(arguments: Sequence[str]) -> tuple[list[str], list[str]
 
 
 def diff_many(
-    runs: Sequence[str],
-    reference: str | Sequence[str],
+    runs: Paths,
+    reference: Paths,
     *,
     tp: int | None = None,
     rank: int | None = None,
-    caps: Caps | str | None = None,
+    caps: CapsLike | None = None,
     min_coverage: float = MIN_COVERAGE,
     options: Options | None = None,
     fail_on: str = "precision",
@@ -735,6 +750,8 @@ def diff_many(
     """What `blaslog diff --ref REF RUN...` prints: every run compared with one reference, and per reference
     GEMM which runs agree with it. Each run is a file, a quoted glob or a folder (one file per rank); with
     `emulate`, each run's findings that change the arithmetic carry the emulation's prediction."""
+    reference = _names(reference)
+    runs = _names(runs)  # each run one file, glob or folder
     from blaslog.explain import compare
 
     options = options or Options()
@@ -812,8 +829,13 @@ def _retitled(finding: Finding, run: str) -> Finding:
     return replace(finding, title=f"{run}: {finding.title}")
 
 
-def _names(value: str | Sequence[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
+def _names(value: Paths) -> list[str]:
+    """One path (a str or a PathLike: never a sequence of one-letter names) or several, as a list of str."""
+    if isinstance(value, (str, os.PathLike)):
+        return [os.fspath(value)]
+    if isinstance(value, bytes):
+        raise InputError(f"{value[:80]!r}: a path is a str or a PathLike (os.fsdecode gives one of bytes)")
+    return [os.fspath(name) for name in value]
 
 
 def _reference(names: list[str], options: Options) -> tuple[Inputs, Run]:
@@ -997,8 +1019,9 @@ _NOT_SETTINGS = re.compile(
 )
 
 
-def run_manifest(names: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
+def run_manifest(names: Paths) -> tuple[str, dict[str, Any]] | None:
     """(folder, manifest) when `names` are one run folder (or files of one), else None."""
+    names = _names(names)
     folders = {name if os.path.isdir(name) else os.path.dirname(name) or "." for name in names}
     if len(folders) != 1:
         return None
@@ -1007,8 +1030,9 @@ def run_manifest(names: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
     return (folder, manifest) if manifest is not None else None
 
 
-def folder_caps(names: Sequence[str]) -> tuple[Caps | None, list[str]]:
+def folder_caps(names: Paths) -> tuple[Caps | None, list[str]]:
     """The caps.json files of the run folders among `names`, merged (the first wins a conflict, said in a note)."""
+    names = _names(names)
     merged: Caps | None = None
     notes: list[str] = []
     seen: set[str] = set()
@@ -1044,7 +1068,7 @@ def folder_caps(names: Sequence[str]) -> tuple[Caps | None, list[str]]:
     return merged, notes
 
 
-def _caps_for(caps: Caps | str | None, *groups: Sequence[str]) -> tuple[Caps | None, list[str]]:
+def _caps_for(caps: CapsLike | None, *groups: Sequence[str]) -> tuple[Caps | None, list[str]]:
     """The caps given, else those of the run folders among the inputs."""
     if caps is not None:
         return _load(caps), []
@@ -1055,7 +1079,7 @@ def _caps_for(caps: Caps | str | None, *groups: Sequence[str]) -> tuple[Caps | N
 
 
 def _emulation_gpus(
-    settings: EmulateSettings | None, caps: Caps | str | None, first: Sequence[str], second: Sequence[str]
+    settings: EmulateSettings | None, caps: CapsLike | None, first: Sequence[str], second: Sequence[str]
 ) -> Any:
     """The GPU of each side for --emulate (from the caps, run folders and log lines), found before anything is
     parsed: InputError when neither side names one and --gpu was not given; EmulationUnavailable when the
@@ -1079,7 +1103,7 @@ def _emulation_gpus(
 
 
 def _emulated(
-    report: Report, settings: EmulateSettings | None, caps: Caps | str | None, names: Sequence[str], gpus: Any
+    report: Report, settings: EmulateSettings | None, caps: CapsLike | None, names: Sequence[str], gpus: Any
 ) -> Report:
     """The report with its findings emulated (unchanged without `settings`)."""
     if settings is None:
@@ -1195,9 +1219,11 @@ def settings_diff(first: dict[str, Any], second: dict[str, Any]) -> list[dict[st
     return rows
 
 
-def add_settings(report: Report, sharded: Sequence[str], unsharded: Sequence[str]) -> None:
+def add_settings(report: Report, sharded: Paths, unsharded: Paths) -> None:
     """When both sides of a diff are run folders: what differs between their manifests, as the report's first
     section and first note (it is often the answer), and in its JSON document (`settings`)."""
+    sharded = _names(sharded)
+    unsharded = _names(unsharded)
     a, b = run_manifest(sharded), run_manifest(unsharded)
     if a is None or b is None:
         return
@@ -1243,10 +1269,10 @@ def _tunableop_validators(report: Report, runs: Sequence[Run], ref: Run) -> None
 
 
 def check_tunableop(
-    names: Sequence[str],
-    tunableop: Sequence[str],
+    names: Paths,
+    tunableop: Paths,
     *,
-    caps: Caps | str | None = None,
+    caps: CapsLike | None = None,
     batch: bool = False,
     options: Options | None = None,
     fail_on: str = "precision",
@@ -1254,6 +1280,8 @@ def check_tunableop(
     """What `blaslog check LOG... --tunableop FILE...` prints: `check` of the logs, plus the logs against the run's
     TunableOp (or hipBLASLt tuning) files: GEMMs that did not run the tuned solution, GEMMs that ran but were
     never tuned, tuned rows that never ran, and rows whose solution differs between the run's GPUs."""
+    names = _names(names)
+    tunableop = _names(tunableop)
     from blaslog.report import sort_findings
     from blaslog.tunableop import Source, cross_check, is_tuned, ordinal
 
@@ -1292,12 +1320,12 @@ def check_tunableop(
 
 
 def tunableop_pins(
-    sharded: str | Sequence[str],
-    unsharded: str | Sequence[str],
+    sharded: Paths,
+    unsharded: Paths,
     *,
     tp: int | None = None,
     rank: int | None = None,
-    caps: Caps | str | None = None,
+    caps: CapsLike | None = None,
     min_coverage: float = MIN_COVERAGE,
     options: Options | None = None,
     fail_on: str = "precision",
@@ -1305,6 +1333,8 @@ def tunableop_pins(
     """What `blaslog diff SHARDED UNSHARDED --emit-tunableop FILE` does: the diff's Report, and the Pinning
     (blaslog.tunableop) of each sharded GEMM whose solution differs to the unsharded run's, where the inputs show
     that solution ran for its exact signature; ``blaslog.tunableop.render(pinning)`` is the file to write."""
+    sharded = _names(sharded)
+    unsharded = _names(unsharded)
     from blaslog.tunableop import is_tuned, pin, validators
 
     diffed = _diff(
@@ -1341,7 +1371,7 @@ def tunableop_pins(
 
 
 def probe_configs(
-    from_logs: Sequence[str] = (),
+    from_logs: Paths = (),
     *,
     algo_id: int | None = None,
     compute_type: str = "COMPUTE_32F",
@@ -1349,6 +1379,7 @@ def probe_configs(
     types: Sequence[str] = ("R_32F",) * 4,
 ) -> list[dict[str, Any]]:
     """The algorithm configurations to probe: every distinct one in `from_logs`, or the one given."""
+    from_logs = _names(from_logs)
     from blaslog import native
 
     if from_logs:

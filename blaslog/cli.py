@@ -9,12 +9,15 @@ Exit status (like diff(1)):
 
 from __future__ import annotations
 
+import errno
 import functools
 import gc
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
@@ -471,14 +474,9 @@ def _report(
     status = exit_status(report, exit_zero)
     reporter = get_reporter(fmt)
     if fmt == "table":  # sized and coloured for a terminal; piped, the plain text scripts read
-        from blaslog.reporters.table import TableReporter, terminal_for
+        from blaslog.reporters.table import TableReporter
 
-        ctx = click.get_current_context(silent=True)
-        reporter = TableReporter(
-            terminal_for(
-                sys.stdout if output is None else None, ctx.meta.get("blaslog.color", "auto") if ctx else "auto"
-            )
-        )
+        reporter = TableReporter(_table_terminal(output))
     text = reporter.render(report)
     _write(text, output, inputs, keep=status in (0, 1))
     target = summary_file or (os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None)
@@ -489,11 +487,31 @@ def _report(
         warn(f"blaslog: warning: not appending the summary to {target}: it is the input {clash} (or a file of it)")
     elif target:
         try:
-            with open(target, "a", encoding="utf-8") as handle:
-                handle.write(render_markdown(report) + "\n")
+            _append(target, render_markdown(report) + "\n")
         except OSError as exc:
-            warn(f"blaslog: warning: cannot append the summary to {target} ({exc.strerror or exc})")
+            reason = "a pipe that nobody reads" if exc.errno == errno.ENXIO else exc.strerror or exc
+            warn(f"blaslog: warning: cannot append the summary to {target} ({reason})")
     sys.exit(status)
+
+
+def _append(path: str, text: str) -> None:
+    """Append `text` to `path`, opened without waiting: a pipe without a reader is an OSError (ENXIO), where
+    open() blocked for ever."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o666)
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)  # the writes themselves may wait for a slow reader
+    with open(fd, "a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _table_terminal(output: str | None) -> Any:
+    """The terminal a table is fitted to: stdout's, with --color (PLAIN when piped or with -o)."""
+    from blaslog.reporters.table import terminal_for
+
+    ctx = click.get_current_context(silent=True)
+    return terminal_for(
+        sys.stdout if output is None else None, ctx.meta.get("blaslog.color", "auto") if ctx else "auto"
+    )
 
 
 def exit_status(report: Report, exit_zero: bool = False) -> int:
@@ -578,11 +596,29 @@ def _caps(path: str | None) -> Any:
 # ---- commands ----------------------------------------------------------------------------------------------------
 
 
+def _exit_on_signals() -> None:
+    """SIGTERM and SIGHUP (a cancelled CI job, a closed terminal) end blaslog as an exception does, with status
+    128+N: worker processes are stopped and temporary files removed on the way out (the default action left a
+    worker running and /tmp/blaslog-* behind). `record` forwards them to its command instead, while it runs."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(number: int, frame: Any) -> None:
+        signal.signal(number, signal.SIG_DFL)  # a second one ends blaslog as before
+        raise SystemExit(128 + number)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is signal.SIG_DFL:
+            signal.signal(number, stop)
+
+
 class _Group(click.Group):
     """The command group: an unexpected exception anywhere is exit 2 with one line and a hint to report it
     (exit 1 always means findings, never a crash); --debug or BLASLOG_DEBUG=1 shows the traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        _exit_on_signals()
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
@@ -649,7 +685,8 @@ def parse_cmd(
 ) -> None:
     """Print the records of LOG... (every executed GEMM; with --kind all, every record).
 
-    With --format json, jsonl or csv the records are written as they are read, in bounded memory.
+    With --format json, jsonl or csv the records are written as they are read, in bounded memory; so is the
+    table when piped or written with -o (its columns aligned once the last record is read).
     """
     from blaslog.reporters import get_reporter
 
@@ -658,6 +695,12 @@ def parse_cmd(
         if fmt == "parquet" or parquet_dir:
             _parquet(logs, output if fmt == "parquet" else parquet_dir, run_name, options, quiet)
         reporter = get_reporter(fmt)
+        if fmt == "table" and _table_terminal(output).width is None:
+            # the plain table is streamed too: rows are spooled to a file, which gives the widths, then the lines
+            from blaslog.views import parse_columns
+
+            columns = parse_columns(kind, caps_path is not None)
+            _stream_parse(logs, get_reporter("jsonl"), kind, caps_path, options, output, quiet, columns)
         if not reporter.streams:
             report = api.parse_report(logs, kind=kind, caps=caps_path, options=options)
             _report(report, fmt, output, quiet, logs)
@@ -672,9 +715,11 @@ def _stream_parse(
     options: api.Options,
     output: str | None,
     quiet: bool,
+    table: list[str] | None = None,
 ) -> NoReturn:
-    """`blaslog parse` in a streaming format: rows written as they are read."""
-    from blaslog.stream import Output, parse_chunks, write_behind
+    """`blaslog parse` in a streaming format: rows written as they are read (with `table`, the columns of a
+    plain table: `reporter` is jsonl, whose rows make it)."""
+    from blaslog.stream import Output, parse_chunks, table_chunks, write_behind
 
     names, failed = api.parse_inputs(logs, options)
     if not names:
@@ -682,9 +727,11 @@ def _stream_parse(
     summaries: list[FileSummary] = []
     # as api.parse_report: the caps given, else those of the run folders among the inputs
     caps = _caps(caps_path) if caps_path else api.folder_caps(list(logs))[0]
-    chunks = parse_chunks(
+    chunks: Iterable[Any] = parse_chunks(
         names, reporter, kind=kind, caps_path=caps_path, caps=caps, options=options, summaries=summaries
     )
+    if table is not None:
+        chunks = table_chunks(chunks, table, kind, summaries)
     if output is None:
         write_behind(_echo, chunks)
         ok = True

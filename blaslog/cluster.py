@@ -26,6 +26,7 @@ import logging
 import os
 import pickle
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -91,6 +92,7 @@ def connect(scheduler: str, workers: int = 0) -> Any:
         client = distributed.Client(local, set_as_default=False)
     else:
         try:
+            _check_address(scheduler)  # a client made of a malformed address hung 60 s at exit (its __del__)
             client = distributed.Client(scheduler, timeout=30, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
             raise BlaslogError(
@@ -100,6 +102,15 @@ def connect(scheduler: str, workers: int = 0) -> Any:
             ) from None
     _CLIENTS[key] = client
     return client
+
+
+def _check_address(scheduler: str) -> None:
+    """ValueError for an address Dask cannot connect to by its form (a TCP or TLS one without host and port)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, location = parse_address(scheduler)
+    if scheme in ("tcp", "tls"):
+        parse_host_port(location, 8786)
 
 
 @atexit.register
@@ -261,13 +272,17 @@ def _records_of(name: str, log_format: list[str] | None, on_error: str, kind: st
     return zlib.compress(pickle.dumps(found, pickle.HIGHEST_PROTOCOL), 1), parser.summary, b""
 
 
-def _parquet_of(name: str, log_format: list[str] | None, on_error: str, folder: str) -> tuple[None, FileSummary, bytes]:
-    """Write the GEMM records of an input as Parquet files under `folder` (a path or URL)."""
+def _parquet_of(
+    name: str, log_format: list[str] | None, on_error: str, folder: str
+) -> tuple[Counter[str], FileSummary, bytes]:
+    """Write the GEMM records of an input as Parquet files under `folder` (a path or URL); the integers too large
+    for their columns, counted by column."""
     from blaslog.parquet import write_partition
 
     parser = _parser(name, log_format, on_error, events=False)
-    write_partition((r for r in parser.records() if isinstance(r, GemmCall)), folder)
-    return None, parser.summary, b""
+    overflowed: Counter[str] = Counter()
+    write_partition((r for r in parser.records() if isinstance(r, GemmCall)), folder, overflowed)
+    return overflowed, parser.summary, b""
 
 
 def _batch(
@@ -685,11 +700,12 @@ def write_parquet(
     """Write the GEMM records of each input as Parquet under `out_dir` (a folder the workers can write to, or a
     URL), each input's files written by the worker that reads it (see :mod:`blaslog.parquet`); the inputs'
     accounting, notes, and `input: why` for those that could not be read."""
-    from blaslog.parquet import prepare
+    from blaslog.parquet import overflow_notes, prepare
 
     client = connect(scheduler, workers)
     folders, notes = prepare(names, out_dir, run)
     summaries, failed = [], []
+    overflowed: Counter[str] = Counter()
     for _name, outcome in _outcomes(
         client, names, _parquet_of, (log_format, on_error), None, pieces=False, extra=folders
     ):
@@ -698,8 +714,9 @@ def write_parquet(
         elif isinstance(outcome, _Died):
             summaries.append(outcome.summary())
         else:
+            overflowed.update(outcome[0])
             summaries.append(outcome[1])
-    return summaries, notes, failed
+    return summaries, notes + overflow_notes(overflowed), failed
 
 
 __all__ = [

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import bz2
-import glob
+import codecs
 import gzip
 import io
 import lzma
-import os
 import re
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
@@ -20,6 +19,7 @@ from typing import Any, BinaryIO, ClassVar
 from blaslog.errors import InputError
 from blaslog.formats._shapes import Shaper
 from blaslog.formats._shapes import speedups as _speedups
+from blaslog.records import name_bytes
 
 MAX_LINE = 1 << 20
 """Longest line (bytes) handed to a grammar; longer lines are reported, not parsed."""
@@ -249,12 +249,8 @@ def _decoded(raw: BinaryIO, head: bytes, name: str) -> tuple[BinaryIO, list[Bina
     stream: BinaryIO
     if kind == "gzip":
         stream = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
-    elif kind == "bzip2":
-        stream = bz2.BZ2File(raw)  # type: ignore[assignment]
-    elif kind == "xz":
-        stream = lzma.LZMAFile(raw)  # type: ignore[assignment]  # noqa: SIM115
-    elif kind == "zstd":
-        stream = _zstd_reader(raw, name)
+    elif kind is not None:
+        stream = _Decompressed(raw, kind, name)  # type: ignore[assignment]
     else:
         encoding = _utf16(head)
         if encoding is None:
@@ -263,19 +259,120 @@ def _decoded(raw: BinaryIO, head: bytes, name: str) -> tuple[BinaryIO, list[Bina
     return stream, [stream]
 
 
-class _Recoded:
-    """UTF-8 bytes of a stream of text in another encoding (UTF-16), read a block at a time."""
+class _Decompressed:
+    """The bytes of one or more bzip2, xz or zstd streams one after another, at most about `size` bytes a read
+    (a small file of zeros can hold gigabytes; gzip's reader is bounded so too). Damage (a stream cut short,
+    bytes after the last stream that are not one) is raised by the read after the bytes before it."""
 
-    def __init__(self, raw: BinaryIO, encoding: str) -> None:
-        self.text = io.TextIOWrapper(raw, encoding=encoding, newline="")  # type: ignore[type-var]
+    PIECE = 1 << 16
+    """Compressed bytes read from the file at a time."""
+    ZSTD_PIECE = 256
+    """Compressed bytes handed to a zstd decompressor at a time: it has no output limit, and a byte of zstd
+    makes at most some 32 kB (a 4-byte RLE block is 128 kB), so one call makes at most 8 MB."""
+
+    def __init__(self, raw: BinaryIO, kind: str, name: str) -> None:
+        self.raw, self.kind = raw, kind
+        self._new: Callable[[], Any] = bz2.BZ2Decompressor if kind == "bzip2" else lzma.LZMADecompressor
+        self.limited = True  # decompress() takes an output limit
+        if kind == "zstd":
+            self._new, self.limited = _zstd_decompressor(name)
+        self.decompressor = self._new()
+        self.data, self.at = b"", 0  # compressed bytes read and not yet handed over, from `at`
+        self.started = False  # inside a stream
+        self.streams = 0  # streams read to their end
+        self.error: BaseException | None = None
+        self.ended = False  # the damage was raised: nothing follows
 
     def read(self, size: int = -1) -> bytes:
-        return self.text.read(size // 2 if size > 0 else -1).encode("utf-8", "surrogateescape")
+        if self.ended:
+            return b""
+        size = size if size > 0 else BLOCK
+        out: list[bytes] = []
+        have = 0
+        while have < size and self.error is None:
+            if self.at >= len(self.data) and (not self.limited or self.decompressor.needs_input):
+                self.data, self.at = self.raw.read(self.PIECE), 0
+                if not self.data:
+                    if self.started:
+                        self.error = EOFError(f"{self.kind} stream cut short: the input ends inside a stream")
+                    break
+            try:
+                chunk = self._step(size - have)
+            except Exception as exc:
+                if not is_stream_error(exc):
+                    raise
+                self.error = exc if self.started or not self.streams else _Trailing(self.kind, exc)
+                break
+            out.append(chunk)
+            have += len(chunk)
+        if not out and self.error is not None:
+            self.ended = True
+            raise self.error
+        return b"".join(out)
+
+    def _step(self, room: int) -> bytes:
+        """Hand the decompressor the next compressed bytes; what it makes (at most `room` bytes, or 8 MB)."""
+        if self.decompressor.eof:  # a stream ended: another one follows, or bytes that are not one
+            self.decompressor, self.started = self._new(), False
+        end = len(self.data) if self.limited else self.at + self.ZSTD_PIECE
+        piece = self.data[self.at : end]
+        self.at += len(piece)
+        chunk: bytes = (
+            self.decompressor.decompress(piece, room) if self.limited else self.decompressor.decompress(piece)
+        )
+        self.started = self.started or bool(piece)  # after decompress(): bytes that begin no stream are _Trailing
+        if self.decompressor.eof:
+            self.streams += 1
+            self.started = False
+            self.data, self.at = self.decompressor.unused_data + self.data[self.at :], 0
+        return chunk
 
     read1 = read
 
     def close(self) -> None:
-        self.text.detach()
+        """The raw stream is closed by its owner."""
+
+
+class _Trailing(OSError):
+    """Bytes after the last compressed stream that are not a stream (padding, junk)."""
+
+    def __init__(self, kind: str, exc: BaseException) -> None:
+        super().__init__(f"the bytes after the end of the {kind} data are not {kind} data ({exc})")
+
+
+class _Recoded:
+    """UTF-8 bytes of a stream of text in another encoding (UTF-16), read a block at a time; text that does not
+    decode (a file cut after an odd byte) is raised by the read after the text before it."""
+
+    def __init__(self, raw: BinaryIO, encoding: str) -> None:
+        self.raw, self.encoding = raw, encoding
+        self.decoder: codecs.IncrementalDecoder | None = None
+        self.error: BaseException | None = None
+
+    def read(self, size: int = -1) -> bytes:
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        data = self.raw.read(size if size > 0 else -1)
+        if self.decoder is None:  # the byte order a BOM names (the prefix before damage is decoded so too)
+            if self.encoding == "utf-16":
+                self.encoding = "utf-16-be" if data.startswith(b"\xfe\xff") else "utf-16-le"
+                data = data[2:]
+            self.decoder = codecs.getincrementaldecoder(self.encoding)()
+        try:
+            text = self.decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            text = exc.object[: exc.start].decode(self.encoding)
+            self.error = OSError("UTF-16 text cut after an odd byte") if exc.reason == "truncated data" else exc
+            self.decoder.reset()
+            if not text:
+                return self.read()
+        return text.encode("utf-8", "surrogateescape")
+
+    read1 = read
+
+    def close(self) -> None:
+        """The raw stream is closed by its owner."""
 
 
 def cr_lines(block: bytes) -> bool:
@@ -309,12 +406,13 @@ def _utf16(head: bytes) -> str | None:
     return None
 
 
-def _zstd_reader(raw: BinaryIO, name: str) -> BinaryIO:
-    """A zstd decompressing reader: `compression.zstd` (Python 3.14) or the zstandard package."""
+def _zstd_decompressor(name: str) -> tuple[Callable[[], Any], bool]:
+    """What makes a decompressor of one zstd frame (`compression.zstd`, Python 3.14, or the zstandard package),
+    and whether its decompress() takes an output limit (zstandard's does not); InputError saying how to get one."""
     try:
         from compression import zstd  # type: ignore[import-not-found]
 
-        return zstd.ZstdFile(raw)  # type: ignore[no-any-return]
+        return zstd.ZstdDecompressor, True
     except ImportError:
         pass
     try:
@@ -324,40 +422,7 @@ def _zstd_reader(raw: BinaryIO, name: str) -> BinaryIO:
             f"{name}: zstd-compressed, and no zstd decoder is installed: pip install zstandard, or "
             f"decompress it first (zstd -d {name})"
         ) from None
-    return _ZstdReader(raw, zstandard.ZstdDecompressor())  # type: ignore[return-value]
-
-
-class _ZstdReader:
-    """Decompresses zstd frames one after another; EOFError when the input ends inside a frame (the stream
-    readers of zstandard return a cut stream's bytes without saying it was cut)."""
-
-    def __init__(self, raw: BinaryIO, decompressor: Any) -> None:
-        self.raw, self.decompressor = raw, decompressor
-        self.frame = decompressor.decompressobj()
-        self.started = False
-
-    def read(self, size: int = -1) -> bytes:
-        while True:
-            data = self.raw.read(1 << 20)
-            if not data:
-                if self.started and not self.frame.eof:
-                    raise EOFError("zstd stream cut short: the input ends inside a frame")
-                return b""
-            out = []
-            while data:
-                self.started = True
-                out.append(self.frame.decompress(data))
-                data = self.frame.unused_data if self.frame.eof else b""
-                if self.frame.eof:
-                    self.frame, self.started = self.decompressor.decompressobj(), bool(data)
-            text = b"".join(out)
-            if text:
-                return text
-
-    read1 = read
-
-    def close(self) -> None:
-        """The raw stream is closed by its owner."""
+    return zstandard.ZstdDecompressor().decompressobj, False
 
 
 LONG = 4096
@@ -365,6 +430,10 @@ LONG = 4096
 MAX_PAIRS = 1024
 """Most `=` signs one line may hold (a BLAS record has a few dozen key=value pairs; the grammar's cost grows
 with the number of values)."""
+MAX_WORDS = 1024
+"""Most words (runs of characters between white space) one line may hold: a BLAS record has some hundred (a
+rocBLAS bench command's options); the grammar's work grows with them, `=` or not (a 1 MB line of one-letter words
+took minutes)."""
 MAX_DEPTH = 64
 """Deepest bracket nesting a line may hold (a BLAS record nests brackets three deep)."""
 _DEEP = re.compile(rb"(?:\[[^\[\]\n]*){%d}" % (MAX_DEPTH + 1))
@@ -384,6 +453,9 @@ def _over_limit(raw: bytes) -> str | None:
             f"line with {raw.count(b'='):,} key=value pairs (a BLAS log record has a few dozen; at most "
             f"{MAX_PAIRS} are read); skipped"
         )
+    words = len(raw.split())
+    if words > MAX_WORDS:
+        return f"line of {words:,} words (a BLAS log record has some hundred; at most {MAX_WORDS} are read); skipped"
     return None
 
 
@@ -394,29 +466,10 @@ def _reason(exc: BaseException) -> str:
     return text
 
 
-def expand(names: list[str] | tuple[str, ...]) -> list[str]:
-    """Expand quoted globs to files, sorted, so that the order matches expand to does not depend on the shell.
-
-    Other names (files, `-`, and names that are not there or are directories) are kept as they are; reading
-    them reports what is wrong. The result is in name order (`-` first), each name once, so that reports do
-    not depend on the order inputs were named in.
-    """
-    out: list[str] = []
-    for name in names:
-        if name != "-" and not os.path.exists(name) and glob.has_magic(name):
-            files = sorted(p for p in glob.glob(name) if os.path.isfile(p))
-            if not files:
-                raise InputError(f"{name}: no file matches this pattern")
-            out.extend(files)
-        else:
-            out.append(name)
-    return sorted(dict.fromkeys(out), key=lambda name: (name != "-", name))
-
-
 def text_reader(text: str, name: str = "<text>") -> Reader:
     """A Reader over an in-memory string (for :func:`blaslog.parse_text`)."""
     reader = _TextReader(name)
-    reader.data = text.encode("utf-8", "surrogateescape")
+    reader.data = name_bytes(text)  # a lone surrogate is invalid UTF-8: read as U+FFFD, with a note
     return reader
 
 

@@ -14,13 +14,14 @@ a Dask worker as well (:mod:`blaslog.cluster`); a folder may be an fsspec URL th
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from blaslog.errors import BlaslogError
 from blaslog.frame import BOOL_COLUMNS, INT_COLUMNS
-from blaslog.records import GEMM_FIELD_NAMES, FileSummary, GemmCall
+from blaslog.records import GEMM_FIELD_NAMES, FileSummary, GemmCall, name_bytes
 
 SCHEMA_VERSION = 1
 """Version of the columns below; raised when a column is renamed, removed or changes type (adding one is
@@ -99,9 +100,22 @@ def write_parquet(
     inputs' accounting, and notes (partition names that collided)."""
     folders, notes = prepare(names, out_dir, run)
     summaries: list[FileSummary] = []
+    overflowed: Counter[str] = Counter()
     for name in names:
-        write_partition((r for r in records_of(name, summaries) if isinstance(r, GemmCall)), folders[name])
+        write_partition((r for r in records_of(name, summaries) if isinstance(r, GemmCall)), folders[name], overflowed)
+    notes.extend(overflow_notes(overflowed))
     return summaries, notes
+
+
+def overflow_notes(overflowed: Counter[str]) -> list[str]:
+    """The note on integers too large for their columns (column -> how many), or none."""
+    if not overflowed:
+        return []
+    counts = ", ".join(f"{column}: {count}" for column, count in sorted(overflowed.items()))
+    return [
+        f"{sum(overflowed.values())} values do not fit 64 bits ({counts}): null in their columns, and kept "
+        "exactly, as text, in the `overflow` column (a JSON object of column -> value)"
+    ]
 
 
 def prepare(names: Sequence[str], out_dir: str, run: str | None = None) -> tuple[dict[str, str], list[str]]:
@@ -160,7 +174,7 @@ def _clear(folder: str) -> None:
         old.unlink()
 
 
-def write_partition(records: Iterable[GemmCall], folder: str) -> int:
+def write_partition(records: Iterable[GemmCall], folder: str, overflowed: Counter[str] | None = None) -> int:
     """Write GEMM records as ``part-00000.parquet``, ``part-00001.parquet`` ... under `folder` (a path or an
     fsspec URL, made beforehand by :func:`prepare`), :data:`BATCH` records a file; the number of records."""
     pa = _pyarrow()
@@ -169,7 +183,7 @@ def write_partition(records: Iterable[GemmCall], folder: str) -> int:
     schema = arrow_schema()
     count = 0
     for part, batch in enumerate(_batches(records)):
-        table = pa.Table.from_arrays(_columns(batch), schema=schema)
+        table = pa.Table.from_arrays(_columns(batch, overflowed), schema=schema)
         target = f"{folder}/part-{part:05d}.parquet"
         try:
             if "://" in folder:
@@ -188,8 +202,20 @@ def write_partition(records: Iterable[GemmCall], folder: str) -> int:
 _MIN, _MAX = -(1 << 63), (1 << 63) - 1
 
 
-def _columns(batch: list[GemmCall]) -> list[Any]:
-    """The arrays of a batch, in COLUMNS order."""
+def _text(value: str) -> str:
+    """`value` as Parquet can hold it (UTF-8): the bytes of a file name that is not UTF-8 (surrogates, as os.fsdecode
+    gives them) written as \\xff escapes."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return name_bytes(value).decode("utf-8", "backslashreplace")
+    return value
+
+
+def _columns(batch: list[GemmCall], overflowed: Counter[str] | None = None) -> list[Any]:
+    """The arrays of a batch, in COLUMNS order (`overflowed` counts the integers put in `overflow`, by column)."""
     import pyarrow as pa  # type: ignore[import-untyped]
 
     arrays = []
@@ -203,8 +229,10 @@ def _columns(batch: list[GemmCall]) -> list[Any]:
                 if v is not None and not _MIN <= v <= _MAX:  # kept exactly, as text, in `overflow`
                     overflow[i] = {**(overflow[i] or {}), name: str(v)}
                     values[i] = None
+                    if overflowed is not None:
+                        overflowed[name] += 1
         elif kind == "string":
-            values = [v if v is None or isinstance(v, str) else str(v) for v in values]
+            values = [v if v is None else _text(v if isinstance(v, str) else str(v)) for v in values]
         arrays.append(
             pa.array(values, type=pa.int64() if kind == "int64" else pa.bool_() if kind == "bool" else pa.string())
         )

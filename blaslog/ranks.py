@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from blaslog._hook.sitecustomize import MAX_RANK
 from blaslog.errors import InputError
 
 HEAD = 1 << 16
@@ -98,8 +99,25 @@ def find_inputs(names: Sequence[str], *, looks_like_log: object = None) -> list[
             out.extend(sorted(files, key=natural_key))
         else:
             out.append(name)  # reading it says what is wrong
-    # in natural order whatever the order they were named in (`-` first), so that reports do not depend on it
-    return sorted(dict.fromkeys(out), key=lambda name: (name != "-", natural_key(name)))
+    # in natural order whatever the order they were named in (`-` first), so that reports do not depend on it;
+    # a file reached twice (a `**` glob through a linked folder, `latest -> run7`) is read once, by its first name
+    seen: set[object] = set()
+    found = []
+    for name in sorted(dict.fromkeys(out), key=lambda name: (name != "-", natural_key(name))):
+        key = name if name == "-" else _file_id(name)
+        if key not in seen:
+            seen.add(key)
+            found.append(name)
+    return found
+
+
+def _file_id(path: str) -> object:
+    """What a file is, whatever it is named by: its device and inode (its real path where it cannot be looked at)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    return (info.st_dev, info.st_ino)
 
 
 def _unreadable(path: str) -> bool:
@@ -187,10 +205,10 @@ def _manifest_problem(document: dict[str, Any]) -> str | None:
                 return f"`ranks.{rank}.{key}` is a {kind(info[key])}, not a mapping"
     for entry in document.get("files") or []:
         rank = entry.get("rank")
-        if rank is not None and (type(rank) is not int or not 0 <= rank < 1 << 20):
+        if rank is not None and (type(rank) is not int or not 0 <= rank < MAX_RANK):
             return f"the rank of {str(entry.get('file'))[:80]!r} is {str(rank)[:20]}, not a rank number"
     world = document.get("world_size")
-    if world is not None and (type(world) is not int or not 0 < world <= 1 << 20):
+    if world is not None and (type(world) is not int or not 0 < world <= MAX_RANK):
         return f"`world_size` is {str(world)[:20]}, not a number of processes"
     return None
 

@@ -59,6 +59,10 @@ HOOK_FOLDER = str(Path(hook.__file__).resolve().parent)
 CAPS = "caps.json"
 """The probe's caps file in a run folder."""
 
+GRACE = 10.0
+"""Seconds the run's processes that outlive the command (children left running) are waited for before the logs
+are listed."""
+
 PROC = os.path.join(".blaslog", "proc")
 """Where the hook writes one JSON file per process (merged into run.json, then removed)."""
 
@@ -113,7 +117,7 @@ KEYS = {key: library.name for library in LIBRARIES.values() for _, key in librar
 """File-name key -> library."""
 
 _LOG_NAME = re.compile(
-    r"^(?:rank(?P<rank>\d+)\.)?(?:pid(?P<pid>\d+)\.)?(?:(?P<shared>process)\.)?"
+    r"^(?:rank(?P<rank>[0-9]{1,7})\.)?(?:pid(?P<pid>[0-9]+)\.)?(?:(?P<shared>process)\.)?"
     r"(?P<key>[a-z-]+)\.log(?P<gz>\.gz)?$"
 )
 
@@ -183,26 +187,87 @@ def child_environment(base: Mapping[str, str], folder: Path, libs: Sequence[str]
     return env
 
 
-def prepare_folder(out: str | Path, force: bool) -> Path:
-    """The run folder, created. An existing non-empty folder is InputError without `force`; with it, only a run
-    folder (one holding run.json) is replaced."""
+def prepare_folder(out: str | Path | None, force: bool) -> Path:
+    """The run folder, created (`out` None: a new ``runs/YYYYmmdd-HHMMSS`` folder, ``-2``, ``-3`` ... added when
+    another run took that name). An existing non-empty folder is InputError without `force`; with it, only what
+    blaslog wrote there is removed (see :func:`_remove_run`), and a folder holding anything else is refused."""
+    if out is None:
+        return _new_folder(default_out())
     folder = Path(out).absolute()
-    if folder.exists() and not folder.is_dir():
-        raise InputError(f"{out}: exists and is not a folder; choose another --out")
-    if folder.is_dir() and any(folder.iterdir()):
-        if not force:
-            raise InputError(
-                f"{out}: the folder exists and is not empty; choose another --out, or give --force to "
-                "replace the run recorded there"
-            )
-        if not (folder / MANIFEST).is_file():
-            raise InputError(
-                f"{out}: not a run folder (no {MANIFEST}); --force replaces only a run blaslog "
-                "recorded: choose another --out"
-            )
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    link = f"a symbolic link to {os.readlink(folder)}" if folder.is_symlink() else None
+    try:
+        if link and not folder.exists():
+            raise InputError(f"{out}: {link}, which does not exist; name a folder, or remove the link")
+        if folder.exists() and not folder.is_dir():
+            raise InputError(f"{out}: exists and is not a folder; choose another --out")
+        if folder.is_dir() and any(folder.iterdir()):
+            if not force:
+                raise InputError(
+                    f"{out}: the folder exists and is not empty; choose another --out, or give --force to "
+                    "replace the run recorded there"
+                )
+            if link:
+                raise InputError(
+                    f"{out}: {link}; --force does not replace a run through a link: name the folder itself"
+                )
+            _remove_run(folder, str(out))
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{out}: cannot be the run folder ({exc.strerror or exc}); choose another --out") from None
     return folder
+
+
+def _new_folder(name: str) -> Path:
+    """`name`, or `name-2`, `name-3` ..., whichever is created first (two runs started in one second)."""
+    for attempt in range(1, 1000):
+        folder = Path(name if attempt == 1 else f"{name}-{attempt}").absolute()
+        try:
+            folder.mkdir(parents=True)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise InputError(f"{folder}: cannot create the run folder ({exc.strerror or exc}); give --out") from None
+        return folder
+    raise InputError(f"{name}: 999 run folders of this name exist; give --out")
+
+
+def _remove_run(folder: Path, out: str) -> None:
+    """Remove a run blaslog recorded in `folder`: its manifest (run.json of kind blaslog-run), the files it lists,
+    caps.json, and blaslog's working files. InputError, with nothing removed, when the folder holds anything else
+    (a run.json of another tool, a file the user put there)."""
+    path = folder / MANIFEST
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        document = None
+    if not isinstance(document, dict) or document.get("kind") != "blaslog-run":
+        raise InputError(
+            f"{out}: not a run folder blaslog recorded (no {MANIFEST} of kind blaslog-run); --force replaces only "
+            "such a folder: choose another --out"
+        )
+    ours = {MANIFEST, f".{MANIFEST}.part", CAPS, ".blaslog"}
+    for entry in document.get("files") or []:
+        name = entry.get("file") if isinstance(entry, dict) else None
+        if isinstance(name, str):
+            base = name.removesuffix(".gz")
+            ours.update((base, base + ".gz", base + ".gz.part"))
+    unfinished = document.get("end") is None  # stopped before its logs were listed: they bear blaslog's names
+    foreign = []
+    for child in folder.iterdir():
+        named = child.name in ours or (unfinished and _LOG_NAME.match(child.name.removesuffix(".part")))
+        if not (named and (child.name == ".blaslog" or child.is_symlink() or not child.is_dir())):
+            foreign.append(child.name)
+    if foreign:
+        listed = ", ".join(sorted(foreign)[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise InputError(
+            f"{out}: holds files blaslog did not write ({listed}); --force removes only a recorded run's own "
+            "files, so nothing was removed: choose another --out, or move those files away"
+        )
+    for child in folder.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
 
 
 def default_out() -> str:
@@ -254,6 +319,28 @@ class _Watcher(threading.Thread):
         """One last look, then stop."""
         self.done.set()
         self.scan()
+
+    def alive(self) -> list[int]:
+        """The run's processes still running (zombies are not: they write nothing more)."""
+        self.scan()
+        out = []
+        for pid in self.ranks:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as handle:
+                    state = handle.read().rpartition(b")")[2].split()[:1]
+            except OSError:
+                continue
+            if state != [b"Z"]:
+                out.append(pid)
+        return sorted(out)
+
+    def wait_for_others(self, grace: float) -> list[int]:
+        """Wait up to `grace` seconds for the run's processes that outlive the command (a child left running
+        still writes its logs); those still running then."""
+        deadline = time.monotonic() + grace
+        while (alive := self.alive()) and time.monotonic() < deadline:
+            time.sleep(self.interval)
+        return alive
 
 
 class _Signals:
@@ -343,6 +430,7 @@ def record(
     probe: bool = False,
     environ: Mapping[str, str] | None = None,
     on_note: Callable[[str], Any] | None = None,
+    grace: float = GRACE,
 ) -> Recording:
     """Run `command` with logging on for `libs` at `level` and leave a run folder at `out`.
 
@@ -359,7 +447,7 @@ def record(
     if os.name != "posix":
         raise InputError("blaslog record needs a POSIX system (process groups and signals)")
     names = parse_libs(libs)
-    folder = prepare_folder(out or default_out(), force)
+    folder = prepare_folder(out, force)
     base = dict(os.environ if environ is None else environ)
     env = child_environment(base, folder, names, level)
     notes: list[str] = []
@@ -410,6 +498,14 @@ def record(
                     break
                 except KeyboardInterrupt:  # a SIGINT before the handler was set
                     signals._forward(signal.SIGINT, None)
+            if watcher.is_alive():
+                survivors = watcher.wait_for_others(grace)
+                if survivors:
+                    manifest["survivors"] = survivors
+                    notes.append(
+                        f"processes {', '.join(map(str, survivors))} of the run were still running {grace:g} s "
+                        "after the command ended: what they log from now on is not in the run folder"
+                    )
         finally:
             signals.restore()
             if tty is not None:
@@ -427,7 +523,15 @@ def record(
         notes.append(
             f"{', '.join(dict.fromkeys(forwarded))} passed on to the command; it ended with exit status {status}"
         )
-    _finish(folder, manifest, watcher.ranks, compress, probe, on_note)
+    try:
+        _finish(folder, manifest, watcher.ranks, compress, probe, on_note)
+    except OSError as exc:  # a full disk: the command's exit status still is the result
+        note = f"the run folder could not be completed ({exc.strerror or exc}): its logs are left as they are"
+        notes.append(note)
+        if on_note is not None:
+            on_note(note)
+        with contextlib.suppress(OSError):
+            _write_manifest(folder, manifest)
     return Recording(folder, status, manifest)
 
 
@@ -476,10 +580,10 @@ def _finish(
         if rank is not None:
             pid_rank[pid] = (rank, f"environment ({variable})")
     for document in processes:
-        if document.get("rank") is not None:
-            pid_rank[document["pid"]] = (int(document["rank"]), f"hook ({document.get('rank_from')})")
-        elif (document.get("distributed") or {}).get("rank") is not None:
-            pid_rank[document["pid"]] = (int(document["distributed"]["rank"]), "hook (torch.distributed)")
+        if _rank(document.get("rank")) is not None:
+            pid_rank[document["pid"]] = (document["rank"], f"hook ({document.get('rank_from')})")
+        elif _rank((document.get("distributed") or {}).get("rank")) is not None:
+            pid_rank[document["pid"]] = (document["distributed"]["rank"], "hook (torch.distributed)")
     if not pid_rank:
         # a plain `python train.py` or `./app`: the logs of one process are rank 0's (a shared file only when no
         # other process of the run was seen)
@@ -507,9 +611,18 @@ def _finish(
         )
     _write_manifest(folder, manifest)
     if compress and files:
-        _compress(folder, files)
+        renamed = _compress(folder, files, notes)
         for info in manifest["ranks"].values():
-            info["files"] = [name + ".gz" for name in info["files"]]
+            info["files"] = [renamed.get(name, name) for name in info["files"]]
+        _write_manifest(folder, manifest)
+    listed = {entry["file"] for entry in files}
+    late = sorted(p.name for p in folder.iterdir() if _LOG_NAME.match(p.name) and p.name not in listed)
+    if late:
+        manifest["late_files"] = late
+        notes.append(
+            f"{', '.join(late)}: written after the logs were listed (a process that outlived the command); not "
+            "in the manifest, so not read as part of the run"
+        )
         _write_manifest(folder, manifest)
     if probe:
         manifest["probe"] = _probe(folder)
@@ -520,6 +633,11 @@ def _finish(
     if on_note is not None:
         for note in notes:
             on_note(note)
+
+
+def _rank(value: Any) -> int | None:
+    """A rank as every reader of a run folder takes one (an int below MAX_RANK), else None."""
+    return value if type(value) is int and 0 <= value < hook.MAX_RANK else None
 
 
 def _writers(folder: Path) -> list[int | str]:
@@ -714,26 +832,36 @@ def _host_gpus() -> list[dict[str, str]]:
     return out
 
 
-def _compress(folder: Path, files: list[dict[str, Any]]) -> None:
+def _compress(folder: Path, files: list[dict[str, Any]], notes: list[str]) -> dict[str, str]:
     """gzip every log (several at once: zlib lets go of the GIL); each through a .part file, so that an
-    interrupted compression leaves the plain log."""
+    interrupted or failed compression (a full disk) leaves the plain log, with a note. Old name -> new name."""
 
-    def one(entry: dict[str, Any]) -> None:
+    def one(entry: dict[str, Any]) -> str | None:
         source = folder / entry["file"]
         target = folder / (entry["file"] + ".gz")
         part = folder / (entry["file"] + ".gz.part")
-        with (
-            open(source, "rb") as raw,
-            open(part, "wb") as sink,
-            gzip.GzipFile(filename=entry["file"], mode="wb", fileobj=sink, compresslevel=6, mtime=0) as packed,
-        ):
-            shutil.copyfileobj(raw, packed, 1 << 20)
-        os.replace(part, target)
+        try:
+            with (
+                open(source, "rb") as raw,
+                open(part, "wb") as sink,
+                gzip.GzipFile(filename=entry["file"], mode="wb", fileobj=sink, compresslevel=6, mtime=0) as packed,
+            ):
+                shutil.copyfileobj(raw, packed, 1 << 20)
+            os.replace(part, target)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                part.unlink()
+            return f"{entry['file']} ({exc.strerror or exc})"
         source.unlink()
         entry["file"] += ".gz"
+        return None
 
+    before = [entry["file"] for entry in files]
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
-        list(pool.map(one, files))
+        failed = [problem for problem in pool.map(one, files) if problem]
+    if failed:
+        notes.append(f"not compressed, left plain: {', '.join(failed)}")
+    return {old: entry["file"] for old, entry in zip(before, files, strict=True)}
 
 
 def _probe(folder: Path) -> dict[str, Any]:

@@ -61,6 +61,15 @@ TYPE_FIELDS: tuple[str, ...] = (
 )
 
 
+def name_bytes(text: str) -> bytes:
+    """The UTF-8 bytes of a name: the bytes of a file name that is not UTF-8, which os.fsdecode holds as
+    surrogates, are given back; any other lone surrogate is encoded as it is (invalid UTF-8, never an error)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 @dataclass(frozen=True, slots=True)
 class GemmCall:
     """One executed GEMM, as one of the supported logs describes it."""

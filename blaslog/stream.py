@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import itertools
+import json
 import os
 import queue
 import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,13 +28,13 @@ from itertools import pairwise
 from typing import IO, TYPE_CHECKING, Any
 
 from blaslog._parallel import line_starts, process_pool, range_parser, rewrapped, split_points, splittable
-from blaslog.api import Options, jobs_for, looks_like_log, records
+from blaslog.api import Options, holds_nothing, jobs_for, looks_like_log, records
 from blaslog.caps import Caps, load_caps
 from blaslog.errors import BlaslogError
 from blaslog.records import FileSummary
 from blaslog.reporters import Reporter, get_reporter
 from blaslog.reporters._base import defuse_commands
-from blaslog.views import record_rows
+from blaslog.views import event_text, record_rows
 
 if TYPE_CHECKING:
     from blaslog.parse import _FileParser
@@ -94,6 +97,35 @@ def _parse_chunks(
             any_rows = True
             yield text
     yield reporter.stream_end(summaries, any_rows)
+
+
+def table_chunks(
+    chunks: Iterable[str | bytes | Spool], columns: list[str], kind: str, summaries: list[FileSummary]
+) -> Iterator[str]:
+    """The parse table (see reporters.table.streamed_table) of the rows of `chunks`, the jsonl text of
+    :func:`parse_chunks` (whole lines). Nothing when the inputs (their `summaries`) hold no record at all: that
+    is an error, not an empty table."""
+    from blaslog.reporters.table import streamed_table
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for chunk in chunks:
+            blocks = chunk.blocks() if isinstance(chunk, Spool) else [chunk]
+            for block in blocks:  # JSON lines: split at LF only (str.splitlines splits at U+2028 too)
+                text = block if isinstance(block, str) else block.decode("utf-8")
+                for line in filter(None, text.split("\n")):
+                    row = json.loads(line)
+                    if row.get("type") == "item":
+                        if kind == "all" and row.get("kind") == "event":
+                            row["text"] = event_text(row.get("text"), (row.get("fields") or {}).items())
+                        yield {column: row.get(column) for column in columns}  # a batch holds these only
+            if isinstance(chunk, Spool):
+                chunk.close()
+
+    found = rows()
+    first = next(found, None)  # the inputs are read (and `summaries` filled) before an empty table is written
+    empty = "" if holds_nothing(summaries) else "no GEMM records\n"
+    for text in streamed_table(itertools.chain([first] if first else [], found), columns, empty):
+        yield defuse_commands(text)
 
 
 class Spool:
@@ -264,7 +296,16 @@ def write_behind(write: Callable[[Any], Any], chunks: Iterable[str | bytes | Spo
     failed: list[BaseException] = []
 
     def writer() -> None:
-        while (chunk := pending.get()) is not None:
+        while True:
+            try:
+                # a timeout: a signal's exception (SIGTERM) raised in the reading thread inside the queue's
+                # notify() can leave a stale waiter there, and the wake-up of the final None goes to it (seen:
+                # blaslog hung at exit, its writer waiting for ever)
+                chunk = pending.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if chunk is None:
+                break
             if failed and type(chunk) is Spool:
                 chunk.close()
             elif not failed:
@@ -391,6 +432,11 @@ def input_at(path: str, inputs: Sequence[str]) -> str | None:
     real = os.path.realpath(path)
     for name in inputs:
         if name == "-":
+            # standard input redirected from the file (`parse - -o s.log < s.log`)
+            stdin = getattr(sys.stdin, "fileno", None)
+            with contextlib.suppress(OSError, ValueError):
+                if stdin is not None and os.path.samestat(info, os.fstat(stdin())):
+                    return "- (standard input)"
             continue
         if os.path.isdir(name):
             # a folder input reads the logs below it (a report beside them is not read): one of those is an input

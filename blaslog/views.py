@@ -168,6 +168,18 @@ def input_findings(files: Sequence[FileSummary], role: str = "") -> list[Finding
     return out
 
 
+def parse_columns(kind: str, caps: bool) -> list[str]:
+    """The table columns of `blaslog parse` (`kind` gemm or all; `caps`: a caps file gives the numerics)."""
+    if kind == "all":
+        return ["file", "line", "kind", "level", "function", "m", "n", "k", "algo", "event", "text"]
+    return PARSE_COLUMNS + (["numerics"] if caps else [])
+
+
+def event_text(text: str | None, fields: Iterable[tuple[str, Any]]) -> str:
+    """An event's text in the parse table: its own, else its fields (cut at 120 characters)."""
+    return text or " ".join(f"{k}={v}" for k, v in fields)[:120]
+
+
 def parse_report(result: ParseResult, *, kind: str = "gemm", caps: Caps | None = None) -> Report:
     """Report of `blaslog parse`."""
     # a record cut short at the end of an input may be a GEMM: it is kept in both kinds, as the stream keeps it
@@ -177,12 +189,11 @@ def parse_report(result: ParseResult, *, kind: str = "gemm", caps: Caps | None =
         if kind == "all" or isinstance(r, GemmCall) or getattr(r, "event", None) == "truncated"
     ]
     rows = [record_row(r, caps) for r in records]
-    columns = PARSE_COLUMNS + (["numerics"] if caps is not None else [])
+    columns = parse_columns(kind, caps is not None)
     if kind == "all":
-        columns = ["file", "line", "kind", "level", "function", "m", "n", "k", "algo", "event", "text"]
         for row, record in zip(rows, records, strict=True):
             if isinstance(record, Event):
-                row["text"] = record.text or " ".join(f"{k}={v}" for k, v in record.fields)[:120]
+                row["text"] = event_text(record.text, record.fields)
     cases = [Case(f"parse {s.path}", "parse", s.path, 0, tuple(input_findings([s]))) for s in result.files]
     return Report(
         "parse",

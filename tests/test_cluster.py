@@ -329,3 +329,14 @@ def test_sql_example_sees_ranks_that_differ_only_from_each_other(tmp_path):
         for a in {"algoId=6", "algoId=21"}
     )
     shutil.rmtree(out)
+
+
+def test_an_integer_beyond_64_bits_is_a_note_on_the_cluster_too(scheduler, tmp_path):
+    pytest.importorskip("pyarrow")
+    results = tmp_path / "tunableop_results0.csv"
+    results.write_text("Validator,PT_VERSION,2.2.0\nGemmTunableOp_float_NT,nt_25088_4096_64," + "9" * 30 + ",1.262\n")
+    args = ("parse", results, "-f", "parquet", "-o")
+    here, there = invoke(*args, tmp_path / "here"), invoke(*args, tmp_path / "there", "--scheduler", scheduler)
+    assert here.exit_code == there.exit_code == 0, there.output
+    note = "note: 1 values do not fit 64 bits (solution_index: 1)"
+    assert note in here.stderr and note in there.stderr

@@ -172,6 +172,24 @@ def test_log_text_is_escaped_everywhere(evil):
     assert not any(line.lstrip().startswith("::") for line in re.split(r"\r\n|\r|\n", text))
 
 
+def test_quotes_in_map_labels_and_hovers_are_not_entities():
+    """Plotly decodes &lt; &gt; &amp; in its labels and hover boxes, but shows &quot; and &#x27; as written."""
+    name = "a \"quoted\" <name> & 'more'"
+    cell = {"algo": name, "algos": [[name, 1]], "calls": 1, "line": 3, "shape": name, "finding": None, "cls": None}
+    report = Report(
+        "summary",
+        gemm_map={
+            "columns": [{"label": name, "m": 1}],
+            "algorithms": [name],
+            "rows": [{"label": name, "file": name, "rank": 0, "role": "sharded", "cells": {"0": cell}}],
+        },
+    )
+    scripts = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', _html(report), re.S)
+    data = json.dumps([json.loads(script) for script in scripts], ensure_ascii=False)
+    assert scripts and "&quot;" not in data and "&#x27;" not in data
+    assert "a \\\"quoted\\\" &lt;name&gt; &amp; 'more'" in data  # quotes as they are; markup escaped
+
+
 def test_a_missing_extra_is_a_clear_exit_2(monkeypatch):
     import blaslog.reporters.html as html
 

@@ -56,21 +56,35 @@ RELEVANT_PREFIXES = ("CUBLAS_", "CUBLASLT_", "ROCBLAS_", "HIPBLASLT_", "TORCH_BL
 _LIBRARIES = re.compile(r"/(libcublasLt|libcublas|librocblas|libhipblaslt|libcudart|libamdhip64)\.so[^/\s]*$")
 
 
+MAX_RANK = 1 << 20
+"""Ranks are below this and world sizes at most this: what the hook writes and every reader of a run folder
+accepts (a launcher's `RANK=` of 30 digits, or `²`, is no rank)."""
+_NUMBER = re.compile(r"[0-9]{1,7}")
+
+
+def rank_number(text: str | None) -> int | None:
+    """A launcher variable's value as a rank or world size (ASCII digits, at most MAX_RANK), else None."""
+    value = (text or "").strip()
+    if _NUMBER.fullmatch(value) is None or int(value) > MAX_RANK:
+        return None
+    return int(value)
+
+
 def rank_from_environ(environ: Mapping[str, str]) -> tuple[int | None, str | None]:
     """(rank, variable) from the launchers' variables, or (None, None)."""
     for name in RANK_VARIABLES:
-        value = environ.get(name, "").strip()
-        if value.isdigit():
-            return int(value), name
+        value = rank_number(environ.get(name))
+        if value is not None and value < MAX_RANK:
+            return value, name
     return None, None
 
 
 def world_size_from_environ(environ: Mapping[str, str]) -> int | None:
     """The world size the launcher announced, or None."""
     for name in WORLD_VARIABLES:
-        value = environ.get(name, "").strip()
-        if value.isdigit():
-            return int(value)
+        value = rank_number(environ.get(name))
+        if value:
+            return value
     return None
 
 
@@ -194,7 +208,7 @@ class _Process:
             "host": socket.gethostname(),
             "rank": rank,
             "rank_from": source,
-            "local_rank": _int(os.environ.get("LOCAL_RANK")),
+            "local_rank": rank_number(os.environ.get("LOCAL_RANK")),
             "world_size": world_size_from_environ(os.environ),
             "argv": list(getattr(sys, "argv", []) or []),
             "executable": sys.executable,
@@ -234,10 +248,6 @@ class _Process:
         except Exception:
             pass
         self.save()
-
-
-def _int(text: str | None) -> int | None:
-    return int(text) if text is not None and text.strip().isdigit() else None
 
 
 def name_log_files(folder: str, variables: list[list[Any]], environ: MutableMapping[str, str]) -> dict[str, str]:

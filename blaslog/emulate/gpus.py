@@ -14,6 +14,7 @@ GPU in a few places, all read here without the grammars (they are free text, not
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -185,7 +186,7 @@ creation, the gfx target in the first bench lines or TunableOp's Validator heade
 
 def detect(names: Sequence[str], caps_gpu: dict[str, Any] | None = None, caps_source: str = "caps") -> Evidence | None:
     """The GPU that ran the inputs `names` (files, folders, globs), from their caps, run folder or log lines."""
-    from blaslog.inputs import Reader, expand
+    from blaslog.inputs import Reader
 
     if caps_gpu:
         found = evidence_in_caps(caps_gpu, caps_source)
@@ -207,10 +208,10 @@ def detect(names: Sequence[str], caps_gpu: dict[str, Any] | None = None, caps_so
                 return found
             files.extend(sorted(e.path for e in os.scandir(name) if e.is_file(follow_symlinks=False)))
             continue
-        try:
-            files.extend(expand([name]))
-        except BlaslogError:
-            continue
+        if not os.path.exists(name) and glob.has_magic(name):
+            files.extend(sorted(p for p in glob.glob(name, recursive=True) if os.path.isfile(p)))
+        else:
+            files.append(name)
     for path in files:
         lines: list[str] = []
         try:

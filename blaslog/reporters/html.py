@@ -140,7 +140,8 @@ def card_id(index: int) -> str:
 
 def _e(value: object, limit: int = 0) -> str:
     """Text for Plotly's labels and hover boxes, which read a subset of HTML: escaped, printable."""
-    return html.escape(printable(value, limit))
+    # quote=False: Plotly decodes &lt; &gt; &amp; but shows &quot; and &#x27; as they are written
+    return html.escape(printable(value, limit), quote=False)
 
 
 def _color(index: int) -> str:

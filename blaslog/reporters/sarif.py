@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import quote
 
 from blaslog import __version__
+from blaslog.records import name_bytes
 from blaslog.report import FINDING_CLASSES, Finding, FindingClass, Report, ci_level
 from blaslog.reporters._base import Reporter, defuse_commands, printable, register
 from blaslog.reporters.json import dumps
@@ -36,7 +37,8 @@ def artifact_uri(path: str) -> str:
     characters percent-encoded (spaces, `#`, `%`, non-ASCII, control characters); `-` is `stdin`."""
     if path == "-":
         return "stdin"
-    return quote(path.replace("\\", "/"), safe="/")
+    # a file name that is not UTF-8 holds its bytes as surrogates (os.fsdecode): those bytes are percent-encoded
+    return quote(name_bytes(path.replace("\\", "/")), safe="/")
 
 
 def _result(finding: Finding, rule_index: int, level: str) -> dict[str, Any]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from tabulate import tabulate
 
@@ -61,6 +62,8 @@ def terminal_for(stream: Any, color: str = "auto", environ: Mapping[str, str] | 
     return Terminal(width, colored)
 
 
+T = TypeVar("T")
+
 #: The narrowest a wrapped column gets, and the least width a table is fitted into.
 _MIN_COLUMN = 6
 _MIN_WIDTH = 40
@@ -82,6 +85,50 @@ def simple_table(headers: list[str], body: list[list[str]]) -> str:
     return "\n".join(
         [line(*headers).rstrip(), "  ".join("-" * w for w in widths), *(line(*row).rstrip() for row in body)]
     )
+
+
+def streamed_table(
+    rows: Iterable[dict[str, Any]], columns: list[str], empty: str = "no GEMM records\n"
+) -> Iterator[str]:
+    """The parse table of `rows` (``simple_table`` of their cells, and a line end), in chunks: their cells go to
+    a temporary file as the rows come (one line each, tab-separated: a cell holds no control character), which
+    gives the columns' widths, and is read back for the lines. The rows are never all held (a 100 MB log made
+    some 700 MB of them), except where a cell is not printable ASCII, which tabulate measures."""
+    limits = {c: 160 if c in ("algorithms", "algo") else 60 for c in columns}
+    widths = [len(h) + 2 for h in columns]
+    plain = all(h.isascii() and h.isprintable() and h == h.strip() for h in columns)
+    count = 0
+    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n", prefix="blaslog-") as spool:
+        for batch in _batched(rows):
+            count += len(batch)
+            cells = _cells(batch, columns, limits)
+            for i, values in enumerate(zip(*cells, strict=True)):
+                text = "".join(values)
+                plain = plain and text.isascii() and text.isprintable()
+                widths[i] = max(widths[i], max(len(v.strip()) for v in values))
+            spool.write("".join("\t".join(row) + "\n" for row in cells))
+        if not count:
+            yield empty
+            return
+        spool.seek(0)
+        if not plain:
+            yield simple_table(columns, [line[:-1].split("\t") for line in spool]) + "\n"
+            return
+        line = "  ".join(f"{{:<{w}}}" for w in widths).format
+        yield line(*columns).rstrip() + "\n" + "  ".join("-" * w for w in widths) + "\n"
+        for lines in _batched(spool):
+            yield "".join(line(*(v.strip() for v in text[:-1].split("\t"))).rstrip() + "\n" for text in lines)
+
+
+def _batched(rows: Iterable[T], size: int = 4096) -> Iterator[list[T]]:
+    batch: list[T] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _cells(rows: list[dict[str, Any]], columns: list[str], limits: Mapping[str, int] | None = None) -> list[list[str]]:

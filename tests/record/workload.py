@@ -212,7 +212,8 @@ def main() -> int:
     parser.add_argument("--marker", default=None)
     parser.add_argument("--platform", choices=("nvidia", "amd"), default="nvidia")
     args = parser.parse_args()
-    rank = int(os.environ.get("RANK", "0"))
+    rank_text = os.environ.get("RANK", "0").strip()
+    rank = int(rank_text) if rank_text.isascii() and rank_text.isdigit() else 0  # RANK=² in a hostile test
     tp = args.tp or int(os.environ.get("WORLD_SIZE", "1"))
     if args.marker:
         Path(args.marker, f"ran.{os.getpid()}").write_text(os.environ.get("USER_SITECUSTOMIZE", ""))
