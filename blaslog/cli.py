@@ -593,6 +593,24 @@ def _caps(path: str | None) -> Any:
     return load_caps(path) if path else None
 
 
+def version_text() -> str:
+    """`blaslog 0.1.0 (C speedups in use)`, or why they are not."""
+    from blaslog.formats._shapes import speedups
+
+    if speedups is not None:
+        how = "C speedups in use"
+    elif os.environ.get("BLASLOG_PURE_PYTHON"):
+        how = "C speedups off (BLASLOG_PURE_PYTHON): pure Python"
+    else:
+        how = "C speedups not built (no C compiler at install time): pure Python, slower on large logs"
+    return f"blaslog {__version__} ({how})"
+
+
+def _print_version(ctx: click.Context) -> None:
+    click.echo(version_text())
+    ctx.exit()
+
+
 # ---- commands ----------------------------------------------------------------------------------------------------
 
 
@@ -639,7 +657,14 @@ class _Group(click.Group):
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
     epilog=EXIT_STATUS_FINDINGS,
 )
-@click.version_option(__version__, prog_name="blaslog")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, param, value: _print_version(ctx) if value else None,
+    help="Show the version, and whether the C speedups are in use, and exit.",
+)
 @click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
 def cli(debug: bool) -> None:
     """Find the GEMM algorithm differences behind numerical mismatches.

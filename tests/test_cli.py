@@ -358,3 +358,23 @@ def test_layer_3_rocblas_log_counts_each_call_once(runner, tmp_path):
     check = invoke(runner, "check", path, "-f", "json", "-q")
     (finding,) = json.loads(check.stdout)["findings"]
     assert [v["count"] for v in finding["variants"]] == [2, 2]
+
+
+def test_version_says_whether_the_c_speedups_are_in_use():
+    import os
+    import subprocess
+    import sys
+
+    from blaslog.formats._shapes import speedups
+
+    here = subprocess.run([sys.executable, "-m", "blaslog", "--version"], capture_output=True, text=True)
+    assert here.returncode == 0
+    assert here.stdout.startswith("blaslog ")
+    assert ("C speedups in use" in here.stdout) == (speedups is not None)
+    pure = subprocess.run(
+        [sys.executable, "-m", "blaslog", "--version"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, BLASLOG_PURE_PYTHON="1"),
+    )
+    assert "C speedups off (BLASLOG_PURE_PYTHON): pure Python" in pure.stdout

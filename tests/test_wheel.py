@@ -36,6 +36,8 @@ def test_wheel_contains_the_grammars(wheel):
     for grammar in ("cublaslt", "cublas", "kv", "rocblas", "hipblaslt", "bench", "flowmap"):
         assert f"blaslog/grammars/{grammar}.lark" in names
     assert "blaslog/data/cublaslt_enums.json" in names
+    assert "blaslog/py.typed" in names  # PEP 561: the package's own types are its typing
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
 
 def test_wheel_carries_the_compiled_extension_where_a_compiler_is(wheel):

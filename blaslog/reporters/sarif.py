@@ -92,7 +92,6 @@ class SarifReporter(Reporter):
                         "driver": {
                             "name": "blaslog",
                             "semanticVersion": __version__,
-                            "informationUri": "https://github.com/blaslog/blaslog",
                             "rules": rules,
                         }
                     },
