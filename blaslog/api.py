@@ -511,9 +511,10 @@ def check(
     (each file on its own); with `batch`, also the algorithm ranges along the dimension that varies; with
     `emulate`, each finding that changes the arithmetic carries the emulation's prediction."""
     names = _names(names)
-    gpus = _emulation_gpus(emulate, caps, names, names)
+    loaded = _caps_for(caps, names)[0] if emulate is not None else None
+    gpus = _emulation_gpus(emulate, loaded, names, names)
     report = _check(_read_for_report(names, options), names, caps=caps, batch=batch, fail_on=fail_on)
-    return _emulated(report, emulate, caps, names, gpus)
+    return _emulated(report, emulate, loaded, gpus)
 
 
 def _check(inputs: Inputs, names: Sequence[str], *, caps: CapsLike | None, batch: bool, fail_on: str) -> Report:
@@ -640,7 +641,7 @@ def diff(
         fail_on=fail_on,
     ).report
     report.notes.extend(caps_notes)
-    return _emulated(report, emulate, loaded, [*_names(sharded), *_names(unsharded)], gpus)
+    return _emulated(report, emulate, loaded, gpus)
 
 
 @dataclass(slots=True)
@@ -766,7 +767,7 @@ def diff_many(
             name, reference, tp=tp, rank=rank, caps=loaded, min_coverage=min_coverage, options=options, fail_on=fail_on
         )
         report, results = diffed.report, diffed.results
-        report = _emulated(report, emulate, loaded, [*_names(name), *_names(reference)], gpus[name])
+        report = _emulated(report, emulate, loaded, gpus[name])
         reports.append(report)
         per_run.append(
             {
@@ -1079,11 +1080,11 @@ def _caps_for(caps: CapsLike | None, *groups: Sequence[str]) -> tuple[Caps | Non
 
 
 def _emulation_gpus(
-    settings: EmulateSettings | None, caps: CapsLike | None, first: Sequence[str], second: Sequence[str]
+    settings: EmulateSettings | None, caps: Caps | None, first: Sequence[str], second: Sequence[str]
 ) -> Any:
-    """The GPU of each side for --emulate (from the caps, run folders and log lines), found before anything is
-    parsed: InputError when neither side names one and --gpu was not given; EmulationUnavailable when the
-    emulate extra is missing."""
+    """The GPU of each side for --emulate (from the caps as resolved by _caps_for, run folders and log lines),
+    found before anything is parsed: InputError when neither side names one and --gpu was not given;
+    EmulationUnavailable when the emulate extra is missing."""
     if settings is None:
         return None
     from blaslog.emulate.engine import require
@@ -1091,8 +1092,7 @@ def _emulation_gpus(
     from blaslog.emulate.gpus import detect, known_names
 
     require()
-    loaded = _load(caps)
-    caps_gpu, caps_source = (loaded.gpu, loaded.source or "caps") if loaded is not None else (None, "")
+    caps_gpu, caps_source = (caps.gpu, caps.source or "caps") if caps is not None else (None, "")
     gpus = SideGpus(detect(first, caps_gpu, caps_source), detect(second, caps_gpu, caps_source))
     if settings.gpu is None and gpus.first is None and gpus.second is None:
         raise InputError(
@@ -1102,16 +1102,13 @@ def _emulation_gpus(
     return gpus
 
 
-def _emulated(
-    report: Report, settings: EmulateSettings | None, caps: CapsLike | None, names: Sequence[str], gpus: Any
-) -> Report:
-    """The report with its findings emulated (unchanged without `settings`)."""
+def _emulated(report: Report, settings: EmulateSettings | None, caps: Caps | None, gpus: Any) -> Report:
+    """The report with its findings emulated (unchanged without `settings`); `caps` as resolved by _caps_for."""
     if settings is None:
         return report
     from blaslog.emulate.findings import emulate_report
 
-    loaded = _load(caps) if caps is not None else folder_caps(list(names))[0]
-    return emulate_report(report, loaded, gpus, settings)
+    return emulate_report(report, caps, gpus, settings)
 
 
 def emulate_gemm(

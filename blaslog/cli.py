@@ -323,28 +323,24 @@ def emulate_options(func: Any) -> Any:
 def _emulate_settings(
     *,
     quiet: bool,
+    gpu: Any,
+    tolerance: Any,
+    scale: float,
+    samples: int,
+    seed: int,
+    inputs_npy: str | None,
     emulate: bool = True,
-    gpu: Any = None,
-    tolerance: Any = None,
-    scale: float = 1.0,
-    samples: int = 1024,
-    seed: int = 0,
-    inputs_npy: str | None = None,
 ) -> Any:
     """api's emulation settings from the options (None without --emulate); a missing extra is reported here,
     before any input is read."""
     if not emulate:
+        ctx = click.get_current_context()
         given = [
-            name
-            for name, value, default in (
-                ("--gpu", gpu, None),
-                ("--tolerance", tolerance, None),
-                ("--scale", scale, 1.0),
-                ("--samples", samples, 1024),
-                ("--seed", seed, 0),
-                ("--inputs", inputs_npy, None),
-            )
-            if value != default
+            param.opts[0]
+            for param in ctx.command.params
+            if param.name in _EMULATION_PARAMETERS
+            and param.name != "emulate"
+            and ctx.get_parameter_source(param.name) is not click.core.ParameterSource.DEFAULT
         ]
         if given:
             raise CliError(f"{', '.join(given)} set how findings are emulated: add --emulate")

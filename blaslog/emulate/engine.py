@@ -16,8 +16,8 @@ the output type, and sums the partials in rank order in the output type, as an a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -109,35 +109,23 @@ def to_tf32(values: np.ndarray) -> np.ndarray:
 
 # ---- fused multiply-add --------------------------------------------------------------------------------------
 
-_FMT_BITS = {"fp32": (24, np.float32), "fp16": (11, np.float16)}
+_NARROW = {"fp32": np.float32, "fp16": np.float16}
+"""The formats the FMA chain rounds to through FP64 (24 and 11 significand bits: 53 >= 2 x 24 + 2)."""
 
 
 def fma_round(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: str) -> np.ndarray:
-    """fma(a, b, c) rounded once to `fmt` (`fp32` or `fp16`), element by element, for a, b, c exact in `fmt`.
-
-    a*b is exact in FP64 (at most 2 x 24 bits); a*b + c is computed in FP64 and its rounding error found
-    exactly (TwoSum); where that error is not zero the sum's last bit is made odd (round to odd), which keeps the
-    information a second rounding to a format of 24 or fewer bits needs."""
-    product = a * b
-    total = product + c
-    back = total - c
-    error = (product - back) + (c - (total - back))
-    inexact = error != 0
-    if inexact.any():
-        bits = total.view(np.int64)
-        even = (bits & 1) == 0
-        fix = inexact & even & np.isfinite(total)
-        # move one ulp toward the exact value: away from zero when the error has the sum's sign
-        toward = np.where(np.signbit(error) == np.signbit(total), 1, -1)
-        bits = np.where(fix & (total != 0), bits + toward, bits)
-        total = bits.view(np.float64)
-    _, kind = _FMT_BITS[fmt]
-    return total.astype(kind).astype(np.float64)
+    """fma(a, b, c) rounded once to `fmt` (`fp32` or `fp16`), element by element, for a, b, c exact in `fmt`:
+    a chain of one step."""
+    return fma_chain(a[:, None], b[:, None], fmt, c)
 
 
 def fma_chain(a: np.ndarray, b: np.ndarray, fmt: str, c: np.ndarray | None = None) -> np.ndarray:
-    """Σ_k a[:, k] b[:, k] as a chain of fused multiply-adds in k order, rounded to `fmt` at each step
-    (`fp32`, `fp16` or `fp64`)."""
+    """Σ_k a[:, k] b[:, k] (plus c) as a chain of fused multiply-adds in k order, rounded to `fmt` at each step
+    (`fp32`, `fp16` or `fp64`).
+
+    a*b is exact in FP64 (at most 2 x 24 bits); a*b + c is computed in FP64 and its rounding error found exactly
+    (TwoSum); where that error is not zero the sum's last bit is made odd (round to odd), which keeps what a
+    second rounding to a format of 24 or fewer bits needs: one rounding to `fmt`, as a fused operation does."""
     samples, k = a.shape
     acc = np.zeros(samples) if c is None else c.copy()
     if fmt == "fp64":
@@ -149,14 +137,14 @@ def fma_chain(a: np.ndarray, b: np.ndarray, fmt: str, c: np.ndarray | None = Non
         for i in range(k):
             out = fma(at[i], bt[i], out)
         return out.numpy()  # type: ignore[no-any-return]
-    kind = _FMT_BITS[fmt][1]
+    kind = _NARROW[fmt]
     products = np.ascontiguousarray((a * b).T)  # exact: at most 2 x 24 bits
     total, back, error, scratch = (np.empty(samples) for _ in range(4))
     narrow = np.empty(samples, dtype=kind)
     acc = acc.astype(np.float64)
     bits = total.view(np.int64)
     for i in range(k):
-        # fma_round, in place: the sum, its exact error (TwoSum), round to odd, one rounding to `fmt`
+        # in place: the sum and its exact error (TwoSum)
         p = products[i]
         np.add(p, acc, out=total)
         np.subtract(total, acc, out=back)
@@ -164,7 +152,8 @@ def fma_chain(a: np.ndarray, b: np.ndarray, fmt: str, c: np.ndarray | None = Non
         np.subtract(acc, scratch, out=scratch)
         np.subtract(p, back, out=error)
         np.add(error, scratch, out=error)
-        odd_needed = (error != 0) & ((bits & 1) == 0)
+        # round to odd: a*b + c is inexact in FP64 and its last bit even (an infinite sum is left as it is)
+        odd_needed = (error != 0) & ((bits & 1) == 0) & np.isfinite(total)
         if odd_needed.any():
             away = np.signbit(error) == np.signbit(total)
             bits += np.where(odd_needed & (total != 0), np.where(away, 1, -1), 0)
@@ -396,21 +385,19 @@ def products(arith: Arithmetic, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a, b = to_bf16(a, arith.convert), to_bf16(b, arith.convert)
     if arith.splits > 1:
         parts = split_k(a.shape[1], arith.splits, arith.split_tile)
-        single = _replace_splits(arith)
-        partial = [products(single, a[:, p], b[:, p]) for p in parts if len(p)]
-        acc = partial[0].astype(np.float32).astype(np.float64)
-        for p in partial[1:]:
-            acc = round_to(acc + p, "fp32")
-        return acc
+        single = replace(arith, splits=1, split_tile=0, convert=None)
+        return ordered_sum([products(single, a[:, p], b[:, p]) for p in parts], "fp32")
     if arith.kind == "fma":
         return fma_chain(a, b, arith.accumulates)
     return mma_chain(arith, a, b)
 
 
-def _replace_splits(arith: Arithmetic) -> Arithmetic:
-    from dataclasses import replace
-
-    return replace(arith, splits=1, split_tile=0, convert=None)
+def ordered_sum(parts: list[np.ndarray], fmt: str, vendor: str = "nvidia") -> np.ndarray:
+    """The parts added one after the other, each sum rounded to `fmt` (split-K's reduction, TP's all-reduce)."""
+    total = round_to(parts[0], fmt, vendor)
+    for part in parts[1:]:
+        total = round_to(total + part, fmt, vendor)
+    return total
 
 
 def split_k(k: int, splits: int, tile: int = 0) -> list[np.ndarray]:
@@ -454,13 +441,10 @@ def side_output(arith: Arithmetic, ops: Operands, tp: int = 1) -> np.ndarray:
     if tp <= 1 or k < tp:
         return _epilogue(arith, products(arith, ops.a, ops.b), ops.scale)
     edges = [k * r // tp for r in range(tp + 1)]
-    total: np.ndarray | None = None
-    for r in range(tp):
-        lo, hi = edges[r], edges[r + 1]
-        part = _epilogue(arith, products(arith, ops.a[:, lo:hi], ops.b[:, lo:hi]), ops.scale)
-        total = part if total is None else round_to(total + part, arith.output, arith.gpu.vendor)
-    assert total is not None
-    return total
+    parts = [
+        _epilogue(arith, products(arith, ops.a[:, lo:hi], ops.b[:, lo:hi]), ops.scale) for lo, hi in pairwise(edges)
+    ]
+    return ordered_sum(parts, arith.output, arith.gpu.vendor)
 
 
 def _epilogue(arith: Arithmetic, acc: np.ndarray, scale: float) -> np.ndarray:
@@ -473,6 +457,3 @@ def reference(ops: Operands) -> tuple[np.ndarray, np.ndarray]:
     """(Σ a·b, Σ |a·b|) of the stored inputs in FP64 (exact products; pairwise sums, error far below FP32's)."""
     prod = ops.a * ops.b * ops.scale
     return prod.sum(axis=1), np.abs(prod).sum(axis=1)
-
-
-Progress = Callable[[str], None]

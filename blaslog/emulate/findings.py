@@ -153,7 +153,7 @@ def emulate_report(report: Report, caps: Caps | None, gpus: SideGpus, settings: 
     """Every finding that may change the arithmetic emulated; a note says what was emulated."""
     emulated: list[Finding] = []
     done = skipped = 0
-    predictions: list[str] = []
+    predictions: list[float] = []
     for finding in report.findings:
         if finding.cls in EMULATED_CLASSES and len(finding.gemms) == 2:
             finding = emulate_finding(finding, caps, gpus, settings)
@@ -162,7 +162,7 @@ def emulate_report(report: Report, caps: Caps | None, gpus: SideGpus, settings: 
                 skipped += 1
             else:
                 done += 1
-                predictions.append(f"{emulation['difference']['max']:.2g}")
+                predictions.append(emulation["difference"]["max"])
         emulated.append(finding)
     report.findings = emulated
     by_fingerprint = {f.fingerprint(): f for f in emulated if "emulation" in f.data}
@@ -173,7 +173,7 @@ def emulate_report(report: Report, caps: Caps | None, gpus: SideGpus, settings: 
     if done or skipped:
         report.notes.append(
             f"emulation: {done} finding(s) emulated, {skipped} not ({settings.samples} sampled outputs each; GPU "
-            f"{gpu}); largest predicted difference {max(predictions, key=float) if predictions else '-'} of Σ|a·b|"
+            f"{gpu}); largest predicted difference {f'{max(predictions):.2g}' if predictions else '-'} of Σ|a·b|"
         )
     else:
         report.notes.append(

@@ -40,9 +40,7 @@ def _same_gemm(sharded: GemmCall, unsharded: GemmCall, specs: Sequence[str]) -> 
     if coarse_key(sharded) != coarse_key(unsharded):
         raise BlaslogError(f"{specs[0]} and {specs[1]} are not the same GEMM (their types, transposes or compute "
                            "types differ)")  # fmt: skip
-    if tp_of(unsharded, sharded) > 1 or any(
-        (s or 0) > (u or 0) for s, u in zip(sharded.dims()[:3], unsharded.dims()[:3], strict=True)
-    ):
+    if any((s or 0) > (u or 0) for s, u in zip(sharded.dims()[:3], unsharded.dims()[:3], strict=True)):
         raise BlaslogError(
             f"{specs[0]} ({sharded.shape_text()}) is larger than {specs[1]} ({unsharded.shape_text()}): give the "
             "sharded record first, then the unsharded one"

@@ -9,7 +9,6 @@ products. ``difference`` compares the two sides; ``sides`` compares each side wi
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,8 +131,6 @@ class Prediction:
     """Distribution of the worst pair's per-sample metric: `edges` (log10) and `counts`."""
     inputs: dict[str, Any]
     """How the inputs were made."""
-    seconds: float
-    """Time it took."""
     verdict: dict[str, Any] | None = None
     """With a tolerance: the share of sampled outputs that fail it, and a sentence."""
 
@@ -246,7 +243,6 @@ def emulate(first: SideSpec, second: SideSpec, k: int, settings: Settings, label
             f"{max(1, MAX_ELEMENTS // k)} or fewer"
         )
     require()
-    started = time.perf_counter()
     rng = np.random.default_rng(settings.seed)
     wide = any(a.inputs == "fp64" for side in (first, second) for a in side.arithmetics)
     base_a, base_b, inputs = draw(settings, k, rng, wide)
@@ -315,7 +311,6 @@ def emulate(first: SideSpec, second: SideSpec, k: int, settings: Settings, label
         combinations=combinations,
         histogram=_histogram(rel),
         inputs=inputs,
-        seconds=time.perf_counter() - started,
     )
     if settings.tolerance is not None:
         prediction.verdict = verdict(x, y, settings.tolerance, settings, first.role, second.role)
