@@ -1,12 +1,12 @@
-"""The CI examples in ci/ run: every blaslog command in them runs, on the bundled logs laid out as their GPU job
-leaves them, and exits as the step expects.
+"""The CI examples in ci/ run: every blaslog command of their jobs runs on the bundled logs, laid out as the GPU
+job leaves them, and exits as the job expects.
 
-The GPU job's torchrun lines say where the per-rank logs go (CUBLASLT_LOG_FILE=.../rank${RANK}.log): the test
-writes the bundled TP=4 and single-GPU logs there, puts the bundled caps file where the probe writes its own, hands
-the CPU job only what the GPU job passes on as artifacts, and runs the CPU job's blaslog commands there with
-`python -m blaslog`. The probe needs a GPU: its options are parsed and the configurations it would probe are read
-from the logs. The workflows are read with PyYAML when it is installed, else with a small line-based reader (the
-two are checked against each other where PyYAML is there).
+The GPU job's `blaslog record` lines run for real, with the recorded command (torchrun and a training script, which
+need GPUs) replaced by tests/record/launcher.py starting as many workers, each copying the bundled TP=4 or
+single-GPU log of its rank to where blaslog's start-up hook points cuBLASLt; no GPU answers the probe here, so the
+bundled caps file goes where --probe writes it. The report job gets only what the GPU job's artifacts carry, and
+its blaslog runs are the Action's (action.yml, GitHub) or the CI/CD component's (templates/blaslog.yml, GitLab):
+their scripts run as the runner runs them, with `blaslog` this checkout's (their install steps need a network).
 """
 
 from __future__ import annotations
@@ -19,24 +19,22 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from blaslog.api import probe_configs
 from blaslog.cli import cli
 from tests.conftest import GENERATED, ROOT, expected_findings
 
-try:
-    import yaml
-except ImportError:  # not in the test extra yet: the line-based reader stands in
-    yaml = None
+yaml = pytest.importorskip("yaml")  # PyYAML is in the test extra
 
 GITHUB = ROOT / "ci" / "github-numerics.yml"
 GITLAB = ROOT / "ci" / "gitlab-numerics.yml"
+ACTION = ROOT / "action.yml"
 FILES = [GITHUB, GITLAB]
 README = ROOT / "README.md"
+LAUNCHER = ROOT / "tests" / "record" / "launcher.py"
 GITLAB_RESERVED = {
     "variables",
     "stages",
@@ -49,162 +47,19 @@ GITLAB_RESERVED = {
     "before_script",
     "after_script",
 }
-needs_yaml = pytest.mark.skipif(yaml is None, reason="PyYAML is not installed (pip install pyyaml)")
-
-
-@dataclass
-class Job:
-    """What the test needs of one CI job."""
-
-    name: str
-    scripts: list[str] = field(default_factory=list)
-    """Each `run:` (GitHub) or script item (GitLab), as the shell gets it."""
-    env: dict[str, str] = field(default_factory=dict)
-    """Variables set for it (workflow, job and step level together)."""
-    artifacts_out: list[str] = field(default_factory=list)
-    """Paths it passes on to later jobs."""
-
-
-# ---- reading the workflows: PyYAML ---------------------------------------------------------------------------
-
-
-def _jobs_yaml(path: Path) -> dict[str, Job]:
-    doc = yaml.safe_load(path.read_text())
-    jobs: dict[str, Job] = {}
-    if path == GITHUB:
-        top = {k: str(v) for k, v in (doc.get("env") or {}).items()}
-        for name, body in doc["jobs"].items():
-            job = jobs[name] = Job(name, env=dict(top, **{k: str(v) for k, v in (body.get("env") or {}).items()}))
-            for step in body.get("steps", []):
-                job.env.update({k: str(v) for k, v in (step.get("env") or {}).items()})
-                if "run" in step:
-                    job.scripts.append(step["run"])
-                if str(step.get("uses", "")).startswith("actions/upload-artifact") and name != _last_job(doc):
-                    job.artifacts_out += step["with"]["path"].split()
-    else:
-        top = {k: str(v) for k, v in (doc.get("variables") or {}).items()}
-        for name, body in doc.items():
-            if name in GITLAB_RESERVED or not isinstance(body, dict) or "script" not in body:
-                continue
-            job = jobs[name] = Job(name, env=dict(top, **{k: str(v) for k, v in (body.get("variables") or {}).items()}))
-            for key in ("before_script", "script", "after_script"):
-                items = body.get(key) or []
-                job.scripts += [items] if isinstance(items, str) else items
-            job.artifacts_out = list((body.get("artifacts") or {}).get("paths") or [])
-    return jobs
-
-
-def _last_job(doc: dict) -> str:
-    return list(doc["jobs"])[-1]
-
-
-# ---- reading the workflows: a line-based reader for the subset of YAML they use -----------------------------
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
-def _scalar(lines: list[str], i: int, column: int, value: str) -> tuple[str, int]:
-    """The scalar `value` that starts on line i after a key or dash at `column`, and the line after it."""
-    j = i + 1
-    body: list[str] = []
-    while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > column):
-        body.append(lines[j])
-        j += 1
-    while body and not body[-1].strip():
-        body.pop()
-    if value[:1] in "|>":
-        cut = min(_indent(b) for b in body if b.strip())
-        parts = [b[cut:] for b in body]
-        if value[0] == ">":
-            return " ".join(p.strip() for p in parts) + "\n", j
-        return "\n".join(parts) + ("" if value.endswith("-") else "\n"), j
-    words = [value] + [b.strip() for b in body if not b.strip().startswith("#")]
-    text = " ".join(w for w in words if w)
-    if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"":
-        text = text[1:-1]
-    return text, j
-
-
-def _mapping(lines: list[str], i: int, column: int) -> dict[str, str]:
-    """The `KEY: value` lines of the block after line i, whose key is at `column`."""
-    out: dict[str, str] = {}
-    j = i + 1
-    while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > column):
-        m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*):\s*(.*?)\s*(#.*)?$", lines[j])
-        if m:
-            out[m.group(1)] = m.group(2).strip("\"'")
-        j += 1
-    return out
-
-
-def _jobs_lines(path: Path) -> dict[str, Job]:
-    lines = path.read_text().splitlines()
-    github = path == GITHUB
-    jobs: dict[str, Job] = {}
-    top: dict[str, str] = {}
-    job: Job | None = None
-    upload = False
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            i += 1
-            continue
-        indent = _indent(line)
-        key = re.match(r"\s*(?:- )?([\w.:-]+?):(?:\s+(.*?))?\s*$", line)
-        name = key.group(1) if key else ""
-        value = (key.group(2) or "") if key else ""
-        column = line.index(name) if key else indent
-        if indent == 0 and name in ("env", "variables"):
-            top.update(_mapping(lines, i, 0))
-        elif github and indent == 2 and key and not value:
-            job = jobs[name] = Job(name, env=dict(top))
-            upload = False
-        elif not github and indent == 0 and key and not value and name not in GITLAB_RESERVED:
-            job = jobs[name] = Job(name, env=dict(top))
-        elif job is None:
-            pass
-        elif name in ("env", "variables") and not value:
-            job.env.update(_mapping(lines, i, column))
-        elif github and name == "uses":
-            upload = value.startswith("actions/upload-artifact")
-        elif github and name == "path" and upload:
-            text, i = _scalar(lines, i, column, value)
-            job.artifacts_out += text.split()
-            continue
-        elif github and name == "run":
-            text, i = _scalar(lines, i, column, value)
-            job.scripts.append(text)
-            continue
-        elif not github and name in ("before_script", "script", "after_script"):
-            i += 1
-            while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > column):
-                item = re.match(r"(\s*)- (.*)$", lines[i])
-                if item and not lines[i].strip().startswith("#"):
-                    text, i = _scalar(lines, i, len(item.group(1)), item.group(2))
-                    job.scripts.append(text)
-                else:
-                    i += 1
-            continue
-        elif not github and name == "paths" and not value:
-            i += 1
-            while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > column):
-                item = re.match(r"\s*- (.*?)\s*$", lines[i])
-                if item:
-                    job.artifacts_out.append(item.group(1).strip("\"'"))
-                i += 1
-            continue
-        i += 1
-    if github and jobs:  # the last job's uploads are its reports, not inputs of another job
-        jobs[list(jobs)[-1]].artifacts_out = []
-    return {name: job for name, job in jobs.items() if job.scripts}
-
-
-def jobs_of(path: Path) -> dict[str, Job]:
-    return _jobs_yaml(path) if yaml is not None else _jobs_lines(path)
+HAS_REPORT = any("--report" in param.opts for param in cli.commands["diff"].params)
+needs_report = pytest.mark.skipif(
+    not HAS_REPORT,
+    reason="blaslog diff has no --report FORMAT=PATH yet (issue 37, requirement 3): the Action and the component "
+    "are written for it",
+)
+# a worker of the stand-in for torchrun: the bundled log of its rank where the start-up hook points cuBLASLt
+WORKER = (
+    "import os, shutil, sys; "
+    "shutil.copyfile(sys.argv[1 + int(os.environ['RANK'])], "
+    "os.environ['CUBLASLT_LOG_FILE'].replace('%i', str(os.getpid())))"
+)
+SOURCES = {1: [GENERATED / "lt_fp32_unsharded.stdout.log"], 4: sorted((GENERATED / "lt_fp32_tp4").glob("*.log"))}
 
 
 # ---- commands -------------------------------------------------------------------------------------------------
@@ -252,10 +107,6 @@ def blaslog_args(words: list[str]) -> list[str] | None:
     return None
 
 
-def all_blaslog(job: Job) -> list[list[str]]:
-    return [args for script in job.scripts for words in commands(script) if (args := blaslog_args(words)) is not None]
-
-
 def option(args: list[str], *names: str) -> str | None:
     for i, word in enumerate(args):
         for name in names:
@@ -281,80 +132,303 @@ def parse_options(args: list[str]):
     return cli.commands[name].make_context(name, list(rest))
 
 
-@dataclass
-class Torchrun:
-    nproc: int
-    log_file: str
-    """CUBLASLT_LOG_FILE as the launched command sets it (with ${RANK})."""
-    log_level: str | None
+def load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text())
 
 
-def torchruns(job: Job) -> list[Torchrun]:
-    out = []
-    for script in job.scripts:
-        for words in commands(script):
-            outer, words = program(words)
-            if words[:1] != ["torchrun"]:
+# ---- GitHub: the workflow's jobs and the Action's steps ---------------------------------------------------------
+
+
+def github_jobs() -> tuple[dict, dict]:
+    """The recording job and the report job of ci/github-numerics.yml."""
+    jobs = load(GITHUB)["jobs"]
+    record = [body for body in jobs.values() if record_commands(run_scripts(body))]
+    report = [body for body in jobs.values() if any(_is_self(step) for step in body["steps"])]
+    assert len(record) == 1 and len(report) == 1, list(jobs)
+    return record[0], report[0]
+
+
+def _is_self(step: dict) -> bool:
+    return str(step.get("uses", "")) in ("./", "$/", ".")
+
+
+def run_scripts(job: dict) -> list[str]:
+    return [step["run"] for step in job.get("steps", []) if "run" in step]
+
+
+def step_using(job: dict, prefix: str) -> list[dict]:
+    return [step for step in job["steps"] if str(step.get("uses", "")).startswith(prefix)]
+
+
+EXPRESSION = re.compile(r"\$\{\{\s*([\w.-]+)\s*\}\}")
+
+
+class Context:
+    """What `${{ ... }}` and `if:` of the Action's steps read: inputs, step outputs, github.action_path."""
+
+    def __init__(self, inputs: dict[str, str]) -> None:
+        self.inputs = inputs
+        self.outputs: dict[str, dict[str, str]] = {}
+
+    def value(self, name: str) -> str:
+        parts = name.split(".")
+        if parts[0] == "inputs":
+            return self.inputs[parts[1]]
+        if parts[0] == "steps" and parts[2] == "outputs":
+            return self.outputs.get(parts[1], {}).get(parts[3], "")
+        if name == "github.action_path":
+            return str(ROOT)
+        raise AssertionError(f"an expression the test does not know: {name}")
+
+    def expand(self, text: str) -> str:
+        return EXPRESSION.sub(lambda m: self.value(m.group(1)), str(text))
+
+    def condition(self, text: str | None) -> bool:
+        """`a == 'x' && b != ''`: the only form the Action's `if:` use (another fails the test)."""
+        if text is None:
+            return True
+        result = True
+        for clause in str(text).split("&&"):
+            m = re.fullmatch(r"\s*([\w.-]+)\s*(==|!=)\s*'([^']*)'\s*", clause)
+            assert m, f"an if: the test cannot read: {text}"
+            equal = self.value(m.group(1)) == m.group(3)
+            result = result and (equal if m.group(2) == "==" else not equal)
+        return result
+
+
+def action_inputs(given: dict[str, Any]) -> dict[str, str]:
+    """The Action's inputs as a step gives them (`with:`), its defaults for the rest."""
+    declared = load(ACTION)["inputs"]
+    assert set(given) <= set(declared), set(given) - set(declared)
+    values = {}
+    for name, spec in declared.items():
+        if name in given:
+            values[name] = str(given[name])
+        else:
+            assert not spec.get("required"), f"the Action's required input {name} is not given"
+            values[name] = str(spec.get("default", ""))
+    return values
+
+
+def blaslog_shim(folder: Path) -> Path:
+    """A `blaslog` command that is this checkout's (what the install steps would have installed)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shim = folder / "blaslog"
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m blaslog "$@"\n')
+    shim.chmod(0o755)
+    return shim
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CUBLAS", "ROCBLAS_", "HIPBLASLT_", "NVIDIA_TF32", "BLASLOG_", "PYTHONPATH", "GITHUB_"))
+        or k == "BLASLOG_CACHE_DIR"
+    }
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def action_runner(tmp_path):
+    """Runs the Action's steps as the runner would, in a workspace: returns (results, context, summary)."""
+
+    def run(given: dict[str, Any], workspace: Path) -> tuple[dict[str, subprocess.CompletedProcess[str]], Context]:
+        context = Context(action_inputs(given))
+        runner_temp = tmp_path / "runner-temp"
+        blaslog_shim(runner_temp / "blaslog-action" / "bin")
+        results: dict[str, subprocess.CompletedProcess[str]] = {}
+        for index, step in enumerate(load(ACTION)["runs"]["steps"]):
+            name = step.get("id") or step.get("name") or str(index)
+            if not context.condition(step.get("if")):
                 continue
-            nproc = int(option(words, "--nproc-per-node", "--nproc_per_node") or 0)
-            inner_env: dict[str, str] = {}
-            if "-c" in words:
-                inner_env, _ = program(shlex.split(words[words.index("-c") + 1]))
-            log_file = (
-                inner_env.get("CUBLASLT_LOG_FILE")
-                or outer.get("CUBLASLT_LOG_FILE")
-                or job.env.get("CUBLASLT_LOG_FILE", "")
+            if "uses" in step:
+                results[name] = subprocess.CompletedProcess(step["uses"], 0, "", "")  # checked by the callers
+                continue
+            if "pip install" in step["run"]:  # the install: the shim stands in for it
+                continue
+            output = tmp_path / f"output-{index}"
+            output.write_text("")
+            env = base_env(
+                GITHUB_OUTPUT=str(output),
+                GITHUB_STEP_SUMMARY=str(tmp_path / "step-summary.md"),
+                GITHUB_WORKSPACE=str(workspace),
+                RUNNER_TEMP=str(runner_temp),
             )
-            level = (
-                inner_env.get("CUBLASLT_LOG_LEVEL")
-                or outer.get("CUBLASLT_LOG_LEVEL")
-                or job.env.get("CUBLASLT_LOG_LEVEL")
+            env.update({k: context.expand(v) for k, v in (step.get("env") or {}).items()})
+            assert step["shell"] == "bash"
+            result = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                cwd=workspace,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
             )
-            out.append(Torchrun(nproc, log_file, level))
+            results[name] = result
+            context.outputs[name] = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
+            if result.returncode != 0:
+                break
+        return results, context
+
+    return run
+
+
+# ---- GitLab: the configuration with the component included --------------------------------------------------
+
+
+def _interpolate(node: Any, values: dict[str, str]) -> Any:
+    """`$[[ inputs.NAME ]]` replaced in every string of the parsed template, keys too."""
+    if isinstance(node, dict):
+        return {_interpolate(k, values): _interpolate(v, values) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_interpolate(v, values) for v in node]
+    if isinstance(node, str):
+        return re.sub(r"\$\[\[\s*inputs\.([\w-]+)\s*\]\]", lambda m: values[m.group(1)], node)
+    return node
+
+
+def component_jobs(path: Path, inputs: dict[str, Any]) -> dict[str, dict]:
+    """The jobs of a CI/CD component as `include:` with `inputs:` gives them (GitLab checks the inputs)."""
+    header, body = list(yaml.safe_load_all(path.read_text()))
+    declared = header["spec"]["inputs"]
+    assert set(inputs) <= set(declared), set(inputs) - set(declared)
+    values = {}
+    for name, spec in declared.items():
+        assert name in inputs or "default" in spec, f"the component's input {name} is required"
+        values[name] = str(inputs.get(name, spec.get("default")))
+        if "options" in spec:
+            assert values[name] in spec["options"], (name, values[name])
+    return _interpolate(body, values)
+
+
+def gitlab_jobs() -> dict[str, dict]:
+    doc = load(GITLAB)
+    jobs: dict[str, dict] = {}
+    for item in doc.get("include") or []:
+        assert set(item) <= {"local", "inputs"}, item
+        jobs.update(component_jobs(ROOT / item["local"], item.get("inputs") or {}))
+    for name, body in doc.items():
+        if name not in GITLAB_RESERVED:
+            jobs[name] = {**jobs.get(name, {}), **body}  # a job of the same name is merged into the included one
+    return jobs
+
+
+def gitlab_record_and_report() -> tuple[dict, dict]:
+    jobs = gitlab_jobs()
+    record = [job for job in jobs.values() if record_commands(job.get("script", []))]
+    report = [job for job in jobs.values() if any(a[0] == "diff" for a in all_blaslog(job.get("script", [])))]
+    assert len(record) == 1 and len(report) == 1, list(jobs)
+    return record[0], report[0]
+
+
+def variables_of(job: dict, top: dict | None = None) -> dict[str, str]:
+    out = {}
+    for source in (top or {}, job.get("variables") or {}):
+        for name, value in source.items():
+            out[name] = str(value["value"] if isinstance(value, dict) else value)
     return out
 
 
-def gpu_and_cpu_jobs(path: Path) -> tuple[Job, Job]:
-    jobs = jobs_of(path)
-    gpu = [job for job in jobs.values() if torchruns(job)]
-    cpu = [job for job in jobs.values() if not torchruns(job) and any(a[0] == "diff" for a in all_blaslog(job))]
-    assert len(gpu) == 1 and len(cpu) == 1, (path.name, list(jobs))
-    return gpu[0], cpu[0]
+def all_blaslog(scripts: list[str]) -> list[list[str]]:
+    return [args for script in scripts for words in commands(script) if (args := blaslog_args(words)) is not None]
 
 
-def expected_status(args: list[str]) -> int:
-    """0 for a report-only step; else 1: the bundled TP=4 logs hold a precision difference (EXPECTED.jsonl)."""
-    if "--exit-zero" in args or option(args, "--fail-on") == "never":
-        return 0
-    return 1
+def record_commands(scripts: list[str]) -> list[tuple[list[str], list[str]]]:
+    """Each `blaslog record` as (its options, the command it records)."""
+    out = []
+    for args in all_blaslog(scripts):
+        if args[0] == "record":
+            assert "--" in args, args  # the recorded command's options are its own
+            cut = args.index("--")
+            out.append((args[1:cut], args[cut + 1 :]))
+    return out
+
+
+def run_records(scripts: list[str], workspace: Path) -> None:
+    """The GPU job's `blaslog record` lines, run with launcher.py and the bundled logs in place of torchrun."""
+    for options, command in record_commands(scripts):
+        assert command[0] == "torchrun", command
+        nproc = int(option(command, "--nproc-per-node", "--nproc_per_node") or 0)
+        stand_in = [sys.executable, str(LAUNCHER), "--nproc", str(nproc), sys.executable, "-c", WORKER]
+        stand_in += [str(p) for p in SOURCES[nproc]]
+        result = subprocess.run(
+            [sys.executable, "-m", "blaslog", "record", *options, "--", *stand_in],
+            cwd=workspace,
+            env=base_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr[-2000:]
+        ctx = parse_options(["record", *options, "--", *command])
+        folder = workspace / ctx.params["out"]
+        assert sorted(p.name for p in folder.glob("rank*.cublaslt.log*")) == [
+            f"rank{rank}.cublaslt.log.gz" for rank in range(nproc)
+        ]
+        if ctx.params["probe"]:  # no GPU here: what the probe writes on one
+            shutil.copy(GENERATED / "caps.json", folder / "caps.json")
+
+
+def carry(paths: list[str], source: Path, target: Path, *, github: bool) -> None:
+    """Artifact paths from one job's workspace into another's (GitHub: relative to their least common ancestor,
+    as upload-artifact stores them; GitLab: as they are)."""
+    roots = [source / p for p in paths]
+    for root in roots:
+        assert root.exists(), root
+    base = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in roots])) if github else source
+    for root in roots:
+        destination = target / root.relative_to(base)
+        if root.is_dir():
+            shutil.copytree(root, destination, dirs_exist_ok=True)
+        else:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(root, destination)
 
 
 # ---- the tests ------------------------------------------------------------------------------------------------
 
 
 def test_there_is_a_github_workflow_and_a_gitlab_job():
-    assert GITHUB.is_file() and GITLAB.is_file()
+    assert GITHUB.is_file() and GITLAB.is_file() and ACTION.is_file()
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_the_gpu_job_records_per_rank_logs_and_probes(path):
-    gpu, _ = gpu_and_cpu_jobs(path)
-    runs = torchruns(gpu)
-    assert sorted(run.nproc for run in runs) == [1, 4]
-    mkdirs = {
-        w.rstrip("/")
-        for s in gpu.scripts
-        for c in commands(s)
-        if program(c)[1][:2] == ["mkdir", "-p"]
-        for w in program(c)[1][2:]
-    }
-    for run in runs:
-        assert run.log_level == "2", run
-        # named by rank, not by process id (%i), in a folder made before the run (cuBLASLt makes none)
-        assert "%i" not in run.log_file and re.search(r"\$\{?RANK\}?", run.log_file), run
-        assert str(Path(run.log_file).parent) in mkdirs, (run.log_file, mkdirs)
-    probes = [args for args in all_blaslog(gpu) if args[0] == "probe"]
-    assert len(probes) == 1 and option(probes[0], "-o", "--output", "--out")
+def test_the_gpu_job_records_both_runs_and_probes(path):
+    record = github_jobs()[0] if path == GITHUB else gitlab_record_and_report()[0]
+    scripts = run_scripts(record) if path == GITHUB else record["script"]
+    runs = record_commands(scripts)
+    assert sorted(int(option(command, "--nproc-per-node") or 0) for _, command in runs) == [1, 4]
+    outs = []
+    for options, command in runs:
+        ctx = parse_options(["record", *options, "--", *command])
+        assert ctx.params["probe"], options  # caps.json in the folder: diff reads it by itself
+        outs.append(ctx.params["out"])
+    assert len(set(outs)) == 2
+    # no hand-made logging: record turns it on and names the logs by rank
+    assert "CUBLASLT_LOG_FILE" not in path.read_text() and "CUBLASLT_LOG_LEVEL" not in path.read_text()
+
+
+def test_the_github_report_is_the_action_and_no_other_blaslog_run():
+    _, report = github_jobs()
+    assert not all_blaslog(run_scripts(report))
+    (step,) = [step for step in report["steps"] if _is_self(step)]
+    given = step["with"]
+    assert {"sharded", "unsharded", "fail-on"} <= set(given)
+    assert report["permissions"]["security-events"] == "write"  # the Action's SARIF upload
+    runs = "\n".join(str(step.get("run", "")) for step in load(ACTION)["runs"]["steps"])
+    assert len(re.findall(r'/bin/blaslog" (?!--version)', runs)) == 1  # one read of the logs
+
+
+def test_the_gitlab_report_is_the_component():
+    record, report = gitlab_record_and_report()
+    assert report["needs"] == [name for name, job in gitlab_jobs().items() if job == record]
+    assert str(report["image"]).startswith("python:")
+    assert report["artifacts"]["when"] == "always" and record["artifacts"]["when"] == "always"
+    assert len([a for a in all_blaslog(report["script"]) if a[0] == "diff"]) == 1
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -362,156 +436,125 @@ def test_no_step_hides_a_failure(path):
     text = path.read_text()
     assert "|| true" not in text and "||true" not in text
     assert "continue-on-error" not in text and "allow_failure" not in text and "set +e" not in text
-    for job in jobs_of(path).values():
-        for script in job.scripts:
-            assert ["||"] not in commands(script), script
+    scripts = (
+        [s for job in load(GITHUB)["jobs"].values() for s in run_scripts(job)]
+        if path == GITHUB
+        else [s for job in gitlab_jobs().values() for s in job.get("script", [])]
+    )
+    for script in scripts:
+        assert ["||"] not in commands(script), script
+
+
+def _pinned_blaslog(target: str) -> bool:
+    return bool(re.fullmatch(r"blaslog(\[[\w,]+\])? @ git\+https://\S+@\S+", target)) or target.endswith(".whl")
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_blaslog_is_installed_the_way_a_user_of_this_repository_can(path):
-    """blaslog is not on PyPI: a git URL pinned to a commit, a local path or a wheel, never a bare name."""
-    for job in jobs_of(path).values():
-        installs = [program(c)[1] for s in job.scripts for c in commands(s) if "pip" in c and "install" in c]
-        blaslog_installs = [words for words in installs if any("blaslog" in substitute(w, job.env) for w in words)]
-        if all_blaslog(job):
-            assert blaslog_installs, job.name
-        for words in blaslog_installs:
-            targets = [substitute(w, job.env) for w in words[words.index("install") + 1 :] if not w.startswith("-")]
-            for target in targets:
-                assert (
-                    re.fullmatch(r"blaslog @ git\+https://\S+@\S+", target)
-                    or target.startswith((".", "/"))
-                    or target.endswith(".whl")
-                ), target
+    """blaslog is not on PyPI: a git URL pinned to a commit or a wheel, never a bare name."""
+    if path == GITHUB:
+        doc = load(GITHUB)
+        env = {k: str(v) for k, v in (doc.get("env") or {}).items()}
+        scripts = [s for job in doc["jobs"].values() for s in run_scripts(job)]
+        _, report = github_jobs()
+        (step,) = [step for step in report["steps"] if _is_self(step)]
+        specs = [re.sub(r"\$\{\{\s*env\.(\w+)\s*\}\}", lambda m: env[m.group(1)], step["with"]["blaslog-spec"])]
+    else:
+        env = variables_of({}, load(GITLAB).get("variables"))
+        scripts = load(GITLAB)["numerics:record"]["script"]
+        specs = [item["inputs"]["blaslog-spec"] for item in load(GITLAB)["include"]]
+    installs = [program(c)[1] for s in scripts for c in commands(s) if "pip" in c and "install" in c]
+    assert installs
+    for words in installs:
+        targets = [substitute(w, env) for w in words[words.index("install") + 1 :] if not w.startswith("-")]
+        assert targets and all(_pinned_blaslog(t) for t in targets), targets
+    assert specs and all(_pinned_blaslog(spec) for spec in specs), specs
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_every_blaslog_command_runs_on_the_bundled_logs(path, tmp_path):
-    assert any(f["scenario"] == "lt_fp32_tp4_vs_unsharded" and f["class"] == "precision" for f in expected_findings())
-    gpu, cpu = gpu_and_cpu_jobs(path)
-
-    # the GPU job's outputs: the logs where its torchrun lines put them, the caps file where its probe writes it
-    gpu_dir = tmp_path / "gpu"
-    gpu_dir.mkdir()
-    for run in torchruns(gpu):
-        sources = {
-            1: [GENERATED / "lt_fp32_unsharded.stdout.log"],
-            4: sorted((GENERATED / "lt_fp32_tp4").glob("*.log")),
-        }[run.nproc]
-        for rank, source in enumerate(sources):
-            target = gpu_dir / substitute(run.log_file, {"RANK": str(rank)})
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(source, target)
-    for args in all_blaslog(gpu):
-        assert args[0] == "probe", args  # needs the GPU: options parsed, configurations read from the logs
-        ctx = parse_options([substitute(a, gpu.env) for a in args])
-        assert probe_configs([str(gpu_dir / log) for log in ctx.params["from_logs"]])
-        out = ctx.params["out"] or ctx.params["out_alias"]
-        shutil.copy(GENERATED / "caps.json", gpu_dir / out)
-
-    # the CPU job gets only the GPU job's artifacts
-    cpu_dir = tmp_path / "cpu"
-    cpu_dir.mkdir()
-    assert gpu.artifacts_out
-    for artifact in gpu.artifacts_out:
-        source = gpu_dir / artifact
-        assert source.exists(), artifact
-        if source.is_dir():
-            shutil.copytree(source, cpu_dir / artifact)
-        else:
-            shutil.copy(source, cpu_dir / artifact)
-
-    summary = tmp_path / "step-summary.md"
-    variables = dict(
-        cpu.env,
-        GITHUB_STEP_SUMMARY=str(summary),
-        GITHUB_WORKSPACE=str(cpu_dir),
-        CI_PROJECT_DIR=str(cpu_dir),
-        RUNNER_TEMP=str(tmp_path),
-    )
-    env = dict(os.environ, **variables)
-    env.pop("BLASLOG_CUBLASLT", None)
-    ran = 0
-    for args in all_blaslog(cpu):
-        args = [substitute(a, variables) for a in args]
-        parse_options(args)
-        result = subprocess.run(
-            [sys.executable, "-m", "blaslog", *args], cwd=cpu_dir, env=env, capture_output=True, text=True, timeout=300
-        )
-        assert result.returncode == expected_status(args), (args, result.returncode, result.stderr[-2000:])
-        ran += 1
-        fmt, out = option(args, "-f", "--format"), option(args, "-o", "--output")
-        assert not out or "--exit-zero" in args, args  # a step that writes a report is report-only
-        report = (cpu_dir / out).read_text() if out else result.stdout
-        assert report.strip(), args
-        if fmt == "sarif":
-            assert json.loads(report)["version"] == "2.1.0"
-        elif fmt == "gitlab":
-            assert isinstance(json.loads(report), list) and json.loads(report)
-        elif fmt == "junit":
-            assert ET.fromstring(report).tag in ("testsuites", "testsuite")
-        elif fmt == "github":
-            assert "::error " in report
-            assert summary.read_text().startswith("## blaslog diff")
-    assert ran >= 3
-
-
-def test_github_uploads_the_sarif_and_junit_it_writes():
-    text = GITHUB.read_text()
-    _, cpu = gpu_and_cpu_jobs(GITHUB)
-    written = {option(a, "-f", "--format"): option(a, "-o", "--output") for a in all_blaslog(cpu)}
-    assert re.search(rf"sarif_file:\s*{re.escape(written['sarif'])}\s*$", text, re.M)
-    assert re.search(rf"^\s+{re.escape(written['junit'])}\s*$", text, re.M)
-    assert "github" in written and "security-events: write" in text
-
-
-def test_gitlab_declares_the_reports_it_writes():
-    text = GITLAB.read_text()
-    _, cpu = gpu_and_cpu_jobs(GITLAB)
-    written = {option(a, "-f", "--format"): option(a, "-o", "--output") for a in all_blaslog(cpu)}
-    assert re.search(rf"codequality:\s*{re.escape(written['gitlab'])}\s*$", text, re.M)
-    assert re.search(rf"junit:\s*{re.escape(written['junit'])}\s*$", text, re.M)
-
-
-@needs_yaml
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_the_line_based_reader_reads_what_yaml_reads(path):
-    by_yaml, by_lines = _jobs_yaml(path), _jobs_lines(path)
-    assert list(by_yaml) == list(by_lines)
-    for name, job in by_yaml.items():
-        assert job.scripts == by_lines[name].scripts, name
-        assert job.artifacts_out == by_lines[name].artifacts_out, name
-        assert job.env.items() <= by_lines[name].env.items(), name  # the reader merges every step's env
-
-
-@needs_yaml
-def test_github_jobs_gpu_records_cpu_analyses_in_a_python_image():
-    doc = yaml.safe_load(GITHUB.read_text())
-    gpu, cpu = gpu_and_cpu_jobs(GITHUB)
-    record, analyse = doc["jobs"][gpu.name], doc["jobs"][cpu.name]
+def test_a_forks_code_never_runs_on_the_gpu_runners():
+    doc = load(GITHUB)
+    assert "pull_request_target" not in GITHUB.read_text()
+    record, _ = github_jobs()
     assert "self-hosted" in record["runs-on"] and "gpu" in record["runs-on"]
-    assert analyse["needs"] in (gpu.name, [gpu.name])
-    assert str(analyse["container"]).startswith("python:")
-    uploads = [s["with"]["name"] for s in record["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
-    downloads = [
-        s["with"]["name"] for s in analyse["steps"] if s.get("uses", "").startswith("actions/download-artifact")
-    ]
-    assert uploads == downloads
-    assert analyse["permissions"]["security-events"] == "write"
-    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in analyse["steps"])
-    assert all("if" not in step for job in doc["jobs"].values() for step in job["steps"])  # gate is the last step
-    assert "--fail-on" in analyse["steps"][-1]["run"] and "-f github" in analyse["steps"][-1]["run"]
+    guard = record["if"].replace(" ", "")
+    assert "github.event.pull_request.head.repo.full_name==github.repository" in guard
+    assert "github.event_name!='pull_request'" in guard
+    triggers = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert set(triggers) <= {"pull_request", "push", "workflow_dispatch"}
+    gitlab_record, gitlab_report = gitlab_record_and_report()
+    for job in (gitlab_record, gitlab_report):
+        never = [r for r in job["rules"] if r.get("when") == "never"]
+        assert any("$CI_MERGE_REQUEST_SOURCE_PROJECT_ID != $CI_PROJECT_ID" in r["if"] for r in never), job["rules"]
+        assert job["rules"][0] in never  # first: no later rule lets a fork's merge request in
 
 
-@needs_yaml
-def test_gitlab_jobs_gpu_records_cpu_analyses_in_a_python_image():
-    doc = yaml.safe_load(GITLAB.read_text())
-    gpu, cpu = gpu_and_cpu_jobs(GITLAB)
-    record, analyse = doc[gpu.name], doc[cpu.name]
-    assert "gpu" in record["tags"] and record["artifacts"]["when"] == "always"
-    assert analyse["needs"] == [gpu.name] and str(analyse["image"]).startswith("python:")
-    assert analyse["artifacts"]["when"] == "always"
-    assert set(analyse["artifacts"]["reports"]) == {"codequality", "junit"}
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_reports_are_kept(path):
+    if path == GITHUB:
+        steps = load(ACTION)["runs"]["steps"]
+        (upload,) = [s for s in steps if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@")]
+        assert upload["with"]["sarif_file"] == "${{ steps.diff.outputs.sarif }}"
+        assert "steps.diff.outputs.sarif != ''" in upload["if"]
+    else:
+        _, report = gitlab_record_and_report()
+        written = dict(a.split("=", 1) for args in all_blaslog(report["script"]) for a in _report_values(args))
+        assert report["artifacts"]["reports"] == {"codequality": written["gitlab"], "junit": written["junit"]}
+        assert set(written.values()) <= set(report["artifacts"]["paths"]) and "sarif" in written
+
+
+def _report_values(args: list[str]) -> list[str]:
+    return [args[i + 1] for i, word in enumerate(args[:-1]) if word == "--report"]
+
+
+@needs_report
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_blaslog_command_runs_on_the_bundled_logs(path, tmp_path, action_runner):
+    assert any(f["scenario"] == "lt_fp32_tp4_vs_unsharded" and f["class"] == "precision" for f in expected_findings())
+    gpu_dir, cpu_dir = tmp_path / "gpu", tmp_path / "cpu"
+    gpu_dir.mkdir()
+    cpu_dir.mkdir()
+    if path == GITHUB:
+        record, report = github_jobs()
+        run_records(run_scripts(record), gpu_dir)
+        (upload,) = step_using(record, "actions/upload-artifact@")
+        (download,) = step_using(report, "actions/download-artifact@")
+        assert upload["with"]["name"] == download["with"]["name"]
+        carry(upload["with"]["path"].split(), gpu_dir, cpu_dir / download["with"].get("path", "."), github=True)
+        (step,) = [step for step in report["steps"] if _is_self(step)]
+        results, context = action_runner(step["with"], cpu_dir)
+        diff = results["diff"]
+        assert context.outputs["diff"]["exit-code"] == "1", diff.stderr[-2000:]
+        assert "::error " in diff.stdout
+        assert (tmp_path / "step-summary.md").read_text().startswith("## blaslog diff")
+        sarif = cpu_dir / context.outputs["diff"]["sarif"]
+        assert json.loads(sarif.read_text())["version"] == "2.1.0"
+        assert any(str(r.args).startswith("github/codeql-action/upload-sarif@") for r in results.values())
+        assert list(results.values())[-1].returncode == 1  # the job fails, after the upload
+        return
+    record, report = gitlab_record_and_report()
+    run_records(record["script"], gpu_dir)
+    carry(record["artifacts"]["paths"], gpu_dir, cpu_dir, github=False)
+    shims = blaslog_shim(tmp_path / "shims").parent
+    lines = [line for line in report["script"] if "pip install" not in line and "-m venv" not in line]
+    env = base_env(**variables_of(report, load(GITLAB).get("variables")), CI_PROJECT_DIR=str(cpu_dir))
+    env["PATH"] = f"{shims}{os.pathsep}{env['PATH']}"
+    result = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", "\n".join(lines)],
+        cwd=cpu_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr[-2000:]  # the precision finding fails the job
+    assert "precision" in result.stdout
+    reports = report["artifacts"]["reports"]
+    assert isinstance(json.loads((cpu_dir / reports["codequality"]).read_text()), list)
+    assert json.loads((cpu_dir / reports["codequality"]).read_text())
+    assert ET.fromstring((cpu_dir / reports["junit"]).read_text()).tag in ("testsuites", "testsuite")
+    sarif = next(p for p in report["artifacts"]["paths"] if p.endswith(".sarif"))
+    assert json.loads((cpu_dir / sarif).read_text())["version"] == "2.1.0"
 
 
 # ---- README: Troubleshooting ----------------------------------------------------------------------------------
