@@ -232,7 +232,12 @@ def base_env(**extra: str) -> dict[str, str]:
 
 @pytest.fixture
 def action_runner(tmp_path):
-    """Runs the Action's steps as the runner would, in a workspace: returns (results, context, summary)."""
+    return make_action_runner(tmp_path)
+
+
+def make_action_runner(tmp_path: Path):
+    """Runs the Action's steps as the runner would, in a workspace: each step's result, and what the steps said
+    (their outputs). The step summary goes to tmp_path/step-summary.md."""
 
     def run(given: dict[str, Any], workspace: Path) -> tuple[dict[str, subprocess.CompletedProcess[str]], Context]:
         context = Context(action_inputs(given))
