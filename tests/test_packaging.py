@@ -3,7 +3,9 @@ manylinux one; a build without a C compiler says so in one line and gives a pure
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -73,6 +75,47 @@ def test_the_sdist_holds_every_file_the_tests_read(sdist):
     assert sdist.stat().st_size < 6_000_000, sdist.stat().st_size
 
 
+def test_the_metadata_is_complete_and_names_no_made_up_home(sdist):
+    with tarfile.open(sdist) as archive:
+        member = archive.extractfile("blaslog-0.1.0/PKG-INFO")
+        assert member is not None
+        metadata = member.read().decode()
+    fields = [line.split(": ", 1) for line in metadata.split("\n\n", 1)[0].splitlines() if ": " in line]
+    classifiers = {value for key, value in fields if key == "Classifier"}
+    assert {"Typing :: Typed", "Environment :: GPU :: NVIDIA CUDA", "Programming Language :: Python :: 3.10"} <= (
+        classifiers
+    )
+    assert any(c.startswith("Topic :: ") for c in classifiers) and any(
+        c.startswith("Intended Audience") for c in classifiers
+    )
+    assert ("License-Expression", "MIT") in [tuple(f) for f in fields]
+    assert any(key in ("Author", "Author-email") for key, _ in fields) and any(key == "Keywords" for key, _ in fields)
+    # no public home yet: no Project-URL rather than a made-up one (tests/test_reporters.py holds SARIF to that too)
+    for key, value in fields:
+        assert not re.search(r"OWNER|example\.(com|org)|PLACEHOLDER", value), (key, value)
+
+
+@pytest.mark.slow
+def test_python_m_build_gives_an_sdist_and_a_wheel_from_it(tmp_path):
+    if importlib.util.find_spec("build") is None:
+        if os.environ.get("CI"):
+            pytest.fail("build is in the test extra: CI must run this test")
+        pytest.skip("build is not installed (pip install build)")
+    result = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Building wheel from sdist" in result.stdout + result.stderr  # the wheel is built from the sdist
+    (sdist,) = tmp_path.glob("blaslog-0.1.0.tar.gz")
+    (wheel,) = tmp_path.glob("blaslog-0.1.0-*.whl")
+    assert f"Successfully built {sdist.name} and {wheel.name}" in result.stdout
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "blaslog/py.typed" in names and "blaslog/grammars/cublaslt.lark" in names
+
+
 @pytest.mark.slow
 def test_tests_pass_from_the_unpacked_sdist(sdist, tmp_path):
     """The sdist unpacked, installed in place (as the README's test command does) into a fresh environment whose
@@ -107,7 +150,7 @@ def test_tests_pass_from_the_unpacked_sdist(sdist, tmp_path):
     # this interpreter's site-packages after the environment's own, where blaslog went (written only now: before
     # the install, pip would see this interpreter's blaslog there and install nothing)
     site = next((env_dir / "lib").glob("python3*/site-packages"))
-    folders = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    folders = {folder for folder in sys.path if folder.endswith("site-packages")}
     (site / "zz_dependencies.pth").write_text("\n".join(sorted(folders)) + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CI")}
     where = subprocess.run(
