@@ -535,6 +535,11 @@ def test_every_blaslog_command_runs_on_the_bundled_logs(path, tmp_path, action_r
         assert json.loads(sarif.read_text())["version"] == "2.1.0"
         assert any(str(r.args).startswith("github/codeql-action/upload-sarif@") for r in results.values())
         assert list(results.values())[-1].returncode == 1  # the job fails, after the upload
+        for step in step_using(report, "actions/upload-artifact@"):  # the reports kept: each one written
+            assert step["if"] == "always()"
+            for name in step["with"]["path"].split():
+                assert (cpu_dir / name).stat().st_size, name
+        assert ET.fromstring((cpu_dir / "blaslog-junit.xml").read_text()).tag in ("testsuites", "testsuite")
         return
     record, report = gitlab_record_and_report()
     run_records(record["script"], gpu_dir)
