@@ -442,20 +442,23 @@ def fit_table(
     paint: Callable[[int, str], str] | None = None,
 ) -> str:
     """A table of printable cells in `width` columns, in tabulate's ``simple`` look (a header, a rule, left
-    aligned columns two spaces apart): the columns ``layout`` keeps, each cell wrapped by ``wrap_cell``; when a
-    row takes several lines, a blank line between rows; the columns left out named in a line under the table.
+    aligned columns two spaces apart): the columns ``layout`` keeps, each cell wrapped by ``wrap_cell`` (an empty
+    one shown as ``-``, as a missing value is, so that no row is a blank line); when a row takes several lines, a blank line between rows; the columns left out named in a line under the table.
     `paint(column, text)` colours a cell's text after it is measured."""
     plan = layout(headers, rows, width, priority)
 
-    def lines_of(cells: Sequence[str], painted: bool) -> list[str]:
-        wrapped = [wrap_cell(cells[i], w, ellipsis) for i, w in zip(plan.shown, plan.widths, strict=True)]
+    def lines_of(cells: Sequence[str], row: bool) -> list[str]:
+        wrapped = [
+            wrap_cell(cells[i] if not row or cells[i].strip() else "-", w, ellipsis)
+            for i, w in zip(plan.shown, plan.widths, strict=True)
+        ]
         out = []
         for n in range(max(map(len, wrapped))):
             parts = []
             for k, column in enumerate(wrapped):
                 text = column[n] if n < len(column) else ""
                 pad = " " * (plan.widths[k] - text_width(text))
-                parts.append((paint(plan.shown[k], text) if painted and paint and text else text) + pad)
+                parts.append((paint(plan.shown[k], text) if row and paint and text else text) + pad)
             out.append("  ".join(parts).rstrip())
         return out
 
