@@ -19,6 +19,10 @@ if "BLASLOG_CACHE_DIR" not in os.environ:
     os.environ["BLASLOG_CACHE_DIR"] = tempfile.mkdtemp(prefix="blaslog-test-cache-")
     atexit.register(shutil.rmtree, os.environ["BLASLOG_CACHE_DIR"], ignore_errors=True)
 
+# COLUMNS fits table output to a width even when piped (blaslog.reporters.table.terminal_for): the tests read the
+# plain piped text unless they set it themselves
+os.environ.pop("COLUMNS", None)
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 SEED = FIXTURES / "seed"
