@@ -386,10 +386,10 @@ def layout(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int, pr
 
     Each column needs at least its floor: its widest cell, or less when longer: its longest word, or the width
     that puts its longest cell in ``_MOST_LINES`` lines, when wider (either up to ``_WORD_FLOOR``), its header's
-    longest word, and 6 columns. While the floors do not fit, the column last in
-    `priority` is left out (the columns `priority` does not name come after those it names, in table order; the
-    first is always shown). The room left then goes to the columns by their natural width, the widest giving
-    way first, so that the columns that wrap are the long ones."""
+    longest word, and 6 columns. While the floors do not fit, the column last in `priority` is left out (the
+    columns `priority` does not name come after those it names, in table order; one column is always shown).
+    The room left then goes to the columns by their natural width, headers wrapping at their words first and
+    then the widest cells giving way, so that the columns that wrap are the long ones."""
     count = len(headers)
     body = [0] * count  # the widest cell
     longest = [max((text_width(p) for w in words_of(h) for p in w), default=0) for h in headers]
