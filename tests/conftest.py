@@ -28,6 +28,7 @@ os.environ.pop("COLUMNS", None)
 @pytest.fixture(autouse=True)
 def _no_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
+    os.unsetenv("COLUMNS")  # GNU readline, once imported, sets COLUMNS with setenv(), unseen by os.environ
 
 
 ROOT = Path(__file__).resolve().parents[1]
