@@ -19,6 +19,18 @@ if "BLASLOG_CACHE_DIR" not in os.environ:
     os.environ["BLASLOG_CACHE_DIR"] = tempfile.mkdtemp(prefix="blaslog-test-cache-")
     atexit.register(shutil.rmtree, os.environ["BLASLOG_CACHE_DIR"], ignore_errors=True)
 
+# COLUMNS fits table output to a width even when piped (blaslog.reporters.table.terminal_for): the tests read the
+# plain piped text unless they set it themselves (something in the test session sets it after this file is read,
+# so it is taken out again for each test)
+os.environ.pop("COLUMNS", None)
+
+
+@pytest.fixture(autouse=True)
+def _no_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    os.unsetenv("COLUMNS")  # GNU readline, once imported, sets COLUMNS with setenv(), unseen by os.environ
+
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 SEED = FIXTURES / "seed"

@@ -1,6 +1,7 @@
 """The table on a terminal: fitted to its width (long cells and text wrapped, never cut), classes and differing
-fields in colour (NO_COLOR, FORCE_COLOR and --color honoured); piped, the plain text scripts read, unchanged.
-The command runs in a pseudo-terminal of 80 and 200 columns."""
+fields in colour (NO_COLOR, FORCE_COLOR and --color honoured); piped, the plain text scripts read, unchanged,
+unless COLUMNS says a width. The command runs in a pseudo-terminal of 80 to 200 columns (tests/test_table_fit.py
+checks every command's tables in detail)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def in_terminal(args: list[str], columns: int, **env: str | None) -> str:
         stdin=subprocess.DEVNULL,
         stdout=slave,
         stderr=subprocess.PIPE,
-        env=_env(COLUMNS=str(columns), **env),
+        env=_env(**{"COLUMNS": str(columns), **env}),
         cwd=ROOT,
     )
     os.close(slave)
@@ -87,7 +88,7 @@ def _words(text: str) -> str:
     return " ".join(ANSI.sub("", text).split())
 
 
-@pytest.mark.parametrize("columns", [80, 200])
+@pytest.mark.parametrize("columns", [80, 100, 120, 200])
 @pytest.mark.parametrize("args", [DIFF, SUMMARY], ids=["diff", "summary"])
 def test_tables_and_text_fit_the_terminal(args, columns):
     text = in_terminal(args, columns)
@@ -137,8 +138,17 @@ def test_piped_output_is_the_plain_text():
             caps=str(GENERATED / "caps.json"),
         )
     )
-    assert piped(DIFF, COLUMNS="40") == expected  # COLUMNS does not matter when piped
+    assert piped(DIFF) == expected  # no COLUMNS: no width to fit
     assert "\x1b[" not in expected and "data or comp..." in expected  # today's text, cut as it always was
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_piped_with_columns_is_fitted_to_them(columns):
+    """COLUMNS wins, on a terminal or piped (`COLUMNS=100 blaslog summary | less`)."""
+    text = piped(SUMMARY, COLUMNS=str(columns))
+    assert max(len(line) for line in text.splitlines()) <= columns
+    assert text == ANSI.sub("", in_terminal(SUMMARY, 200, COLUMNS=str(columns)))  # COLUMNS wins on a terminal too
+    assert "\x1b[" not in text
 
 
 def test_colour_when_forced_even_piped():
@@ -179,3 +189,40 @@ def test_the_colour_rules(tty, choice, env, colored):
 
 def test_a_file_gets_the_plain_text():
     assert terminal_for(None, "auto", {}) == Terminal()
+    assert terminal_for(None, "auto", {"COLUMNS": "100"}) == Terminal()  # -o FILE: COLUMNS is for the screen
+
+
+class _Sized(_Stream):
+    encoding = "utf-8"
+
+    def fileno(self) -> int:
+        raise OSError("not a terminal here")
+
+
+@pytest.mark.parametrize(
+    "tty,env,width",
+    [
+        (False, {}, None),
+        (False, {"COLUMNS": "100"}, 100),
+        (True, {"COLUMNS": "90"}, 90),
+        (False, {"COLUMNS": " 120 "}, 120),
+        (False, {"COLUMNS": "0"}, None),
+        (False, {"COLUMNS": "wide"}, None),
+        (False, {"COLUMNS": "-5"}, None),
+        (False, {"COLUMNS": "٣"}, None),  # a digit, not an ASCII one
+    ],
+)
+def test_the_width_rules(tty, env, width):
+    """COLUMNS (a positive number) wins; else a terminal's width; else, piped, none (the plain text)."""
+    assert terminal_for(_Sized(tty), "auto", env).width == width
+
+
+def test_a_terminal_without_columns_has_its_width():
+    assert (terminal_for(_Sized(True), "auto", {}).width or 0) > 0
+
+
+def test_an_encoding_without_the_ellipsis_gets_a_tilde():
+    ascii_stream = _Sized(True)
+    ascii_stream.encoding = "ascii"  # type: ignore[misc]
+    assert terminal_for(ascii_stream, "auto", {"COLUMNS": "80"}).ellipsis == "~"
+    assert terminal_for(_Sized(True), "auto", {"COLUMNS": "80"}).ellipsis == "…"
