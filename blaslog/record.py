@@ -28,7 +28,6 @@ of one rank), empty ones removed, the rest gzip-compressed, and run.json written
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import os
 import re
@@ -37,17 +36,20 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from blaslog._hook import sitecustomize as hook
-from blaslog.errors import BlaslogError, InputError
+from blaslog._run_folder import CAPS, host_gpus
+from blaslog._run_folder import compress as compress_logs
+from blaslog._run_folder import probe as probe_folder
+from blaslog._running import Signals, Watcher, exit_status, foreground_tty, hand_terminal, start
+from blaslog.errors import InputError
+from blaslog.formats import LogSwitch, loggings
 from blaslog.ranks import MANIFEST, natural_key
 
 DEFAULT_LEVEL = 2
@@ -55,9 +57,6 @@ DEFAULT_LEVEL = 2
 
 HOOK_FOLDER = str(Path(hook.__file__).resolve().parent)
 """The folder put first on the recorded command's PYTHONPATH."""
-
-CAPS = "caps.json"
-"""The probe's caps file in a run folder."""
 
 GRACE = 10.0
 """Seconds the run's processes that outlive the command (children left running) are waited for before the logs
@@ -67,54 +66,31 @@ PROC = os.path.join(".blaslog", "proc")
 """Where the hook writes one JSON file per process (merged into run.json, then removed)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Library:
-    """How one library's logging is turned on and where it writes."""
-
-    name: str
-    """`cublaslt`, `cublas`, `rocblas` or `hipblaslt` (the --libs value)."""
-    files: tuple[tuple[str, str], ...]
-    """(environment variable, key in the file name) of each log file it writes."""
-    pid_names: bool
-    """True when the library puts the process id in place of `%i` in a file name."""
-    cleared: tuple[str, ...] = ()
-    """Variables removed from the command's environment because they would override the level set here."""
-
-    def variables(self, level: int) -> dict[str, str]:
-        """The variables (other than file names) that turn logging on at `level` (1..5)."""
-        if self.name == "cublaslt":
-            return {"CUBLASLT_LOG_LEVEL": str(level)}
-        if self.name == "cublas":
-            return {"CUBLAS_LOGINFO_DBG": "1"}
-        if self.name == "rocblas":
-            # 2 = bench lines (solution index and flags); 3 adds trace lines, 7 the profile written at exit
-            return {"ROCBLAS_LAYER": "2" if level <= 2 else "3" if level <= 4 else "7"}
-        # hipBLASLt: 32 = bench lines (solution index) + 1 errors; higher levels add trace, hints, info, api
-        return {"HIPBLASLT_LOG_MASK": str(33 if level <= 2 else ((1 << level) - 1) | 32)}
+Library = LogSwitch
+"""How one library's logging is turned on and where it writes (declared by one dialect of it: its `logging`)."""
 
 
-LIBRARIES: dict[str, Library] = {
-    "cublaslt": Library("cublaslt", (("CUBLASLT_LOG_FILE", "cublaslt"),), True, ("CUBLASLT_LOG_MASK",)),
-    "cublas": Library("cublas", (("CUBLAS_LOGDEST_DBG", "cublas"),), False),
-    "rocblas": Library(
-        "rocblas",
-        (
-            ("ROCBLAS_LOG_TRACE_PATH", "rocblas-trace"),
-            ("ROCBLAS_LOG_BENCH_PATH", "rocblas-bench"),
-            ("ROCBLAS_LOG_PROFILE_PATH", "rocblas-profile"),
-        ),
-        False,
-    ),
-    "hipblaslt": Library("hipblaslt", (("HIPBLASLT_LOG_FILE", "hipblaslt"),), True, ("HIPBLASLT_LOG_LEVEL",)),
-}
-"""The libraries `--libs` can name."""
+def libraries() -> dict[str, LogSwitch]:
+    """The libraries `--libs` can name, by name: every registered dialect's `logging` declaration."""
+    return {switch.name: switch for switch in loggings()}
 
-DEFAULT_LIBS = ("cublaslt", "rocblas", "hipblaslt")
-"""Logged unless --libs says otherwise: the library that runs the GEMMs on each platform (cuBLAS's own log names the
-algorithm asked for, not the kernel, and costs some 25 lines a call: --libs cublaslt,cublas adds it)."""
 
-KEYS = {key: library.name for library in LIBRARIES.values() for _, key in library.files}
-"""File-name key -> library."""
+def default_libs() -> tuple[str, ...]:
+    """Logged unless --libs says otherwise: the library that runs the GEMMs on each platform (cuBLAS's own log names
+    the algorithm asked for, not the kernel, and costs some 25 lines a call: --libs cublaslt,cublas adds it)."""
+    return tuple(switch.name for switch in loggings() if switch.default)
+
+
+def file_keys() -> dict[str, str]:
+    """File-name key (`cublaslt`, `rocblas-bench`) -> library."""
+    return {key: switch.name for switch in loggings() for _, key in switch.files}
+
+
+LIBRARIES: dict[str, LogSwitch] = libraries()
+"""The libraries `--libs` can name (those shipped; :func:`libraries` adds dialects registered later)."""
+
+DEFAULT_LIBS = default_libs()
+"""The libraries logged unless --libs says otherwise (see :func:`default_libs`)."""
 
 _LOG_NAME = re.compile(
     r"^(?:rank(?P<rank>[0-9]{1,7})\.)?(?:pid(?P<pid>[0-9]+)\.)?(?:(?P<shared>process)\.)?"
@@ -147,13 +123,14 @@ class Recording:
 def parse_libs(text: str | Sequence[str] | None) -> tuple[str, ...]:
     """`cublaslt,cublas` -> ('cublaslt', 'cublas'); InputError naming the known libraries for anything else."""
     if text is None:
-        return DEFAULT_LIBS
+        return default_libs()
+    known = libraries()
     names = [n.strip().lower() for part in ([text] if isinstance(text, str) else text) for n in part.split(",")]
     names = [n for n in names if n]
-    unknown = [n for n in names if n not in LIBRARIES]
+    unknown = [n for n in names if n not in known]
     if unknown or not names:
         raise InputError(
-            f"--libs {','.join(unknown) or '(empty)'}: not a library blaslog records; choose from {','.join(LIBRARIES)}"
+            f"--libs {','.join(unknown) or '(empty)'}: not a library blaslog records; choose from {','.join(known)}"
         )
     return tuple(dict.fromkeys(names))
 
@@ -162,8 +139,9 @@ def logging_environment(folder: str | Path, libs: Sequence[str], level: int) -> 
     """The variables that turn logging on for `libs` at `level`, with file names for processes the hook does
     not reach (``pid%i.cublaslt.log``, or ``process.cublas.log`` for a library without `%i`)."""
     env: dict[str, str] = {}
+    known = libraries()
     for name in libs:
-        library = LIBRARIES[name]
+        library = known[name]
         env.update(library.variables(level))
         for variable, key in library.files:
             stem = "pid%i" if library.pid_names else "process"
@@ -175,11 +153,12 @@ def child_environment(base: Mapping[str, str], folder: Path, libs: Sequence[str]
     """The recorded command's environment: `base` with logging on, the hook first on PYTHONPATH and the variables
     the hook reads."""
     env = dict(base)
+    known = libraries()
     for name in libs:
-        for variable in LIBRARIES[name].cleared:
+        for variable in known[name].cleared:
             env.pop(variable, None)
     env.update(logging_environment(folder, libs, level))
-    files = [[variable, key, LIBRARIES[name].pid_names] for name in libs for variable, key in LIBRARIES[name].files]
+    files = [[variable, key, known[name].pid_names] for name in libs for variable, key in known[name].files]
     env[hook.FOLDER] = str(folder)
     env[hook.HOOK] = HOOK_FOLDER
     env[hook.FILES] = json.dumps(files)
@@ -275,144 +254,7 @@ def default_out() -> str:
     return os.path.join("runs", datetime.now().strftime("%Y%m%d-%H%M%S"))
 
 
-# ---- running -------------------------------------------------------------------------------------------------
-
-
-class _Watcher(threading.Thread):
-    """Watches /proc for the run's processes (they carry BLASLOG_RECORD_DIR) and keeps their launcher ranks: the
-    pid -> rank map of processes the hook does not run in (a C++ worker under mpirun)."""
-
-    def __init__(self, folder: Path, interval: float = 0.1) -> None:
-        super().__init__(name="blaslog-record-watcher", daemon=True)
-        self.marker = f"{hook.FOLDER}={folder}".encode()
-        self.interval = interval
-        self.ranks: dict[int, tuple[int | None, str | None]] = {}
-        self.seen: set[int] = set()
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(self.interval):
-            self.scan()
-
-    def scan(self) -> None:
-        """Look at every process not seen yet."""
-        try:
-            pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-        except OSError:
-            return
-        for pid in pids:
-            if pid in self.seen:
-                continue
-            self.seen.add(pid)
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as handle:
-                    raw = handle.read()
-            except OSError:
-                continue
-            entries = raw.split(b"\0")
-            if self.marker not in entries:
-                continue
-            environ = dict(e.decode("utf-8", "replace").partition("=")[::2] for e in entries if b"=" in e)
-            self.ranks[pid] = hook.rank_from_environ(environ)
-
-    def stop(self) -> None:
-        """One last look, then stop."""
-        self.done.set()
-        self.scan()
-
-    def alive(self) -> list[int]:
-        """The run's processes still running (zombies are not: they write nothing more)."""
-        self.scan()
-        out = []
-        for pid in self.ranks:
-            try:
-                with open(f"/proc/{pid}/stat", "rb") as handle:
-                    state = handle.read().rpartition(b")")[2].split()[:1]
-            except OSError:
-                continue
-            if state != [b"Z"]:
-                out.append(pid)
-        return sorted(out)
-
-    def wait_for_others(self, grace: float) -> list[int]:
-        """Wait up to `grace` seconds for the run's processes that outlive the command (a child left running
-        still writes its logs); those still running then."""
-        deadline = time.monotonic() + grace
-        while (alive := self.alive()) and time.monotonic() < deadline:
-            time.sleep(self.interval)
-        return alive
-
-
-class _Signals:
-    """While the command runs: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to blaslog go to the command's process
-    group; a third SIGINT kills the group."""
-
-    FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
-
-    def __init__(self, group: int) -> None:
-        self.group = group
-        self.received: list[str] = []
-        self.previous: dict[int, Any] = {}
-
-    def install(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return  # signal handlers can only be set in the main thread
-        for name in self.FORWARDED:
-            number = getattr(signal, name, None)
-            if number is not None:
-                self.previous[number] = signal.signal(number, self._forward)
-
-    def _forward(self, number: int, frame: Any) -> None:
-        name = signal.Signals(number).name
-        self.received.append(name)
-        if name == "SIGINT" and self.received.count("SIGINT") >= 3:
-            number, name = signal.SIGKILL, "SIGKILL"
-            self.received.append(name)
-        with contextlib.suppress(OSError):  # the group is gone
-            os.killpg(self.group, number)
-
-    def restore(self) -> None:
-        for number, handler in self.previous.items():
-            signal.signal(number, handler)
-
-
-def _foreground_tty() -> int | None:
-    """The terminal on stdin when blaslog runs in its foreground (so the command can be handed it), else None."""
-    try:
-        fd = sys.stdin.fileno()
-        if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp():
-            return fd
-    except (AttributeError, OSError, ValueError):
-        pass
-    return None
-
-
-def _hand_terminal(fd: int, group: int) -> None:
-    """Make `group` the terminal's foreground group (SIGTTOU ignored meanwhile, as shells do)."""
-    previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-    try:
-        os.tcsetpgrp(fd, group)
-    except OSError:
-        pass
-    finally:
-        signal.signal(signal.SIGTTOU, previous)
-
-
-def _start(command: Sequence[str], env: dict[str, str], tty: int | None) -> subprocess.Popen[bytes]:
-    """Start `command` in a process group of its own (the terminal's foreground group when blaslog had it)."""
-
-    def in_child() -> None:
-        os.setpgid(0, 0)
-        if tty is not None:
-            _hand_terminal(tty, os.getpgrp())
-
-    # preexec_fn: the only way to hand the terminal to the new group before the command runs (no threads yet)
-    return subprocess.Popen(list(command), env=env, preexec_fn=in_child)
-
-
-def _status(returncode: int) -> int:
-    """A shell's exit status for a process's return code (128 + N for signal N)."""
-    return 128 - returncode if returncode < 0 else returncode
+# ---- running ----------------------------------------------------------------------------------------------
 
 
 def _now() -> str:
@@ -438,85 +280,17 @@ def record(
     are passed to the command's process group, and the folder is written however the command ends. InputError
     (nothing run) for an empty command, a bad level or library, or an existing folder without `force`.
     """
-    if not command:
-        raise InputError("give the command to record after --: blaslog record -- python train.py")
-    if not 1 <= level <= 5:
-        raise InputError(
-            f"--level {level}: the levels are 1 to 5 (2: one line per GEMM with its algorithm; 5: every API call)"
-        )
-    if os.name != "posix":
-        raise InputError("blaslog record needs a POSIX system (process groups and signals)")
+    _check_request(command, level)
     names = parse_libs(libs)
     folder = prepare_folder(out, force)
     base = dict(os.environ if environ is None else environ)
     env = child_environment(base, folder, names, level)
-    notes: list[str] = []
-    overridden = [v for n in names for v, _ in LIBRARIES[n].files if base.get(v)]
-    overridden += [v for n in names for v in LIBRARIES[n].cleared if base.get(v)]
-    if overridden:
-        notes.append(f"{', '.join(overridden)} set in the environment were replaced by the run folder's logging")
-    manifest: dict[str, Any] = {
-        "schema_version": 1,
-        "kind": "blaslog-run",
-        "command": list(command),
-        "cwd": os.getcwd(),
-        "host": socket.gethostname(),
-        "start": _now(),
-        "end": None,
-        "duration_s": None,
-        "exit_status": None,
-        "blaslog_version": _version(),
-        "logging": {
-            "level": level,
-            "libraries": list(names),
-            "compressed": compress,
-            "variables": {k: v for n in names for k, v in LIBRARIES[n].variables(level).items()},
-        },
-        "environment": hook.relevant_environment({k: v for k, v in base.items() if not k.startswith("BLASLOG_")}),
-        "notes": notes,
-    }
+    manifest = _first_manifest(command, base, names, level, compress)
+    notes: list[str] = manifest["notes"]
     _write_manifest(folder, manifest)
     started = time.monotonic()
-    tty = _foreground_tty()
-    watcher = _Watcher(folder)
-    forwarded: list[str] = []
-    try:
-        process = _start(command, env, tty)
-    except OSError as exc:
-        status = 127 if isinstance(exc, FileNotFoundError) else 126
-        notes.append(f"{command[0]}: could not be started ({exc.strerror or exc})")
-        manifest["error"] = notes[-1]
-    else:
-        signals = _Signals(process.pid)
-        signals.install()
-        if sys.platform.startswith("linux"):
-            watcher.start()
-        try:
-            while True:
-                try:
-                    returncode = process.wait()
-                    break
-                except KeyboardInterrupt:  # a SIGINT before the handler was set
-                    signals._forward(signal.SIGINT, None)
-            if watcher.is_alive():
-                survivors = watcher.wait_for_others(grace)
-                if survivors:
-                    manifest["survivors"] = survivors
-                    notes.append(
-                        f"processes {', '.join(map(str, survivors))} of the run were still running {grace:g} s "
-                        "after the command ended: what they log from now on is not in the run folder"
-                    )
-        finally:
-            signals.restore()
-            if tty is not None:
-                _hand_terminal(tty, os.getpgrp())
-            if watcher.is_alive():
-                watcher.stop()
-                watcher.join(timeout=5)
-        status = _status(returncode)
-        forwarded = signals.received
-        if returncode < 0:
-            manifest["signal"] = signal.Signals(-returncode).name
+    watcher = Watcher(folder)
+    status, forwarded = _run(command, env, watcher, manifest, grace)
     manifest.update(end=_now(), duration_s=round(time.monotonic() - started, 3), exit_status=status)
     if forwarded:
         manifest["forwarded_signals"] = forwarded
@@ -533,6 +307,106 @@ def record(
         with contextlib.suppress(OSError):
             _write_manifest(folder, manifest)
     return Recording(folder, status, manifest)
+
+
+def _check_request(command: Sequence[str], level: int) -> None:
+    """InputError for what `record` cannot run: no command, a level out of 1..5, a system without process groups."""
+    if not command:
+        raise InputError("give the command to record after --: blaslog record -- python train.py")
+    if not 1 <= level <= 5:
+        raise InputError(
+            f"--level {level}: the levels are 1 to 5 (2: one line per GEMM with its algorithm; 5: every API call)"
+        )
+    if os.name != "posix":
+        raise InputError("blaslog record needs a POSIX system (process groups and signals)")
+
+
+def _first_manifest(
+    command: Sequence[str], base: dict[str, str], names: tuple[str, ...], level: int, compress: bool
+) -> dict[str, Any]:
+    """run.json as written before the command starts (with a note when the environment's logging was replaced)."""
+    known = libraries()
+    notes: list[str] = []
+    overridden = [v for n in names for v, _ in known[n].files if base.get(v)]
+    overridden += [v for n in names for v in known[n].cleared if base.get(v)]
+    if overridden:
+        notes.append(f"{', '.join(overridden)} set in the environment were replaced by the run folder's logging")
+    return {
+        "schema_version": 1,
+        "kind": "blaslog-run",
+        "command": list(command),
+        "cwd": os.getcwd(),
+        "host": socket.gethostname(),
+        "start": _now(),
+        "end": None,
+        "duration_s": None,
+        "exit_status": None,
+        "blaslog_version": _version(),
+        "logging": {
+            "level": level,
+            "libraries": list(names),
+            "compressed": compress,
+            "variables": {k: v for n in names for k, v in known[n].variables(level).items()},
+        },
+        "environment": hook.relevant_environment({k: v for k, v in base.items() if not k.startswith("BLASLOG_")}),
+        "notes": notes,
+    }
+
+
+def _run(
+    command: Sequence[str], env: dict[str, str], watcher: Watcher, manifest: dict[str, Any], grace: float
+) -> tuple[int, list[str]]:
+    """Run the command to its end: (its exit status, the signals passed on to it). A command that cannot be
+    started is exit status 127 (not found) or 126, with a note."""
+    tty = foreground_tty()
+    try:
+        process = start(command, env, tty)
+    except OSError as exc:
+        manifest["notes"].append(f"{command[0]}: could not be started ({exc.strerror or exc})")
+        manifest["error"] = manifest["notes"][-1]
+        return (127 if isinstance(exc, FileNotFoundError) else 126), []
+    signals = Signals(process.pid)
+    signals.install()
+    if sys.platform.startswith("linux"):
+        watcher.start()
+    try:
+        returncode = _wait(process, signals)
+        _wait_for_survivors(watcher, manifest, grace)
+    finally:
+        signals.restore()
+        if tty is not None:
+            hand_terminal(tty, os.getpgrp())
+        if watcher.is_alive():
+            watcher.stop()
+            watcher.join(timeout=5)
+    if returncode < 0:
+        manifest["signal"] = signal.Signals(-returncode).name
+    return exit_status(returncode), signals.received
+
+
+def _wait(process: subprocess.Popen[bytes], signals: Signals) -> int:
+    """The command's return code, once it ends (a SIGINT that came before the handler was set is passed on)."""
+    while True:
+        try:
+            returncode = process.wait()
+            break
+        except KeyboardInterrupt:
+            signals._forward(signal.SIGINT, None)
+    return returncode
+
+
+def _wait_for_survivors(watcher: Watcher, manifest: dict[str, Any], grace: float) -> None:
+    """Wait up to `grace` seconds for the run's processes that outlived the command; those still running are
+    named in the manifest, with a note."""
+    if not watcher.is_alive():
+        return
+    survivors = watcher.wait_for_others(grace)
+    if survivors:
+        manifest["survivors"] = survivors
+        manifest["notes"].append(
+            f"processes {', '.join(map(str, survivors))} of the run were still running {grace:g} s "
+            "after the command ended: what they log from now on is not in the run folder"
+        )
 
 
 def _version() -> str:
@@ -575,33 +449,15 @@ def _finish(
     """Name, describe and compress the logs; write run.json (then probe and write it again)."""
     notes: list[str] = manifest["notes"]
     processes = _processes(folder)
-    pid_rank: dict[int, tuple[int, str]] = {}
-    for pid, (rank, variable) in watched.items():
-        if rank is not None:
-            pid_rank[pid] = (rank, f"environment ({variable})")
-    for document in processes:
-        if _rank(document.get("rank")) is not None:
-            pid_rank[document["pid"]] = (document["rank"], f"hook ({document.get('rank_from')})")
-        elif _rank((document.get("distributed") or {}).get("rank")) is not None:
-            pid_rank[document["pid"]] = (document["distributed"]["rank"], "hook (torch.distributed)")
-    if not pid_rank:
-        # a plain `python train.py` or `./app`: the logs of one process are rank 0's (a shared file only when no
-        # other process of the run was seen)
-        writers = _writers(folder)
-        pids = [w for w in writers if isinstance(w, int)]
-        seen = set(watched) | {d["pid"] for d in processes} | set(pids)
-        if writers and len(pids) <= 1 and ("process" not in writers or len(seen) <= 1):
-            for writer in writers:
-                pid_rank[writer if isinstance(writer, int) else -1] = (0, "the only process")
+    pid_rank = _pid_ranks(folder, watched, processes)
     files = _name_logs(folder, pid_rank, notes)
-    versions = _log_versions(folder, files)
     manifest["files"] = files
-    manifest["ranks"] = _ranks(files, processes, pid_rank, versions)
+    manifest["ranks"] = _ranks(files, processes, pid_rank, _log_versions(folder, files))
     manifest["processes"] = [
         {k: d.get(k) for k in ("pid", "ppid", "rank", "rank_from", "argv", "files")} for d in processes
     ]
     manifest["world_size"] = _world_size(manifest["ranks"], processes)
-    gpus = _host_gpus()
+    gpus = host_gpus()
     if gpus:
         manifest["gpus"] = gpus
     if not files:
@@ -611,21 +467,13 @@ def _finish(
         )
     _write_manifest(folder, manifest)
     if compress and files:
-        renamed = _compress(folder, files, notes)
+        renamed = compress_logs(folder, files, notes)
         for info in manifest["ranks"].values():
             info["files"] = [renamed.get(name, name) for name in info["files"]]
         _write_manifest(folder, manifest)
-    listed = {entry["file"] for entry in files}
-    late = sorted(p.name for p in folder.iterdir() if _LOG_NAME.match(p.name) and p.name not in listed)
-    if late:
-        manifest["late_files"] = late
-        notes.append(
-            f"{', '.join(late)}: written after the logs were listed (a process that outlived the command); not "
-            "in the manifest, so not read as part of the run"
-        )
-        _write_manifest(folder, manifest)
+    _note_late_files(folder, manifest)
     if probe:
-        manifest["probe"] = _probe(folder)
+        manifest["probe"] = probe_folder(folder)
         if manifest["probe"].get("note"):
             notes.append(f"probe: {manifest['probe']['note']}")
         _write_manifest(folder, manifest)
@@ -633,6 +481,46 @@ def _finish(
     if on_note is not None:
         for note in notes:
             on_note(note)
+
+
+def _pid_ranks(
+    folder: Path, watched: dict[int, tuple[int | None, str | None]], processes: list[dict[str, Any]]
+) -> dict[int, tuple[int, str]]:
+    """pid -> (rank, how it was learnt) of the run's processes: from their launcher variables (the watcher), from
+    what the hook wrote; for a plain `python train.py` or `./app`, the one process that wrote logs is rank 0 (-1
+    stands for the shared files when no other process of the run was seen)."""
+    pid_rank: dict[int, tuple[int, str]] = {}
+    for pid, (rank, variable) in watched.items():
+        if rank is not None:
+            pid_rank[pid] = (rank, f"environment ({variable})")
+    for document in processes:
+        if _rank(document.get("rank")) is not None:
+            pid_rank[document["pid"]] = (document["rank"], f"hook ({document.get('rank_from')})")
+        elif _rank((document.get("distributed") or {}).get("rank")) is not None:
+            pid_rank[document["pid"]] = (document["distributed"]["rank"], "hook (torch.distributed)")
+    if pid_rank:
+        return pid_rank
+    writers = _writers(folder)
+    pids = [w for w in writers if isinstance(w, int)]
+    seen = set(watched) | {d["pid"] for d in processes} | set(pids)
+    if writers and len(pids) <= 1 and ("process" not in writers or len(seen) <= 1):
+        for writer in writers:
+            pid_rank[writer if isinstance(writer, int) else -1] = (0, "the only process")
+    return pid_rank
+
+
+def _note_late_files(folder: Path, manifest: dict[str, Any]) -> None:
+    """Name in the manifest (with a note) the logs written after they were listed (a process that outlived the
+    command)."""
+    listed = {entry["file"] for entry in manifest["files"]}
+    late = sorted(p.name for p in folder.iterdir() if _LOG_NAME.match(p.name) and p.name not in listed)
+    if late:
+        manifest["late_files"] = late
+        manifest["notes"].append(
+            f"{', '.join(late)}: written after the logs were listed (a process that outlived the command); not "
+            "in the manifest, so not read as part of the run"
+        )
+        _write_manifest(folder, manifest)
 
 
 def _rank(value: Any) -> int | None:
@@ -645,7 +533,7 @@ def _writers(folder: Path) -> list[int | str]:
     found: set[int | str] = set()
     for path in folder.iterdir():
         match = _LOG_NAME.match(path.name)
-        if match is not None and match["key"] in KEYS and path.is_file() and path.stat().st_size:
+        if match is not None and match["key"] in file_keys() and path.is_file() and path.stat().st_size:
             found.add(int(match["pid"]) if match["pid"] else "process" if match["shared"] else "named")
     return sorted(found, key=str)
 
@@ -675,11 +563,36 @@ class _Log:
 def _name_logs(folder: Path, pid_rank: dict[int, tuple[int, str]], notes: list[str]) -> list[dict[str, Any]]:
     """Rename the logs by rank (``rank3.cublaslt.log``; a second process of one rank keeps its pid in the name),
     remove empty ones, and describe each: file, library, rank, pid, how the rank was known, bytes."""
+    found = _find_logs(folder, pid_rank, notes)
+    _name_by_rank(found, notes)
+    _note_unranked(found, notes)
+    keys = file_keys()
+    out = []
+    for log in sorted(found, key=lambda log: natural_key(log.name)):
+        if log.name != log.path.name:
+            log.path.rename(folder / log.name)
+        out.append(
+            {
+                "file": log.name,
+                "library": keys[log.key],
+                "log": log.key,
+                "rank": log.rank,
+                "pid": log.pid,
+                "rank_from": log.how,
+                "bytes": log.size,
+            }
+        )
+    return out
+
+
+def _find_logs(folder: Path, pid_rank: dict[int, tuple[int, str]], notes: list[str]) -> list[_Log]:
+    """The logs in the run folder with the rank of each where known (empty ones removed, with a note)."""
+    keys = file_keys()
     found: list[_Log] = []
     empty = 0
     for path in sorted(folder.iterdir(), key=lambda p: natural_key(p.name)):
         match = _LOG_NAME.match(path.name)
-        if match is None or match["key"] not in KEYS or not path.is_file():
+        if match is None or match["key"] not in keys or not path.is_file():
             continue
         size = path.stat().st_size
         if size == 0:
@@ -687,17 +600,28 @@ def _name_logs(folder: Path, pid_rank: dict[int, tuple[int, str]], notes: list[s
             empty += 1
             continue
         pid = int(match["pid"]) if match["pid"] else None
-        rank: int | None = None
-        how = "unknown"
-        if match["rank"] is not None:
-            rank, how = int(match["rank"]), pid_rank[pid][1] if pid in pid_rank else "file name"
-        elif pid is not None and pid in pid_rank:
-            rank, how = pid_rank[pid]
-        elif match["shared"] and -1 in pid_rank:
-            rank, how = pid_rank[-1]
+        rank, how = _rank_of(match, pid, pid_rank)
         found.append(_Log(path, match["key"], rank, pid, how, bool(match["shared"]), size, path.name))
     if empty:
         notes.append(f"{empty} empty log files removed (processes that loaded a library but logged nothing)")
+    return found
+
+
+def _rank_of(match: re.Match[str], pid: int | None, pid_rank: dict[int, tuple[int, str]]) -> tuple[int | None, str]:
+    """(rank, how it was learnt) of the log whose name `match` read: from its name, its process, or (a shared
+    file) the only process."""
+    if match["rank"] is not None:
+        return int(match["rank"]), pid_rank[pid][1] if pid in pid_rank else "file name"
+    if pid is not None and pid in pid_rank:
+        return pid_rank[pid]
+    if match["shared"] and -1 in pid_rank:
+        return pid_rank[-1]
+    return None, "unknown"
+
+
+def _name_by_rank(found: list[_Log], notes: list[str]) -> None:
+    """Give each rank's largest log of a library ``rank3.KEY.log``, the others ``rank3.pidN.KEY.log`` (a note
+    says so)."""
     groups: dict[tuple[int, str], list[_Log]] = {}
     for log in found:
         if log.rank is not None:
@@ -714,6 +638,11 @@ def _name_logs(folder: Path, pid_rank: dict[int, tuple[int, str]], notes: list[s
                 f"{', '.join(str(log.pid) for log in logs)}: workers or restarts); the largest is "
                 f"rank{rank}.{key}.log"
             )
+
+
+def _note_unranked(found: list[_Log], notes: list[str]) -> None:
+    """Notes on the logs whose rank was not learnt: shared files of processes the hook did not run in, and
+    logs that keep their pid in the name."""
     shared = [log for log in found if log.shared and log.rank is None]
     if shared:
         notes.append(
@@ -727,22 +656,6 @@ def _name_logs(folder: Path, pid_rank: dict[int, tuple[int, str]], notes: list[s
             f"{len(unknown)} logs of processes whose rank was not learnt keep their pid in the name "
             f"({unknown[0].path.name}{', ...' if len(unknown) > 1 else ''})"
         )
-    out = []
-    for log in sorted(found, key=lambda log: natural_key(log.name)):
-        if log.name != log.path.name:
-            log.path.rename(folder / log.name)
-        out.append(
-            {
-                "file": log.name,
-                "library": KEYS[log.key],
-                "log": log.key,
-                "rank": log.rank,
-                "pid": log.pid,
-                "rank_from": log.how,
-                "bytes": log.size,
-            }
-        )
-    return out
 
 
 def _log_versions(folder: Path, files: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
@@ -807,100 +720,6 @@ def _world_size(ranks: dict[str, dict[str, Any]], processes: list[dict[str, Any]
     if len(announced) == 1:
         return announced.pop()
     return len(ranks) or None
-
-
-def _host_gpus() -> list[dict[str, str]]:
-    """The host's GPUs as nvidia-smi names them (nothing without it)."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return []
-    try:
-        completed = subprocess.run(
-            [smi, "--query-gpu=index,name,driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    out = []
-    for line in completed.stdout.splitlines() if completed.returncode == 0 else []:
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) == 3:
-            out.append({"index": parts[0], "name": parts[1], "driver": parts[2]})
-    return out
-
-
-def _compress(folder: Path, files: list[dict[str, Any]], notes: list[str]) -> dict[str, str]:
-    """gzip every log (several at once: zlib lets go of the GIL); each through a .part file, so that an
-    interrupted or failed compression (a full disk) leaves the plain log, with a note. Old name -> new name."""
-
-    def one(entry: dict[str, Any]) -> str | None:
-        source = folder / entry["file"]
-        target = folder / (entry["file"] + ".gz")
-        part = folder / (entry["file"] + ".gz.part")
-        try:
-            with (
-                open(source, "rb") as raw,
-                open(part, "wb") as sink,
-                gzip.GzipFile(filename=entry["file"], mode="wb", fileobj=sink, compresslevel=6, mtime=0) as packed,
-            ):
-                shutil.copyfileobj(raw, packed, 1 << 20)
-            os.replace(part, target)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                part.unlink()
-            return f"{entry['file']} ({exc.strerror or exc})"
-        source.unlink()
-        entry["file"] += ".gz"
-        return None
-
-    before = [entry["file"] for entry in files]
-    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
-        failed = [problem for problem in pool.map(one, files) if problem]
-    if failed:
-        notes.append(f"not compressed, left plain: {', '.join(failed)}")
-    return {old: entry["file"] for old, entry in zip(before, files, strict=True)}
-
-
-def _probe(folder: Path) -> dict[str, Any]:
-    """Probe every distinct cuBLASLt algorithm of the run into caps.json; whatever goes wrong is a note."""
-    from blaslog import api, native
-
-    try:
-        configs = api.probe_configs(from_logs=[str(folder)])
-    except BlaslogError as exc:
-        return {"status": "skipped", "note": f"nothing to probe ({exc})"}
-    result: dict[str, Any] = {"configurations": len(configs)}
-    try:
-        probed = native.probe(configs)
-    except BlaslogError as exc:
-        partial: native.ProbeResult | None = getattr(exc, "partial", None)
-        if partial is None:
-            return {**result, "status": "failed", "note": f"not probed: {exc}"}
-        probed = partial
-        result.update(status="partial", note=f"{exc}; the configurations probed before are in {CAPS}")
-    except Exception as exc:  # never lose the run for the probe's sake
-        return {**result, "status": "failed", "note": f"not probed: {type(exc).__name__}: {exc}"}
-    result.setdefault("status", "ok")
-    result.update(
-        library=probed.library,
-        version=probed.version_text,
-        gpu=probed.gpu,
-        probed=len(probed.entries),
-        errors=[{"config": c, "error": e} for c, e in probed.errors],
-    )
-    if probed.entries:
-        caps = api.caps_from_probe(probed)
-        (folder / CAPS).write_text(json.dumps(caps.to_json(), indent=2) + "\n", encoding="utf-8")
-        result["caps"] = CAPS
-    if probed.errors and result["status"] == "ok":
-        result.update(
-            status="partial",
-            note=f"{len(probed.errors)} of {len(configs)} configurations could not be probed (see probe.errors)",
-        )
-    return result
 
 
 __all__ = [

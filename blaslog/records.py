@@ -218,12 +218,11 @@ class GemmCall:
         `Ex` spellings of one GEMM (`cublasSgemm_v2`, `cublasGemmEx`, `cublasSgemmEx`) are one family
         (`cublasGemm`, `cublasGemmBatched`, `cublasGemmStridedBatched`, `cublasGemm3m`): the types tell them apart."""
         name = self.function
-        if self.library == "cublasLt":
-            return "cublasLtMatmul"
-        if self.library == "cublas":
-            match = _CUBLAS_GEMM.fullmatch(name)
+        rule = _FAMILIES.get(self.library)
+        if rule is not None:
+            match = rule[0].fullmatch(name)
             if match:
-                return "cublasGemm" + "".join(part or "" for part in match.groups())
+                return match.expand(rule[1])
         if name.endswith("_64"):
             name = name[:-3]
         return name
@@ -233,7 +232,7 @@ class GemmCall:
         """The compute type as compared between calls: cuBLAS's typed GEMMs (and CUDA 10's `cublasGemmEx`) name
         it as a data type (`R_32F` for cublasSgemm), which is the compute type `COMPUTE_32F` of CUDA 11's names."""
         value = self.compute_type
-        if self.library == "cublas" and value is not None:
+        if value is not None and self.library in _DATA_AS_COMPUTE_LIBRARIES:
             match = _DATA_AS_COMPUTE.fullmatch(value)
             if match:
                 return f"COMPUTE_{match.group(1)}"
@@ -310,8 +309,36 @@ class GemmCall:
         return out
 
 
-_CUBLAS_GEMM = re.compile(r"cublas(?:[SDCHZ]gemm|Gemm)(3m)?(?:Ex)?(Batched|StridedBatched)?(?:Ex)?(?:_v2)?(?:_64)?")
 _DATA_AS_COMPUTE = re.compile(r"[RC]_(\d+[FI])")
+
+_FAMILIES: dict[str, tuple[re.Pattern[str], str]] = {}
+"""Library -> (expression, template) folding its function names into families (each dialect's
+`function_family`, declared with :func:`declare_library` when the dialect is registered)."""
+_DATA_AS_COMPUTE_LIBRARIES: set[str] = set()
+"""The libraries that print a compute type as a data type (each dialect's `compute_as_data_type`)."""
+TUNING_FORMATS: set[str] = set()
+"""The dialects whose records are tuning choices (a TunableOp results row, a hipBLASLt tuning row or bench table),
+not executed calls: each dialect's `tuning`, declared with :func:`declare_library` when it is registered."""
+
+
+def declare_library(
+    library: str,
+    log_format: str,
+    *,
+    family: tuple[str, str] | None = None,
+    compute_as_data_type: bool = False,
+    tuning: bool = False,
+) -> None:
+    """What the record model needs to know of a library and one of its dialects, from the dialect's class (the
+    dialect registry, ``blaslog.formats.register_format``, calls this: a record's library is only a name here)."""
+    if family is not None:
+        _FAMILIES[library] = (re.compile(family[0]), family[1])
+    if compute_as_data_type:
+        _DATA_AS_COMPUTE_LIBRARIES.add(library)
+    if tuning:
+        TUNING_FORMATS.add(log_format)
+    else:
+        TUNING_FORMATS.discard(log_format)
 
 
 #: The names the logs use for the algorithm fields (for messages and findings).
@@ -427,10 +454,6 @@ class Problem:
 
 MAX_PROBLEMS = 1000
 """Problems kept per input (the others are counted; what is said once per input, `Problem.once`, is kept)."""
-
-TUNING_FORMATS = ("tunableop", "hipblaslt-tuning")
-"""The dialects whose records are tuning choices (a TunableOp results row, a hipBLASLt tuning row or bench table),
-not executed calls."""
 
 TRUNCATED = "kept as a truncated record"
 """What the problem of a record cut short says (a record ended before its writer finished it: an Event)."""

@@ -7,8 +7,11 @@ file of it may be cut, which other dialect logs the same calls, what looks
 like its output though it is none, and how to turn its logging on. The rest of
 the package reads those declarations through the functions here
 (:func:`format_names`, :func:`boundary_regex`, :func:`same_calls`,
-:func:`near_miss`, :func:`logging_hints`), so registering a class
-(:func:`register_format`) is all a new dialect needs.
+:func:`near_miss`, :func:`logging_hints`, :func:`loggings`, :func:`tuning_formats`),
+and the record model is told what it needs of a library (``records.declare_library``:
+how its function names fold into families, whether it prints a compute type as a
+data type), so registering a class (:func:`register_format`) is all a new dialect
+needs. CONTRIBUTING.md lists the files a new dialect touches.
 
 Sniffing is per line, so a file that mixes dialects (cuBLASLt and cuBLAS on
 one stdout, rocBLAS trace and bench in one log) parses whole;
@@ -20,17 +23,16 @@ from __future__ import annotations
 import contextlib
 import difflib
 import functools
+import importlib
+import pkgutil
 import re
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
 from blaslog.errors import UnknownFormatError
 from blaslog.formats._base import LogFormat
-from blaslog.formats.cublas import Cublas
-from blaslog.formats.cublaslt import CublasLt
-from blaslog.formats.hipblaslt import HipblasLt, HipblasLtBench, HipblasLtProfile
-from blaslog.formats.rocblas import RocblasBench, RocblasMessage, RocblasProfile, RocblasTrace
-from blaslog.formats.tunableop import HipblasLtTuning, TunableOp
+from blaslog.formats._switch import LogSwitch
+from blaslog.records import TUNING_FORMATS, declare_library
 
 F = TypeVar("F", bound=type[LogFormat])
 
@@ -46,13 +48,27 @@ def register_format(cls: F) -> F:
     same_as = cls.same_calls_as
     if same_as is not None and same_as == cls.name:
         raise ValueError(f"log format {cls.name!r} cannot log the same calls as itself")
+    logging = cls.logging
+    if logging is not None:
+        for other in _REGISTRY.values():
+            if other is not cls and other.logging is not None and other.logging.name == logging.name:
+                raise ValueError(f"log format {cls.name!r}: {other.name!r} declares the logging of {logging.name!r}")
     _REGISTRY[cls.name] = cls
+    declare_library(
+        cls.library,
+        cls.name,
+        family=cls.function_family,
+        compute_as_data_type=cls.compute_as_data_type,
+        tuning=cls.tuning,
+    )
     return cls
 
 
 def unregister_format(name: str) -> type[LogFormat]:
     """Remove a dialect registered before, by name; returns its class (KeyError when there is none)."""
-    return _REGISTRY.pop(name)
+    cls = _REGISTRY.pop(name)
+    TUNING_FORMATS.discard(name)
+    return cls
 
 
 @contextlib.contextmanager
@@ -63,7 +79,7 @@ def registered(cls: type[LogFormat]) -> Iterator[type[LogFormat]]:
         yield cls
     finally:
         if _REGISTRY.get(cls.name) is cls:
-            del _REGISTRY[cls.name]
+            unregister_format(cls.name)
 
 
 def format_classes() -> tuple[type[LogFormat], ...]:
@@ -111,6 +127,17 @@ def _banner(classes: tuple[type[LogFormat], ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{cls.banner})" for cls in classes if cls.banner) or "(?!)")
 
 
+def loggings() -> tuple[LogSwitch, ...]:
+    """How `blaslog record` turns each library's logging on (every registered dialect's `logging`, in
+    registration order): the libraries `--libs` can name."""
+    return tuple(cls.logging for cls in _REGISTRY.values() if cls.logging is not None)
+
+
+def tuning_formats() -> tuple[str, ...]:
+    """The dialects whose records are tuning choices, not executed calls (each dialect's `tuning`)."""
+    return tuple(cls.name for cls in _REGISTRY.values() if cls.tuning)
+
+
 def logging_hints() -> tuple[str, ...]:
     """How to turn each library's logging on (each registered dialect's `logging_hint`, each once, in
     registration order): what to suggest when an input holds no record."""
@@ -141,19 +168,27 @@ def _near_miss(classes: tuple[type[LogFormat], ...]) -> re.Pattern[str]:
     return re.compile("|".join(sources) if sources else "(?!)")
 
 
-for _cls in (
-    CublasLt,
-    Cublas,
-    RocblasTrace,
-    RocblasBench,
-    RocblasProfile,
-    RocblasMessage,
-    HipblasLt,
-    HipblasLtBench,
-    HipblasLtProfile,
-    TunableOp,
-    HipblasLtTuning,
-):
+def _shipped() -> list[type[LogFormat]]:
+    """The dialect classes of the package's own modules (every module of ``blaslog/formats`` whose name does not
+    begin with `_`): each class defined there that names itself (`name`), in `sniff_rank` order, then module and
+    definition order."""
+    found: list[type[LogFormat]] = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found.extend(
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, LogFormat)
+            and value.__module__ == module.__name__
+            and "name" in vars(value)
+        )
+    return sorted(found, key=lambda cls: cls.sniff_rank)
+
+
+for _cls in _shipped():
     register_format(_cls)
 
 FORMAT_CLASSES: tuple[type[LogFormat], ...] = format_classes()
@@ -232,16 +267,19 @@ __all__ = [
     "FORMAT_CLASSES",
     "FORMAT_NAMES",
     "LogFormat",
+    "LogSwitch",
     "Sniffer",
     "banner",
     "boundary_regex",
     "format_classes",
     "format_names",
     "logging_hints",
+    "loggings",
     "near_miss",
     "register_format",
     "registered",
     "resolve_formats",
     "same_calls",
+    "tuning_formats",
     "unregister_format",
 ]

@@ -42,6 +42,7 @@ from lark.exceptions import (
 
 from blaslog.formats._grammars import load_grammar
 from blaslog.formats._shapes import SHAPE, VOLATILE, kind_of, mask, speedups
+from blaslog.formats._switch import LogSwitch
 from blaslog.records import Event, GemmCall, Record, record_maker
 
 CACHE = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
@@ -696,6 +697,21 @@ class LogFormat:
     logging_hint: ClassVar[str] = ""
     """How to turn this dialect's logging on (the environment variables), one line; empty when the library
     always writes it. Shown when an input holds no record ("was logging on?")."""
+    sniff_rank: ClassVar[int] = 100
+    """Where the dialect comes in sniffing order among those shipped (lower first; a tie between two dialects'
+    starts on one line goes to the first); dialects of one rank come in module and definition order."""
+    logging: ClassVar[LogSwitch | None] = None
+    """How `blaslog record --libs NAME` turns the library's logging on and where it writes (its environment
+    variables per level and its log files); declared by one dialect of each library, None for the others."""
+    tuning: ClassVar[bool] = False
+    """True when its records are tuning choices (a TunableOp results row), not executed calls."""
+    function_family: ClassVar[tuple[str, str] | None] = None
+    """(regular expression, template): how the library's function names fold into one family (GemmCall.family):
+    a name the expression matches whole becomes the template expanded with its groups (an unmatched group is
+    empty). None: a name is its family, without a `_64` suffix."""
+    compute_as_data_type: ClassVar[bool] = False
+    """True when the library prints a compute type as a data type (cuBLAS's `R_32F` for cublasSgemm), which
+    GemmCall.compute_key compares as `COMPUTE_32F`."""
     boundary: ClassVar[bytes | None] = None
     """Regular expression (bytes) matching at the start of a line that always begins a one-line record of this
     dialect and continues no record before it: a big file may be cut into pieces just before such a line. None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from blaslog.formats._base import LeafTransformer, LogFormat, Slot, to_int, transpose
 from blaslog.formats._shapes import kind_of
+from blaslog.formats._switch import LogSwitch, per_level
 from blaslog.records import Event, GemmCall
 
 _GEMM = re.compile(r"^cublas(?:[SDCHZ]gemm|Gemm)(?:3m)?(?:Ex)?(?:Batched|StridedBatched)?(?:Ex)?(?:_v2)?(?:_64)?$")
@@ -99,6 +100,19 @@ class Cublas(LogFormat):
     """cuBLAS classic API log."""
 
     name = "cublas"
+    sniff_rank = 20
+    logging = LogSwitch(
+        "cublas",
+        (("CUBLAS_LOGDEST_DBG", "cublas"),),
+        pid_names=False,
+        levels=per_level(lambda _: {"CUBLAS_LOGINFO_DBG": "1"}),
+    )
+    # the typed and `Ex` spellings of one GEMM (`cublasSgemm_v2`, `cublasGemmEx`, `cublasSgemmEx`) are one family
+    function_family = (
+        r"cublas(?:[SDCHZ]gemm|Gemm)(3m)?(?:Ex)?(Batched|StridedBatched)?(?:Ex)?(?:_v2)?(?:_64)?",
+        r"cublasGemm\1\2",
+    )
+    compute_as_data_type = True  # cublasSgemm's compute type is `R_32F`: COMPUTE_32F
     library = "cublas"
     description = "cuBLAS API log records (CUBLAS_LOGINFO_DBG=1): `I!` header and `i!` lines"
     logging_hint = "CUBLAS_LOGINFO_DBG=1 with CUBLAS_LOGDEST_DBG=stdout"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from blaslog.formats._logger import MATMUL_KEYS, LoggerFormat
+from blaslog.formats._switch import LogSwitch, per_level
 
 _LEVEL = r"\[(?:Api|Info|Trace|Hints?|Error|Debug|Warn(?:ing)?)\]"
 _ELIDED = r"\[(?:\.\.\.|…)\]"
@@ -28,6 +29,16 @@ class CublasLt(LoggerFormat):
     """cuBLASLt logger."""
 
     name = "cublaslt"
+    sniff_rank = 10
+    logging = LogSwitch(
+        "cublaslt",
+        (("CUBLASLT_LOG_FILE", "cublaslt"),),
+        pid_names=True,
+        levels=per_level(lambda level: {"CUBLASLT_LOG_LEVEL": str(level)}),
+        cleared=("CUBLASLT_LOG_MASK",),
+        default=True,
+    )
+    function_family = (r"(?s).*", "cublasLtMatmul")  # `cublasLtSSSMatmul` ... (cuBLAS routed through Lt) too
     library = "cublasLt"
     description = "cuBLASLt logger lines (CUBLASLT_LOG_LEVEL=1..5 / CUBLASLT_LOG_MASK), any level"
     logging_hint = "CUBLASLT_LOG_LEVEL=2 or higher"

@@ -25,6 +25,7 @@ from blaslog.formats._amd import (
 )
 from blaslog.formats._amd import gemm_fields as amd_gemm_fields
 from blaslog.formats._logger import MATMUL_KEYS, KvTransformer, LoggerFormat
+from blaslog.formats._switch import LogSwitch, per_level
 from blaslog.records import Event, GemmCall
 
 
@@ -65,6 +66,16 @@ class HipblasLt(LoggerFormat):
     """hipBLASLt logger lines."""
 
     name = "hipblaslt"
+    sniff_rank = 40
+    # 32 = bench lines (solution index) + 1 errors; higher levels add trace, hints, info, api
+    logging = LogSwitch(
+        "hipblaslt",
+        (("HIPBLASLT_LOG_FILE", "hipblaslt"),),
+        pid_names=True,
+        levels=per_level(lambda level: {"HIPBLASLT_LOG_MASK": str(33 if level <= 2 else ((1 << level) - 1) | 32)}),
+        cleared=("HIPBLASLT_LOG_LEVEL",),
+        default=True,
+    )
     library = "hipblaslt"
     description = "hipBLASLt logger lines (HIPBLASLT_LOG_LEVEL / HIPBLASLT_LOG_MASK 1-16)"
     logging_hint = "HIPBLASLT_LOG_LEVEL=2 or higher"
@@ -138,6 +149,7 @@ class HipblasLtBench(BenchFormat):
     """hipblaslt-bench command lines."""
 
     name = "hipblaslt-bench"
+    sniff_rank = 41
     library = "hipblaslt"
     description = "hipblaslt-bench command lines (HIPBLASLT_LOG_MASK=32), every format generation"
     logging_hint = "HIPBLASLT_LOG_MASK=32"
@@ -177,6 +189,7 @@ class HipblasLtProfile(ProfileFormat):
     """hipBLASLt profile entries (HIPBLASLT_LOG_MASK=64, extended 128): one per distinct call, with call_count."""
 
     name = "hipblaslt-profile"
+    sniff_rank = 42
     library = "hipblaslt"
     description = "hipBLASLt profile YAML flow mappings (HIPBLASLT_LOG_MASK=64/128) with call_count"
     logging_hint = "HIPBLASLT_LOG_MASK=64"

@@ -29,6 +29,7 @@ from blaslog.formats._amd import (
 )
 from blaslog.formats._amd import gemm_fields as amd_gemm_fields
 from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int
+from blaslog.formats._switch import LogSwitch, per_level
 from blaslog.records import Event, GemmCall
 
 _EX = (
@@ -196,6 +197,19 @@ class RocblasTrace(LogFormat):
     """rocBLAS trace lines (ROCBLAS_LAYER bit 1)."""
 
     name = "rocblas-trace"
+    sniff_rank = 30
+    # 2 = bench lines (solution index and flags); 3 adds trace lines, 7 the profile written at exit
+    logging = LogSwitch(
+        "rocblas",
+        (
+            ("ROCBLAS_LOG_TRACE_PATH", "rocblas-trace"),
+            ("ROCBLAS_LOG_BENCH_PATH", "rocblas-bench"),
+            ("ROCBLAS_LOG_PROFILE_PATH", "rocblas-profile"),
+        ),
+        pid_names=False,
+        levels=per_level(lambda level: {"ROCBLAS_LAYER": "2" if level <= 2 else "3" if level <= 4 else "7"}),
+        default=True,
+    )
     library = "rocblas"
     description = "rocBLAS trace lines (ROCBLAS_LAYER=1): `rocblas_gemm_ex,N,T,...`"
     logging_hint = _LAYER
@@ -269,6 +283,7 @@ class RocblasBench(BenchFormat):
     """rocBLAS bench lines (ROCBLAS_LAYER bit 2)."""
 
     name = "rocblas-bench"
+    sniff_rank = 31
     library = "rocblas"
     description = "rocBLAS bench lines (ROCBLAS_LAYER=2): `./rocblas-bench -f gemm_ex ...`"
     logging_hint = _LAYER
@@ -383,6 +398,7 @@ class RocblasProfile(ProfileFormat):
     """rocBLAS profile entries (ROCBLAS_LAYER bit 4)."""
 
     name = "rocblas-profile"
+    sniff_rank = 32
     library = "rocblas"
     description = "rocBLAS profile YAML flow mappings (ROCBLAS_LAYER=4) with call_count"
     logging_hint = _LAYER
@@ -435,6 +451,7 @@ class RocblasMessage(LogFormat):
     """rocBLAS's own error, warning and info lines (a failed Tensile lookup, a backend fallback ...)."""
 
     name = "rocblas-message"
+    sniff_rank = 33
     library = "rocblas"
     description = "rocBLAS messages: `rocBLAS error: ...`, `rocBLAS warning: ...`, `rocBLAS info: ...`"
     grammar = "rocblas.lark"

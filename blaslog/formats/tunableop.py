@@ -119,6 +119,8 @@ class TunableOp(LogFormat):
     """PyTorch TunableOp results and untuned files (PYTORCH_TUNABLEOP_ENABLED, PYTORCH_TUNABLEOP_RECORD_UNTUNED)."""
 
     name = "tunableop"
+    sniff_rank = 50
+    tuning = True
     library = "tunableop"
     description = "PyTorch TunableOp results files (tunableop_results<N>.csv): Validator lines and tuned GEMM rows"
     # a tuning file is no log: it is not named among the "was logging on?" hints
@@ -312,6 +314,8 @@ class HipblasLtTuning(LogFormat):
     """hipBLASLt offline-tuning files (HIPBLASLT_TUNING_FILE / HIPBLASLT_TUNING_OVERRIDE_FILE)."""
 
     name = "hipblaslt-tuning"
+    sniff_rank = 51
+    tuning = True
     library = "hipblaslt"
     description = "hipBLASLt tuning files (HIPBLASLT_TUNING_FILE, read by HIPBLASLT_TUNING_OVERRIDE_FILE)"
     logging_hint = ""
