@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from lark.exceptions import LarkError
 
+from blaslog._fast.cache import ShapeCache
+from blaslog._fast.shapes import keep
 from blaslog.errors import LogParseError, SourceLocation
 from blaslog.formats import Sniffer
 from blaslog.formats._base import (
@@ -34,8 +36,6 @@ from blaslog.formats._base import (
     ShapedRun,
     describe_error,
 )
-from blaslog.formats._cache import ShapeCache
-from blaslog.formats._shapes import keep
 from blaslog.inputs import Batch, Reader, text_reader
 from blaslog.records import (
     MAX_PROBLEMS,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
 
-from blaslog.formats._shapes import keep
+from blaslog._fast.shapes import keep
 from blaslog.records import SCHEMA_VERSION
 from blaslog.report import Report
 from blaslog.reporters._base import Reporter, defuse_commands, register
@@ -65,7 +65,7 @@ class ShapeTexts:
         self._pieces: dict[Any, Any] = {}
         self._rows: dict[str, tuple[Any, list[str]]] = {}
         """A line -> (its template, its row's text cut where the line number goes), for rows read from lines that
-        come again (bounded: see formats._shapes.keep)."""
+        come again (bounded: see _fast.shapes.keep)."""
 
     def text(self, item: Any) -> str:
         """The text of a row: a ShapedRow, or a plain dict; or the texts of the rows of a ShapedRows, joined."""

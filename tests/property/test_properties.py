@@ -171,7 +171,7 @@ def test_every_block_shape_match_is_a_volatile_match(text):
 )
 def test_shaper_gives_the_shape_mask(lines):
     """The block keys (head and message cached apart, pointer-only mask where it suffices) are SHAPE's."""
-    from blaslog.formats._shapes import SHAPE, Shaper, mark
+    from blaslog._fast.shapes import SHAPE, Shaper, mark
 
     def key(text: str) -> str:
         return SHAPE.sub(lambda match: mark(match.group(1)), text)
