@@ -10,6 +10,7 @@ from itertools import chain, pairwise, repeat
 from typing import TYPE_CHECKING, Any
 
 from blaslog._fast import _c
+from blaslog._fast.cache import share_in_process
 from blaslog.formats import Sniffer, boundary_regex
 from blaslog.inputs import Reader, read_as_it_lies
 from blaslog.parse import _FileParser, parse_file
@@ -38,7 +39,7 @@ def process_pool(jobs: int) -> Executor:
                     process.terminate()
             return super().__exit__(kind, exc, traceback)
 
-    return Pool(max_workers=jobs)
+    return Pool(max_workers=jobs, initializer=share_in_process)  # a worker learns each line shape once
 
 
 class _RangeReader(Reader):

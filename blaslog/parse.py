@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from lark.exceptions import LarkError
 
-from blaslog._fast.cache import ShapeCache
+from blaslog._fast.cache import ShapeCache, SharedShapes, in_process
 from blaslog._fast.shapes import keep
 from blaslog.errors import LogParseError, SourceLocation
 from blaslog.formats import Sniffer
@@ -130,7 +130,22 @@ class _FileParser:
     (:meth:`_follow`) and built from the template bound to those keys.
     """
 
-    def __init__(self, reader: Reader, sniffer: Sniffer, on_error: OnError, events: bool = True) -> None:
+    def __init__(
+        self,
+        reader: Reader,
+        sniffer: Sniffer,
+        on_error: OnError,
+        events: bool = True,
+        shapes: SharedShapes | None = None,
+    ) -> None:
+        shared = shapes if shapes is not None else in_process()
+        if shared is not None:  # the shapes the inputs read before learnt (their sniffer: the same dialects)
+            sniffer, self.cache = shared.take(tuple(fmt.name for fmt in sniffer.formats), sniffer)
+            reader.shaper = self.cache.shaper
+        else:
+            self.cache = ShapeCache(reader.shaper)
+        """What this input's parse learnt about line shapes (its `stats` count hits and grammar runs), with what
+        the inputs before it learnt when they share `shapes`."""
         self.reader = reader
         self.sniffer = sniffer
         self.on_error = on_error
@@ -157,8 +172,6 @@ class _FileParser:
         """The record being assembled."""
         self.number = 0
         """Number of the last line seen."""
-        self.cache = ShapeCache(reader.shaper)
-        """What this input's parse learnt about line shapes (its `stats` count hits and grammar runs)."""
         self.sink: Any = None
         """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
         self.lazy = False
@@ -892,6 +905,7 @@ def iter_file(
     progress: Callable[[int, int], None] | None = None,
     sink: Any = None,
     lazy: bool = False,
+    shapes: SharedShapes | None = None,
 ) -> Iterator[Record | ShapedCall | ShapedRun]:
     """Stream the records of one input (a path, or `-` for standard input).
 
@@ -902,9 +916,10 @@ def iter_file(
     before (new sizes), are yielded as :class:`~blaslog.formats._base.ShapedCall` (``.record()`` builds it), and
     with `events` too, stretches of one-line records of known shapes as one
     :class:`~blaslog.formats._base.ShapedRun` each (see :func:`built`). Raises InputError when the input cannot
-    be opened.
+    be opened. `shapes`: what the inputs read before learnt about line shapes, shared (see
+    :class:`~blaslog._fast.cache.SharedShapes`; the records are the same).
     """
-    parser = _FileParser(Reader(name), Sniffer(_names(log_format)), on_error, events)
+    parser = _FileParser(Reader(name), Sniffer(_names(log_format)), on_error, events, shapes)
     parser.progress = progress
     parser.sink = sink
     parser.lazy = lazy

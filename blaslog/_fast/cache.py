@@ -360,6 +360,47 @@ class ShapeCache:
                 keep(self.built, one, (fmt, what))
 
 
+class SharedShapes:
+    """What the inputs of one read learn about line shapes, kept for the next input: per-rank logs (the layout
+    `blaslog record`, torchrun and CI write) say the same things, so the second file on is served from the
+    shapes the first taught, not learnt again with the grammar.
+
+    One entry per set of dialects read (their sniffer, which makes the dialect objects the cache's tables are
+    keyed by, and its cache), and per state of the shape-cache switch. Each input taken gets fresh `stats`
+    (the counts stay per input). The records are the same as with a cache per input (the cache only ever
+    spares work: ``tests/test_shape_cache.py`` compares the two)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Any, tuple[Any, ShapeCache]] = {}
+
+    def take(self, dialects: tuple[str, ...], sniffer: Any) -> tuple[Any, ShapeCache]:
+        """(sniffer, cache) for an input read with these `dialects` (names): the `sniffer` given and a new
+        cache the first time, what the first input was given after that."""
+        key = (dialects, _c.shape_cache)
+        found = self._kept.get(key)
+        if found is None:
+            found = self._kept[key] = (sniffer, ShapeCache())
+        else:
+            found[1].stats = CacheStats()
+        return found
+
+
+_PROCESS: list[SharedShapes] = []
+"""The shapes shared by every input a worker process reads (set by :func:`share_in_process`)."""
+
+
+def share_in_process() -> None:
+    """Share learnt shapes between every input this process reads from now on: a pool's initializer, so that
+    a worker learns each shape once for all the pieces and files it is handed (a pool lives for one read)."""
+    if not _PROCESS:
+        _PROCESS.append(SharedShapes())
+
+
+def in_process() -> SharedShapes | None:
+    """The process's shared shapes (see :func:`share_in_process`), or None."""
+    return _PROCESS[0] if _PROCESS else None
+
+
 _Words = tuple[tuple[str, ...], list[str], list[tuple[int, int]]]
 """A VOLATILE shape's family parts: the pieces between its words (the family's key), the words, their spans."""
 
@@ -403,4 +444,4 @@ def _mark(fmt: Dialect, template: LineTemplate) -> Any:
     return (fmt, template) if template.uniform else None
 
 
-__all__ = ["CacheStats", "ShapeCache"]
+__all__ = ["CacheStats", "ShapeCache", "SharedShapes", "in_process", "share_in_process"]
