@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice
@@ -24,6 +23,8 @@ from typing import Any, Literal
 from lark.exceptions import LarkError
 
 from blaslog._fast.cache import ShapeCache, SharedShapes, in_process
+from blaslog._fast.follow import Follow
+from blaslog._fast.plan import plan
 from blaslog._fast.shapes import keep
 from blaslog.errors import LogParseError, SourceLocation
 from blaslog.formats import Sniffer
@@ -197,15 +198,10 @@ class _FileParser:
         """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
         self.lazy = False
         """Yield a ShapedCall, not the record, for a line of a known shape (when there is no sink)."""
-        self._spans: dict[str, tuple[int, ...]] = {}
-        """SHAPE key of a line that began a record of several lines bound to a template -> the numbers of lines
-        that followed it in such records (see :meth:`_follow`)."""
+        self.follow = Follow()
+        """Records of several lines taken in one step by their lines' SHAPE keys (see :meth:`_follow`)."""
         self._sniffed: dict[str, Any] = {}
         """Lines that came again in a batch -> what the sniffer says of them."""
-        self._records: dict[tuple[str, ...], tuple[LogFormat, tuple[str, tuple[int, ...]], int]] = {}
-        """The SHAPE keys of the lines of a record of several lines bound to a template -> (its dialect, (the keys
-        joined by line ends, which lines hold SHAPE values), the cache's `grown` when none of the lines after the
-        first was known to begin a record, -1 before that was checked)."""
 
     def problem(
         self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0, once: str = ""
@@ -258,78 +254,14 @@ class _FileParser:
             self.problem(0, "empty input", severity="warning")
 
     def _classify(self, batch: Batch) -> tuple[Sequence[int], dict[int, Any] | list[Any]]:
-        """Count the batch's lines that are whole records of a known shape with nothing to build; return the
-        indices of the others, for :meth:`_lines`, and the marks among those (by index, for the marked GEMM lines
-        visited; a list of every line's mark when every record is wanted, every line visited then).
-
-        Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
-        so it can be counted without visiting it. Counting works on the batch's distinct lines (and their
-        counts) and on C-level passes over the list. A visited line of a new shape may continue the record
-        before it, so that line is visited too; so is the batch's last line (the next batch may continue it).
-        A GEMM line of a uniform shape followed by a line of a known shape is marked (dialect, template):
-        :meth:`_lines` builds it from the template, hands it to the sink or yields it as a ShapedCall, without
-        assembling it. When every record is wanted (`events`), nothing is counted without a visit, and every
-        line of a verbatim template (`ShapeCache.built`) is marked so.
-        """
-        shortcuts, known, shapes, counts, lines = (
-            self.cache.built if self.events else self.cache.shortcuts,
-            self.cache.known,
-            batch.shapes,
-            batch.counts,
-            batch.lines,
-        )
-        assert shapes is not None and counts is not None
-        marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
-        line_marks = list(map(marks.__getitem__, lines)) if self.events else []
-        unmarked = list(map(dict(zip(marks, map(_IS_NONE, marks.values()), strict=True)).__getitem__, lines))
-        plain = list(compress(range(len(lines)), unmarked))
-        last = len(lines) - 1
-        before = {last} if lines and not unmarked[last] else set()
-        # a line of a new shape may continue the record before it: a marked line before it is assembled the
-        # ordinary way (the batch's last line too: the next batch may continue it); the fewer of the unmarked and
-        # the marked lines are looked at one by one
-        size = len(lines)
-        few = len(plain) * 2 < size
-        others = [] if few else list(compress(range(size), map(operator.not_, unmarked)))  # the marked lines
-        if few:
-            after = [i for i in plain if i and not unmarked[i - 1]]
-        else:
-            after = [i + 1 for i in others if i + 1 < size and unmarked[i + 1]]
-        for i in after:
-            if shapes[lines[i]] not in known:
-                before.add(i - 1)
-        tally: dict[Any, int] = {}
-        for line, mark in marks.items():
-            if mark is not None:
-                tally[mark] = tally.get(mark, 0) + counts[line]
-        for i in before:
-            tally[marks[lines[i]]] -= 1
-        of: dict[int, Any] | list[Any]
-        if self.events:
-            # every mark is (dialect, template), so every line is visited: the marks go by position
-            of = line_marks
-            for i in before:
-                of[i] = None
-            visit: Sequence[int] = range(len(lines))
-        else:
-            # the visited lines: the unmarked ones, and the GEMMs marked (dialect, template), which alone have marks
-            # in `of` (by index)
-            gemms = {line for line, mark in marks.items() if type(mark) is tuple}
-            if not gemms:
-                marked = []
-            elif few:
-                marked = list(compress(range(size), map(gemms.__contains__, lines)))
-            else:
-                marked = [i for i in others if lines[i] in gemms]
-            of = dict(zip(marked, map(marks.__getitem__, map(lines.__getitem__, marked)), strict=True))
-            visit = plain + marked
-            extra = [i for i in before if type(marks[lines[i]]) is not tuple]
-            for i in before:
-                of.pop(i, None)
-            visit += extra
-            visit.sort()  # timsort merges the sorted runs
-        summary = self.summary
-        for mark, count in tally.items():
+        """Count the batch's lines that are whole records of a known shape with nothing to build (the speed
+        layer's plan for the batch, see ``blaslog._fast.plan``); return the indices of the others, for
+        :meth:`_lines`, and the marks among those (by index, for the marked GEMM lines visited; a list of every
+        line's mark when every record is wanted, every line visited then)."""
+        assert batch.shapes is not None and batch.counts is not None
+        found = plan(batch.lines, batch.shapes, batch.counts, self.cache, self.events)
+        summary, formats = self.summary, self.summary.formats
+        for mark, count in found.tally.items():
             if not count:
                 continue
             self.cache.stats.hits += count
@@ -339,8 +271,8 @@ class _FileParser:
                 summary.gemm_records += count  # handed on by _lines
             else:
                 summary.other_records += count  # counted only, or (every record wanted) handed on by _lines
-            summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count
-        return visit, of
+            formats[fmt.name] = formats.get(fmt.name, 0) + count
+        return found.visit, found.marks
 
     def _in_runs(self, batch: Batch, marks: list[Any]) -> Iterator[Record | ShapedCall | ShapedRun]:
         """What :meth:`_lines` gives when every record is wanted and written lazily, with each stretch of marked
@@ -533,8 +465,8 @@ class _FileParser:
         their keys say so (see :meth:`_follow`); the index of the last line taken."""
         self.pending = pending
         index = walk.indices[position]
-        if pending.shape in self._spans and not walk.batch.problems and not self.wrap_width:
-            return self._follow(pending, walk.batch, walk.indices, position, walk.steps, walk.positions, walk.marked_at)
+        if pending.shape in self.follow.spans and not walk.batch.problems and not self.wrap_width:
+            return self._follow(pending, walk, position)
         return index
 
     def _sniff(self, walk: _Walk, text: str) -> tuple[Any, int] | None:
@@ -598,76 +530,32 @@ class _FileParser:
                 once=f"prefix {kind}",
             )
 
-    def _follow(
-        self,
-        pending: _Pending,
-        batch: Batch,
-        indices: Sequence[int],
-        position: int,
-        walk: Iterator[tuple[int, int]],
-        positions: list[Any],
-        marked_at: list[int],
-    ) -> int:
-        """Take the lines that follow the pending record's first line (`indices[position]`) into it in one step,
-        when their SHAPE keys and its first line's are those of a record bound to a template before (one that
-        began with a line of that key and had as many lines after it, see `_spans`); `walk` (the caller's
-        enumeration of `indices`) passes them. The batch's marks are every line's (`positions`) or the indices of
-        the marked lines in order (`marked_at`). Return the index of the record's last line.
-
-        The lines are then what :meth:`_lines` would have added one by one: each follows the one before in the
-        batch (no gap), is marked by nobody, begins no record, and continues the record (the dialect's
-        `continues` says so by key, and said so of the lines of that record). No line is a piece of a line cut
-        at a fixed width: no width was seen cut in this input, and the record's second line is not as long as
-        its first (a record whose lines are all as long as its first is taken for one line cut at that width);
-        :meth:`_lines` joins no piece to a line otherwise. The caller sees that the batch has no problems.
-
-        For cuBLAS the lines' keys imply that none of them is marked or begins a record (an `i!` line is neither);
-        those checks are kept for a dialect whose keys would not say so."""
-        lines, shapes = batch.lines, batch.shapes
-        assert shapes is not None  # the first line's key is in _spans
-        index = indices[position]
-        first = lines[index]
-        for count in self._spans[shapes[first]]:
-            end = index + count
-            if position + count >= len(indices) or indices[position + count] != end:
-                continue  # past the batch's lines to visit, or lines counted already among them
-            if len(lines[index + 1]) == len(first) or count >= MAX_RECORD_LINES:
-                continue
-            keys = tuple(map(shapes.__getitem__, lines[index : end + 1]))
-            entry = self._records.get(keys)
-            if entry is None or entry[0] is not pending.fmt:
-                continue
-            if entry[2] != self.cache.grown:  # a line after the first may begin a record now
-                if not self.cache.known.keys().isdisjoint(islice(keys, 1, None)):
-                    continue
-                entry = self._records[keys] = (entry[0], entry[1], self.cache.grown)
-            if positions and positions[index + 1 : end + 1].count(None) != count:
-                continue
-            if marked_at and bisect_right(marked_at, end) != bisect_right(marked_at, index):
-                continue
-            pending.lines.extend(lines[index + 1 : end + 1])
-            pending.shape = None
-            pending.bound = entry[1]
-            pending.width = len(lines[end])
-            next(islice(walk, count - 1, None))
-            self.cache.stats.visited -= count
-            self.cache.stats.followed += 1
-            return end
-        return index
+    def _follow(self, pending: _Pending, walk: _Walk, position: int) -> int:
+        """Take the lines that follow the pending record's first line (`walk.indices[position]`) into it in one
+        step where the speed layer knows them by their SHAPE keys (see ``blaslog._fast.follow``); `walk.steps`
+        passes them. Return the index of the record's last line."""
+        lines, shapes, index = walk.batch.lines, walk.batch.shapes, walk.indices[position]
+        assert shapes is not None  # the first line's key is known to `follow`
+        marks = (walk.positions, walk.marked_at)
+        found = self.follow.span(pending.fmt, lines, shapes, walk.indices, position, marks, self.cache)
+        if found is None:
+            return index
+        count, pending.bound = found
+        end = index + count
+        pending.lines.extend(lines[index + 1 : end + 1])
+        pending.shape = None
+        pending.width = len(lines[end])
+        next(islice(walk.steps, count - 1, None))
+        self.cache.stats.visited -= count
+        self.cache.stats.followed += 1
+        return end
 
     def _learn_record(self, pending: _Pending, key: str, parts: list[tuple[str, list[str]]]) -> None:
         """Let :meth:`_follow` take records whose lines have the SHAPE keys of the pending record's (its lines'
         `parts`: (key, values) of each, where they were split; `key`: their keys joined) in one step, where its
         dialect says so (`assembles_by_shape`) and no launcher's tag came before it."""
-        fmt = pending.fmt
-        if not parts or pending.prefix or not fmt.assembles_by_shape:
-            return
-        keys = tuple(part[0] for part in parts)
-        if keys not in self._records:
-            keep(self._records, keys, (fmt, (key, tuple(i for i, part in enumerate(parts) if part[1])), -1))
-        spans = self._spans.get(keys[0], ())  # (emptied apart from _records when full)
-        if len(keys) - 1 not in spans:
-            keep(self._spans, keys[0], (len(keys) - 1, *spans[:3]))
+        if parts and not pending.prefix and pending.fmt.assembles_by_shape:
+            self.follow.learn(pending.fmt, key, parts)
 
     def _rewrapped(self, pending: _Pending, text: str, body: str, goes_on: bool, seen: bool) -> bool:
         """Join `text` to the pending record's last line when it is the rest of that line cut at a fixed width

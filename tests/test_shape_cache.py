@@ -501,7 +501,7 @@ def test_tables_of_records_taken_in_one_step_stay_bounded(monkeypatch):
     assert records == line_by_line and len(records) == 450
     assert {r["m"] for r in records} == set(range(3000, 3150))
     assert parser.cache.stats.followed > 100
-    assert max(map(len, (parser._records, parser._spans, parser._sniffed))) <= 40
+    assert max(map(len, (parser.follow.records, parser.follow.spans, parser._sniffed))) <= 40
     assert len({r["version"] for r in records}) == 150
 
 
