@@ -181,8 +181,24 @@ def main() -> None:
         default="cycle",
         help="level5: device pointers repeat every 64 steps (cycle) or never (new)",
     )
+    parser.add_argument(
+        "--per-rank",
+        type=int,
+        default=0,
+        metavar="N",
+        help="level5: write N per-rank logs rank<i>.log of --size/N MB each into the folder --out (seed + i each), "
+        "the layout `blaslog record`, torchrun and CI produce",
+    )
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
+    if args.per_rank:
+        folder = Path(args.out)
+        folder.mkdir(parents=True, exist_ok=True)
+        for rank in range(args.per_rank):
+            with open(folder / f"rank{rank}.log", "w", encoding="utf-8", buffering=1 << 20) as out:
+                size = int(args.size * 1e6 / args.per_rank)
+                level5(out, size, args.seed + rank, args.run, args.pointers, args.prefix)
+        return
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8", buffering=1 << 20) as out:
         if args.kind == "level5":

@@ -9,8 +9,9 @@ from collections.abc import Iterable
 from itertools import chain, pairwise, repeat
 from typing import TYPE_CHECKING, Any
 
+from blaslog._fast import _c
+from blaslog._fast.cache import share_in_process
 from blaslog.formats import Sniffer, boundary_regex
-from blaslog.formats._shapes import speedups
 from blaslog.inputs import Reader, read_as_it_lies
 from blaslog.parse import _FileParser, parse_file
 from blaslog.records import ParseResult
@@ -38,7 +39,7 @@ def process_pool(jobs: int) -> Executor:
                     process.terminate()
             return super().__exit__(kind, exc, traceback)
 
-    return Pool(max_workers=jobs)
+    return Pool(max_workers=jobs, initializer=share_in_process)  # a worker learns each line shape once
 
 
 class _RangeReader(Reader):
@@ -213,7 +214,7 @@ def _count_lines(path: str, start: int, end: int) -> int:
             got = handle.readinto(view[: min(left, len(buffer))])
             if not got:
                 break
-            count += speedups.newlines(view, got) if speedups is not None else buffer.count(b"\n", 0, got)
+            count += _c.speedups.newlines(view, got) if _c.speedups is not None else buffer.count(b"\n", 0, got)
             left -= got
     return count
 

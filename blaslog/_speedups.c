@@ -2,15 +2,15 @@
  *
  * lines(data, end, head, longest) turns a block of log bytes into its lines, the count of each distinct line
  * and its SHAPE key: what blaslog.inputs.Reader._batch does in Python with bytes.decode, str.split,
- * collections.Counter and formats._shapes.Shaper.keys. Equal lines share one str object (a level-5 log repeats
+ * collections.Counter and _fast.shapes.Shaper.keys. Equal lines share one str object (a level-5 log repeats
  * most of its lines), so lines are decoded, allocated, hashed and masked once per distinct line; equal keys
  * share one str object too.
  *
- * split(text) is the same mask for one str, with the values it masks (what formats._shapes.Shaper.split
+ * split(text) is the same mask for one str, with the values it masks (what _fast.shapes.Shaper.split
  * gives in Python), values(text) those values alone; mask(text) is the VOLATILE mask of one record's text
- * (what formats._shapes.mask gives).
+ * (what _fast.shapes.mask gives).
  *
- * shape_end() and volatile_end() are the SHAPE and VOLATILE patterns of blaslog/formats/_shapes.py written out
+ * shape_end() and volatile_end() are the SHAPE and VOLATILE patterns of blaslog/_fast/shapes.py written out
  * as scanners (those patterns stay the definition). Both read UTF-8 bytes: every character the patterns match
  * or look at is ASCII, and they are compiled with re.ASCII, so a byte of a multi-byte character reads as the
  * character does (neither a digit nor a word character).
@@ -74,7 +74,7 @@ digits_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t j, Py_ssize_t count)
  * ((?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*), each followed by (?![\w.]). Returns the end of the match;
  * else -1, with *rest set where the pattern's own alternatives may still match there. Each alternative scans
  * greedily and tests its end, which is where the pattern's backtracking would leave it (a shorter run of digits
- * or hex digits is followed by one, a word character). *kind is set to the letter formats._shapes.mark writes
+ * or hex digits is followed by one, a word character). *kind is set to the letter _fast.shapes.mark writes
  * for the match: `p` (a pointer), `s` or `t` (a time stamp with a space or a `T`), `d` (a decimal) or `n`. */
 static Py_ssize_t
 shared_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int *rest, unsigned char *kind)
@@ -526,7 +526,7 @@ done:
 }
 
 /* split(text) -> (key, values): the SHAPE key of one str (each match replaced by a NUL and its kind) and the
- * matches, as formats._shapes.Shaper.split gives them. */
+ * matches, as _fast.shapes.Shaper.split gives them. */
 static PyObject *
 speedups_split(PyObject *Py_UNUSED(module), PyObject *text)
 {
@@ -569,7 +569,7 @@ speedups_values(PyObject *Py_UNUSED(module), PyObject *text)
     return values;
 }
 
-/* mask(text) -> (key, values): the VOLATILE shape of one str and its volatile values, as formats._shapes.mask
+/* mask(text) -> (key, values): the VOLATILE shape of one str and its volatile values, as _fast.shapes.mask
  * gives them. */
 static PyObject *
 speedups_mask(PyObject *Py_UNUSED(module), PyObject *text)

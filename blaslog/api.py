@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from blaslog._fast.cache import SharedShapes
 from blaslog.caps import Caps, entry_key, load_caps
 from blaslog.diff import DiffResult, diff_runs
 from blaslog.errors import InputError
@@ -237,7 +238,8 @@ def read_run_files(names: Paths, options: Options | None = None) -> Inputs:
 
         pairs = read_runs_parallel(good, log_format=options.formats, on_error=options.on_error, jobs=processes)
     else:
-        pairs = [_read_one(name, options) for name in good]
+        shapes = SharedShapes()  # the shapes the first file learns serve the next (per-rank logs say the same)
+        pairs = [_read_one(name, options, shapes) for name in good]
     for rank, (calls, summary) in zip(ranked, pairs, strict=True):
         inputs.runs.append(Run(rank, calls, summary))
     for run in inputs.runs:
@@ -283,11 +285,11 @@ def _find_inputs(names: Sequence[str], options: Options) -> list[str]:
     return find_inputs(names, looks_like_log=_log_test())
 
 
-def _read_one(name: str, options: Options) -> tuple[CompactRun, FileSummary]:
+def _read_one(name: str, options: Options, shapes: SharedShapes) -> tuple[CompactRun, FileSummary]:
     size = os.path.getsize(name) if name != "-" and os.path.isfile(name) else 0
     display = options.progress(name, size) if options.progress is not None else None
     try:
-        return read_run(name, log_format=options.formats, on_error=options.on_error, progress=display)
+        return read_run(name, log_format=options.formats, on_error=options.on_error, progress=display, shapes=shapes)
     finally:
         if display is not None:
             display.close()
@@ -407,10 +409,12 @@ def records(
     options: Options | None = None,
     summaries: list[FileSummary] | None = None,
     lazy: bool = False,
+    shapes: SharedShapes | None = None,
 ) -> Iterator[Any]:
     """Stream the records of inputs (GEMMs, or every record with `kind="all"`); each input's FileSummary is
     appended to `summaries` once it is read. With `lazy`, records of a known line or call shape come unbuilt
-    (``.record()`` builds one; see :func:`blaslog.parse.iter_file` and :mod:`blaslog.stream`)."""
+    (``.record()`` builds one; see :func:`blaslog.parse.iter_file` and :mod:`blaslog.stream`). The line shapes
+    the first input teaches serve the next (and those inputs read before with the same `shapes`)."""
     names = _names(names)
     options = options or Options()
     if options.scheduler and "-" not in names:
@@ -426,6 +430,7 @@ def records(
             summaries=summaries if summaries is not None else [],
         )
         return
+    shapes = shapes if shapes is not None else SharedShapes()
     for name in names:
         size = os.path.getsize(name) if name != "-" and os.path.isfile(name) else 0
         display = options.progress(name, size) if options.progress is not None else None
@@ -438,6 +443,7 @@ def records(
                 events=kind == "all",
                 progress=display,
                 lazy=lazy,
+                shapes=shapes,
             )
         finally:
             if display is not None:

@@ -591,7 +591,7 @@ def _caps(path: str | None) -> Any:
 
 def version_text() -> str:
     """`blaslog 0.1.0 (C speedups in use)`, or why they are not."""
-    from blaslog.formats._shapes import speedups
+    from blaslog._fast._c import speedups
 
     if speedups is not None:
         how = "C speedups in use"

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
+from blaslog._fast import _c
+from blaslog._fast.shapes import Shaper
 from blaslog.errors import InputError
-from blaslog.formats._shapes import Shaper
-from blaslog.formats._shapes import speedups as _speedups
 from blaslog.records import name_bytes
 
 MAX_LINE = 1 << 20
@@ -149,8 +149,9 @@ class Reader:
         newline), with the count of each distinct line. The block is decoded where it lies, not copied first
         (the line `head` begins is decoded apart: no UTF-8 character holds a line end)."""
         end = len(data) if end is None else end
-        if _speedups is not None:
-            found = _speedups.lines(data, end, head, LONG)
+        speedups = _c.speedups
+        if speedups is not None:
+            found = speedups.lines(data, end, head, LONG)
             if found is None:
                 return self._checked(number, head + data[:end])
             lines, counts, shapes = found

@@ -15,14 +15,17 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice
 from typing import Any, Literal
 
 from lark.exceptions import LarkError
 
+from blaslog._fast.cache import ShapeCache, SharedShapes, in_process
+from blaslog._fast.follow import Follow
+from blaslog._fast.plan import plan
+from blaslog._fast.shapes import keep
 from blaslog.errors import LogParseError, SourceLocation
 from blaslog.formats import Sniffer
 from blaslog.formats._base import (
@@ -34,8 +37,6 @@ from blaslog.formats._base import (
     ShapedRun,
     describe_error,
 )
-from blaslog.formats._cache import ShapeCache
-from blaslog.formats._shapes import keep
 from blaslog.inputs import Batch, Reader, text_reader
 from blaslog.records import (
     MAX_PROBLEMS,
@@ -120,6 +121,27 @@ class _Pending:
         return all(len(line) in (first, first - len(self.prefix)) for line in lines[1:])
 
 
+class _Walk:
+    """What :meth:`_FileParser._lines` reads of a batch while it walks the lines at `indices`."""
+
+    __slots__ = ("batch", "by_position", "counts", "indices", "marked", "marked_at", "memo", "positions", "steps")
+
+    def __init__(self, batch: Batch, indices: Sequence[int], marks: dict[int, Any] | list[Any] | None) -> None:
+        self.batch = batch
+        self.indices = indices
+        self.steps = enumerate(indices)
+        """(position, index) of each line to visit (:meth:`_FileParser._follow` takes lines out of it)."""
+        self.counts = batch.counts or {}
+        self.memo: dict[str, list[str]] = {}
+        """A line the batch holds again -> its SHAPE values."""
+        self.by_position = isinstance(marks, list)
+        """Every line's mark is given, or those of the marked lines (by index)."""
+        self.positions: list[Any] = marks if isinstance(marks, list) else []
+        self.marked: dict[int, Any] = marks if isinstance(marks, dict) else {}
+        self.marked_at = list(self.marked)
+        """The marked lines' indices, in order (see :meth:`_FileParser._classify`)."""
+
+
 class _FileParser:
     """Parses one input; yields records and fills in its FileSummary.
 
@@ -130,7 +152,22 @@ class _FileParser:
     (:meth:`_follow`) and built from the template bound to those keys.
     """
 
-    def __init__(self, reader: Reader, sniffer: Sniffer, on_error: OnError, events: bool = True) -> None:
+    def __init__(
+        self,
+        reader: Reader,
+        sniffer: Sniffer,
+        on_error: OnError,
+        events: bool = True,
+        shapes: SharedShapes | None = None,
+    ) -> None:
+        shared = shapes if shapes is not None else in_process()
+        if shared is not None:  # the shapes the inputs read before learnt (their sniffer: the same dialects)
+            sniffer, self.cache = shared.take(tuple(fmt.name for fmt in sniffer.formats), sniffer)
+            reader.shaper = self.cache.shaper
+        else:
+            self.cache = ShapeCache(reader.shaper)
+        """What this input's parse learnt about line shapes (its `stats` count hits and grammar runs), with what
+        the inputs before it learnt when they share `shapes`."""
         self.reader = reader
         self.sniffer = sniffer
         self.on_error = on_error
@@ -157,21 +194,14 @@ class _FileParser:
         """The record being assembled."""
         self.number = 0
         """Number of the last line seen."""
-        self.cache = ShapeCache(reader.shaper)
-        """What this input's parse learnt about line shapes (its `stats` count hits and grammar runs)."""
         self.sink: Any = None
         """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
         self.lazy = False
         """Yield a ShapedCall, not the record, for a line of a known shape (when there is no sink)."""
-        self._spans: dict[str, tuple[int, ...]] = {}
-        """SHAPE key of a line that began a record of several lines bound to a template -> the numbers of lines
-        that followed it in such records (see :meth:`_follow`)."""
+        self.follow = Follow()
+        """Records of several lines taken in one step by their lines' SHAPE keys (see :meth:`_follow`)."""
         self._sniffed: dict[str, Any] = {}
         """Lines that came again in a batch -> what the sniffer says of them."""
-        self._records: dict[tuple[str, ...], tuple[LogFormat, tuple[str, tuple[int, ...]], int]] = {}
-        """The SHAPE keys of the lines of a record of several lines bound to a template -> (its dialect, (the keys
-        joined by line ends, which lines hold SHAPE values), the cache's `grown` when none of the lines after the
-        first was known to begin a record, -1 before that was checked)."""
 
     def problem(
         self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0, once: str = ""
@@ -224,78 +254,14 @@ class _FileParser:
             self.problem(0, "empty input", severity="warning")
 
     def _classify(self, batch: Batch) -> tuple[Sequence[int], dict[int, Any] | list[Any]]:
-        """Count the batch's lines that are whole records of a known shape with nothing to build; return the
-        indices of the others, for :meth:`_lines`, and the marks among those (by index, for the marked GEMM lines
-        visited; a list of every line's mark when every record is wanted, every line visited then).
-
-        Such a line (an [Api] or [Info] line seen before, say) ends the record before it and continues none,
-        so it can be counted without visiting it. Counting works on the batch's distinct lines (and their
-        counts) and on C-level passes over the list. A visited line of a new shape may continue the record
-        before it, so that line is visited too; so is the batch's last line (the next batch may continue it).
-        A GEMM line of a uniform shape followed by a line of a known shape is marked (dialect, template):
-        :meth:`_lines` builds it from the template, hands it to the sink or yields it as a ShapedCall, without
-        assembling it. When every record is wanted (`events`), nothing is counted without a visit, and every
-        line of a verbatim template (`ShapeCache.built`) is marked so.
-        """
-        shortcuts, known, shapes, counts, lines = (
-            self.cache.built if self.events else self.cache.shortcuts,
-            self.cache.known,
-            batch.shapes,
-            batch.counts,
-            batch.lines,
-        )
-        assert shapes is not None and counts is not None
-        marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
-        line_marks = list(map(marks.__getitem__, lines)) if self.events else []
-        unmarked = list(map(dict(zip(marks, map(_IS_NONE, marks.values()), strict=True)).__getitem__, lines))
-        plain = list(compress(range(len(lines)), unmarked))
-        last = len(lines) - 1
-        before = {last} if lines and not unmarked[last] else set()
-        # a line of a new shape may continue the record before it: a marked line before it is assembled the
-        # ordinary way (the batch's last line too: the next batch may continue it); the fewer of the unmarked and
-        # the marked lines are looked at one by one
-        size = len(lines)
-        few = len(plain) * 2 < size
-        others = [] if few else list(compress(range(size), map(operator.not_, unmarked)))  # the marked lines
-        if few:
-            after = [i for i in plain if i and not unmarked[i - 1]]
-        else:
-            after = [i + 1 for i in others if i + 1 < size and unmarked[i + 1]]
-        for i in after:
-            if shapes[lines[i]] not in known:
-                before.add(i - 1)
-        tally: dict[Any, int] = {}
-        for line, mark in marks.items():
-            if mark is not None:
-                tally[mark] = tally.get(mark, 0) + counts[line]
-        for i in before:
-            tally[marks[lines[i]]] -= 1
-        of: dict[int, Any] | list[Any]
-        if self.events:
-            # every mark is (dialect, template), so every line is visited: the marks go by position
-            of = line_marks
-            for i in before:
-                of[i] = None
-            visit: Sequence[int] = range(len(lines))
-        else:
-            # the visited lines: the unmarked ones, and the GEMMs marked (dialect, template), which alone have marks
-            # in `of` (by index)
-            gemms = {line for line, mark in marks.items() if type(mark) is tuple}
-            if not gemms:
-                marked = []
-            elif few:
-                marked = list(compress(range(size), map(gemms.__contains__, lines)))
-            else:
-                marked = [i for i in others if lines[i] in gemms]
-            of = dict(zip(marked, map(marks.__getitem__, map(lines.__getitem__, marked)), strict=True))
-            visit = plain + marked
-            extra = [i for i in before if type(marks[lines[i]]) is not tuple]
-            for i in before:
-                of.pop(i, None)
-            visit += extra
-            visit.sort()  # timsort merges the sorted runs
-        summary = self.summary
-        for mark, count in tally.items():
+        """Count the batch's lines that are whole records of a known shape with nothing to build (the speed
+        layer's plan for the batch, see ``blaslog._fast.plan``); return the indices of the others, for
+        :meth:`_lines`, and the marks among those (by index, for the marked GEMM lines visited; a list of every
+        line's mark when every record is wanted, every line visited then)."""
+        assert batch.shapes is not None and batch.counts is not None
+        found = plan(batch.lines, batch.shapes, batch.counts, self.cache, self.events)
+        summary, formats = self.summary, self.summary.formats
+        for mark, count in found.tally.items():
             if not count:
                 continue
             self.cache.stats.hits += count
@@ -305,8 +271,8 @@ class _FileParser:
                 summary.gemm_records += count  # handed on by _lines
             else:
                 summary.other_records += count  # counted only, or (every record wanted) handed on by _lines
-            summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + count
-        return visit, of
+            formats[fmt.name] = formats.get(fmt.name, 0) + count
+        return found.visit, found.marks
 
     def _in_runs(self, batch: Batch, marks: list[Any]) -> Iterator[Record | ShapedCall | ShapedRun]:
         """What :meth:`_lines` gives when every record is wanted and written lazily, with each stretch of marked
@@ -351,257 +317,245 @@ class _FileParser:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
         GEMMs of a uniform shape, handed on without being assembled."""
-        known = self.cache.known  # shape -> dialect, for lines whose shape began a record before
-        shapes = batch.shapes
-        problems = batch.problems
-        lines = batch.lines
-        start = batch.start
-        pending = self.pending
+        walk = _Walk(batch, indices, marks)
+        lines, start, shapes, problems, known = batch.lines, batch.start, batch.shapes, batch.problems, self.cache.known
         previous = -1
-        split, values = self.cache.shaper.split, self.cache.shaper.values
-        name = self.reader.name
-        sink, lazy = self.sink, self.lazy
-        counts = batch.counts or {}
-        memo: dict[str, list[str]] = {}  # a line the batch holds again -> its SHAPE values
-        spans, sniffed = self._spans, self._sniffed
-        by_position = isinstance(marks, list)  # every line's mark, or those of the marked lines (by index)
-        positions: list[Any] = marks if isinstance(marks, list) else []
-        marked: dict[int, Any] = marks if isinstance(marks, dict) else {}
-        marked_at = list(marked)  # the marked lines' indices, in order (see _classify)
-        walk = enumerate(indices)
-        for position, index in walk:
+        for position, index in walk.steps:
             text = lines[index]
             number = start + index
-            mark = positions[index] if by_position else marked.get(index)
+            mark = walk.positions[index] if walk.by_position else walk.marked.get(index)
             problem = problems.get(index) if problems else None
-            if pending is not None and (index != previous + 1 or mark is not None or (problem and problem[1])):
+            if self.pending is not None and (index != previous + 1 or mark is not None or (problem and problem[1])):
                 # lines counted already (a gap), a marked GEMM and a line that cannot be used end the record
-                record = self._finish(pending, start + previous, at_end=False)
-                pending = None
+                record = self._end(start + previous)
                 if record is not None:
                     yield record
             previous = index
             if mark is not None:
-                # a GEMM of a uniform shape, counted already; its line's SHAPE values fit the template,
-                # as their number is that of the NULs in its key (a batch with NUL bytes has no shapes)
-                template = mark[1]
-                if sink is not None:
-                    sink.add_shaped(template, values(text), name, number, number)
-                elif lazy and counts[text] == 1:
-                    yield ShapedCall(template, values(text), name, number, number)
-                elif lazy:  # a line the batch holds again: its values are taken once, and a writer may key by it
-                    line_values = memo.get(text)
-                    if line_values is None:
-                        line_values = memo[text] = values(text)
-                    yield ShapedCall(template, line_values, name, number, number, text)
-                else:
-                    yield template.make(template.build_fields(values(text), name, number, number))
+                item = self._marked_line(walk, mark[1], text, number)
+                if item is not None:
+                    yield item
                 continue
-            if problem is not None:
-                message, fatal = problem
-                if fatal:
-                    self.summary.unparsable_lines += 1
-                    self.problem(number, message, text)
-                    continue
-                self.problem(number, message, text, severity="warning")
+            if problem is not None and self._problem_line(problem, number, text):
+                continue
             shape = shapes[text] if shapes is not None else None
             fmt = known.get(shape) if shape is not None else None
-            if pending is not None:
-                body = text[len(pending.prefix) :] if pending.prefix and text.startswith(pending.prefix) else text
-                goes_on = (
-                    fmt is None
-                    and len(pending.lines) < MAX_RECORD_LINES
-                    and pending.fmt.continues(pending.lines, body)
-                    and not self._begins_record(text, shape)  # whether its shape was seen or not
-                )
-                if fmt is None and WRAP_MIN <= pending.width >= len(text) and pending.pieces:
-                    # the width is known to be one the record's last line was cut at: whole pieces of it were
-                    # joined already, this input's lines were seen cut at it, or the record's lines all are as
-                    # long as its first (its length compared first: this runs for every line of a record)
-                    seen = (
-                        pending.pieces > 1
-                        or pending.width == self.wrap_width
-                        or (pending.width == len(pending.prefix) + len(pending.lines[0]) and pending.even())
-                    )
-                    # a line the dialect takes as a line of its own is a piece only at a width known as a wrap's
-                    if (seen or not goes_on) and self._rewrapped(pending, text, body, goes_on, seen):
-                        continue  # a line cut at a fixed width: see there
-                if goes_on:
-                    pending.lines.append(body)
-                    pending.shape = pending.outer = pending.bound = None
-                    pending.skipped += pending.held
-                    pending.held = 0
-                    pending.pieces, pending.width = 1, len(text)
-                    continue
-                if (
-                    fmt is None
-                    and pending.held < MAX_HELD_LINES
-                    and len(pending.lines) < MAX_RECORD_LINES
-                    and pending.fmt.interleaved(pending.lines)
-                    and self.sniffer.sniff(text) is None
-                ):
-                    # other text inside a record that is not over (a program's print between cuBLAS `i!` lines,
-                    # a person's `[...]`): counted on its own; the record's next line may still come
-                    pending.held += 1
-                    if (
-                        pending.prefix
-                        and not text.startswith(pending.prefix)
-                        and self._other_tag(pending, number, text)
-                    ):
-                        continue
-                    self._other(number, text)
-                    continue
-                if (
-                    fmt is None
-                    and len(pending.lines) >= MAX_RECORD_LINES
-                    and pending.fmt.continues(pending.lines, body)
-                ):
-                    self.overlong = (pending.fmt.name, pending.first)  # its further lines say whose they are
-                record = self._finish(pending, number - 1, at_end=False)
-                pending = None
+            if self.pending is not None:
+                taken, record = self._goes_on(text, shape, fmt, number)
                 if record is not None:
                     yield record
+                if taken:
+                    continue
             if fmt is not None:
                 self.overlong = None
-                pending = _Pending(fmt, [text], number, shape, width=len(text))
-                if shape in spans and not problems and not self.wrap_width:
-                    previous = self._follow(pending, batch, indices, position, walk, positions, marked_at)
+                previous = self._begin(walk, _Pending(fmt, [text], number, shape, width=len(text)), position)
                 continue
-            if counts.get(text, 1) > 1 and len(text) <= _SNIFFED:
-                # a line the batch holds again (a cuBLAS record's first line): sniffed once
-                found = sniffed.get(text, _UNSNIFFED)
-                if found is _UNSNIFFED:
-                    found = self.sniffer.sniff(text)
-                    keep(sniffed, text, found)
-            else:
-                found = self.sniffer.sniff(text)
+            found = self._sniff(walk, text)
             if found is None:
                 self._other(number, text)
                 continue
-            fmt, column = found
-            if column:
-                prefix = text[:column].strip()
-                kind = re.sub(r"\d+", "0", prefix)
-                if prefix and kind not in self.prefixes:
-                    # a launcher's tag (`[rank0]:`) comes on every line: say it once per kind of prefix
-                    self.prefixes.add(kind)
-                    self.problem(
-                        number,
-                        f"other text before the {fmt.library} record was kept apart: "
-                        f"{prefix[:80]!r} (later lines with such a prefix are not reported)",
-                        text,
-                        severity="warning",
-                        column=column + 1,
-                        once=f"prefix {kind}",
-                    )
-            inner = text[column:]
-            at, shared = column, False
-            while cut := fmt.glued(inner):
-                # two records glued on one line (a person pasted them): each is read on its own
-                self.problem(
-                    number,
-                    f"two {fmt.name} records on one line (glued together); read apart",
-                    text,
-                    severity="warning",
-                    column=at + cut + 1,
-                )
-                record = self._finish(
-                    _Pending(fmt, [inner[:cut].rstrip()], number, None, shared=shared), number, at_end=False
-                )
-                if record is not None:
-                    yield record
-                inner, at, shared = inner[cut:], at + cut, True
-            if shared:
-                pending = _Pending(fmt, [inner], number, None, prefix=text[:column], shared=True)
-            elif column:
-                # the record's own shape, and the whole line's (a line of it is then known without a visit)
-                pending = _Pending(
-                    fmt,
-                    [inner],
-                    number,
-                    split(inner)[0] if shapes is not None else None,
-                    shape,
-                    prefix=text[:column],
-                    width=len(text),
-                )
-            else:
-                pending = _Pending(fmt, [text], number, shape, width=len(text))
-                if shape in spans and not problems and not self.wrap_width:
-                    previous = self._follow(pending, batch, indices, position, walk, positions, marked_at)
-        self.pending = pending
+            previous = yield from self._start(walk, found, text, number, shape, position)
         if lines:
             self.number = start + len(lines) - 1
 
-    def _follow(
-        self,
-        pending: _Pending,
-        batch: Batch,
-        indices: Sequence[int],
-        position: int,
-        walk: Iterator[tuple[int, int]],
-        positions: list[Any],
-        marked_at: list[int],
-    ) -> int:
-        """Take the lines that follow the pending record's first line (`indices[position]`) into it in one step,
-        when their SHAPE keys and its first line's are those of a record bound to a template before (one that
-        began with a line of that key and had as many lines after it, see `_spans`); `walk` (the caller's
-        enumeration of `indices`) passes them. The batch's marks are every line's (`positions`) or the indices of
-        the marked lines in order (`marked_at`). Return the index of the record's last line.
+    def _end(self, last: int) -> Record | ShapedCall | None:
+        """The pending record, over at line `last`."""
+        assert self.pending is not None
+        record = self._finish(self.pending, last, at_end=False)
+        self.pending = None
+        return record
 
-        The lines are then what :meth:`_lines` would have added one by one: each follows the one before in the
-        batch (no gap), is marked by nobody, begins no record, and continues the record (the dialect's
-        `continues` says so by key, and said so of the lines of that record). No line is a piece of a line cut
-        at a fixed width: no width was seen cut in this input, and the record's second line is not as long as
-        its first (a record whose lines are all as long as its first is taken for one line cut at that width);
-        :meth:`_lines` joins no piece to a line otherwise. The caller sees that the batch has no problems.
+    def _marked_line(self, walk: _Walk, template: LineTemplate, text: str, number: int) -> Record | ShapedCall | None:
+        """A GEMM of a uniform shape, counted already (see :meth:`_classify`): handed to the sink, or made.
 
-        For cuBLAS the lines' keys imply that none of them is marked or begins a record (an `i!` line is neither);
-        those checks are kept for a dialect whose keys would not say so."""
-        lines, shapes = batch.lines, batch.shapes
-        assert shapes is not None  # the first line's key is in _spans
-        index = indices[position]
-        first = lines[index]
-        for count in self._spans[shapes[first]]:
-            end = index + count
-            if position + count >= len(indices) or indices[position + count] != end:
-                continue  # past the batch's lines to visit, or lines counted already among them
-            if len(lines[index + 1]) == len(first) or count >= MAX_RECORD_LINES:
-                continue
-            keys = tuple(map(shapes.__getitem__, lines[index : end + 1]))
-            entry = self._records.get(keys)
-            if entry is None or entry[0] is not pending.fmt:
-                continue
-            if entry[2] != self.cache.grown:  # a line after the first may begin a record now
-                if not self.cache.known.keys().isdisjoint(islice(keys, 1, None)):
-                    continue
-                entry = self._records[keys] = (entry[0], entry[1], self.cache.grown)
-            if positions and positions[index + 1 : end + 1].count(None) != count:
-                continue
-            if marked_at and bisect_right(marked_at, end) != bisect_right(marked_at, index):
-                continue
-            pending.lines.extend(lines[index + 1 : end + 1])
-            pending.shape = None
-            pending.bound = entry[1]
-            pending.width = len(lines[end])
-            next(islice(walk, count - 1, None))
-            self.cache.stats.visited -= count
-            self.cache.stats.followed += 1
-            return end
+        Its line's SHAPE values fit the template, as their number is that of the NULs in its key (a batch with NUL
+        bytes has no shapes)."""
+        values, name = self.cache.shaper.values, self.reader.name
+        if self.sink is not None:
+            self.sink.add_shaped(template, values(text), name, number, number)
+            return None
+        if not self.lazy:
+            return template.make(template.build_fields(values(text), name, number, number))  # type: ignore[no-any-return]
+        if walk.counts[text] == 1:
+            return ShapedCall(template, values(text), name, number, number)
+        # a line the batch holds again: its values are taken once, and a writer may key by it
+        line_values = walk.memo.get(text)
+        if line_values is None:
+            line_values = walk.memo[text] = values(text)
+        return ShapedCall(template, line_values, name, number, number, text)
+
+    def _problem_line(self, problem: tuple[str, bool], number: int, text: str) -> bool:
+        """Report a line the reader could not take as it is; True when it cannot be used at all (counted)."""
+        message, fatal = problem
+        if fatal:
+            self.summary.unparsable_lines += 1
+            self.problem(number, message, text)
+            return True
+        self.problem(number, message, text, severity="warning")
+        return False
+
+    def _goes_on(self, text: str, shape: str | None, fmt: Any, number: int) -> tuple[bool, Record | ShapedCall | None]:
+        """Whether line `text` (of SHAPE key `shape`, which begins a record of `fmt` where known) is taken into the
+        pending record (a line of it, a piece of its last line, or other text inside it), and the pending record
+        when the line ends it."""
+        pending = self.pending
+        assert pending is not None
+        body = text[len(pending.prefix) :] if pending.prefix and text.startswith(pending.prefix) else text
+        goes_on = (
+            fmt is None
+            and len(pending.lines) < MAX_RECORD_LINES
+            and pending.fmt.continues(pending.lines, body)
+            and not self._begins_record(text, shape)  # whether its shape was seen or not
+        )
+        if (
+            fmt is None
+            and WRAP_MIN <= pending.width >= len(text)
+            and pending.pieces
+            and self._piece(text, body, goes_on)
+        ):
+            return True, None  # a line cut at a fixed width: see _rewrapped
+        if goes_on:
+            pending.lines.append(body)
+            pending.shape = pending.outer = pending.bound = None
+            pending.skipped += pending.held
+            pending.held = 0
+            pending.pieces, pending.width = 1, len(text)
+            return True, None
+        if fmt is None and self._held(text, number):
+            return True, None
+        if fmt is None and len(pending.lines) >= MAX_RECORD_LINES and pending.fmt.continues(pending.lines, body):
+            self.overlong = (pending.fmt.name, pending.first)  # its further lines say whose they are
+        return False, self._end(number - 1)
+
+    def _piece(self, text: str, body: str, goes_on: bool) -> bool:
+        """Whether `text` is joined to the pending record's last line as a piece of it cut at a fixed width.
+
+        The width is known to be one the record's last line was cut at when whole pieces of it were joined
+        already, this input's lines were seen cut at it, or the record's lines all are as long as its first (its
+        length compared first: this runs for every line of a record). A line the dialect takes as a line of its
+        own is a piece only at a width known as a wrap's."""
+        pending = self.pending
+        assert pending is not None
+        seen = (
+            pending.pieces > 1
+            or pending.width == self.wrap_width
+            or (pending.width == len(pending.prefix) + len(pending.lines[0]) and pending.even())
+        )
+        return (seen or not goes_on) and self._rewrapped(pending, text, body, goes_on, seen)
+
+    def _held(self, text: str, number: int) -> bool:
+        """Count `text` on its own when it is other text inside a record that is not over (a program's print
+        between cuBLAS `i!` lines, a person's `[...]`): the record's next line may still come."""
+        pending = self.pending
+        assert pending is not None
+        if (
+            pending.held >= MAX_HELD_LINES
+            or len(pending.lines) >= MAX_RECORD_LINES
+            or not pending.fmt.interleaved(pending.lines)
+            or self.sniffer.sniff(text) is not None
+        ):
+            return False
+        pending.held += 1
+        if not (pending.prefix and not text.startswith(pending.prefix) and self._other_tag(pending, number, text)):
+            self._other(number, text)
+        return True
+
+    def _begin(self, walk: _Walk, pending: _Pending, position: int) -> int:
+        """Make `pending` the record being assembled, and take the lines that follow its first in one step where
+        their keys say so (see :meth:`_follow`); the index of the last line taken."""
+        self.pending = pending
+        index = walk.indices[position]
+        if pending.shape in self.follow.spans and not walk.batch.problems and not self.wrap_width:
+            return self._follow(pending, walk, position)
         return index
+
+    def _sniff(self, walk: _Walk, text: str) -> tuple[Any, int] | None:
+        """(dialect, column) of the record line `text` begins, or None; a line the batch holds again (a cuBLAS
+        record's first line) is sniffed once."""
+        if walk.counts.get(text, 1) > 1 and len(text) <= _SNIFFED:
+            found = self._sniffed.get(text, _UNSNIFFED)
+            if found is _UNSNIFFED:
+                found = self.sniffer.sniff(text)
+                keep(self._sniffed, text, found)
+            return found  # type: ignore[no-any-return]
+        return self.sniffer.sniff(text)
+
+    def _start(
+        self, walk: _Walk, found: tuple[Any, int], text: str, number: int, shape: str | None, position: int
+    ) -> Generator[Record | ShapedCall, None, int]:
+        """Begin the record `found` in line `text` (after other text where its column is not 0), with the records
+        glued before it on the line; return the index of the last line taken."""
+        fmt, column = found
+        if column:
+            self._tag(fmt, text, column, number)
+        inner = text[column:]
+        at, shared = column, False
+        while cut := fmt.glued(inner):
+            # two records glued on one line (a person pasted them): each is read on its own
+            self.problem(
+                number,
+                f"two {fmt.name} records on one line (glued together); read apart",
+                text,
+                severity="warning",
+                column=at + cut + 1,
+            )
+            record = self._finish(_Pending(fmt, [inner[:cut].rstrip()], number, None, shared=shared), number, False)
+            if record is not None:
+                yield record
+            inner, at, shared = inner[cut:], at + cut, True
+        if shared:
+            self.pending = _Pending(fmt, [inner], number, None, prefix=text[:column], shared=True)
+        elif column:
+            # the record's own shape, and the whole line's (a line of it is then known without a visit)
+            own = self.cache.shaper.split(inner)[0] if shape is not None else None
+            self.pending = _Pending(fmt, [inner], number, own, shape, prefix=text[:column], width=len(text))
+        else:
+            return self._begin(walk, _Pending(fmt, [text], number, shape, width=len(text)), position)
+        return walk.indices[position]
+
+    def _tag(self, fmt: Any, text: str, column: int, number: int) -> None:
+        """Say once per kind of prefix that other text (a launcher's tag, `[rank0]:`, on every line) came before
+        a record and was kept apart."""
+        prefix = text[:column].strip()
+        kind = re.sub(r"\d+", "0", prefix)
+        if prefix and kind not in self.prefixes:
+            self.prefixes.add(kind)
+            self.problem(
+                number,
+                f"other text before the {fmt.library} record was kept apart: "
+                f"{prefix[:80]!r} (later lines with such a prefix are not reported)",
+                text,
+                severity="warning",
+                column=column + 1,
+                once=f"prefix {kind}",
+            )
+
+    def _follow(self, pending: _Pending, walk: _Walk, position: int) -> int:
+        """Take the lines that follow the pending record's first line (`walk.indices[position]`) into it in one
+        step where the speed layer knows them by their SHAPE keys (see ``blaslog._fast.follow``); `walk.steps`
+        passes them. Return the index of the record's last line."""
+        lines, shapes, index = walk.batch.lines, walk.batch.shapes, walk.indices[position]
+        assert shapes is not None  # the first line's key is known to `follow`
+        marks = (walk.positions, walk.marked_at)
+        found = self.follow.span(pending.fmt, lines, shapes, walk.indices, position, marks, self.cache)
+        if found is None:
+            return index
+        count, pending.bound = found
+        end = index + count
+        pending.lines.extend(lines[index + 1 : end + 1])
+        pending.shape = None
+        pending.width = len(lines[end])
+        next(islice(walk.steps, count - 1, None))
+        self.cache.stats.visited -= count
+        self.cache.stats.followed += 1
+        return end
 
     def _learn_record(self, pending: _Pending, key: str, parts: list[tuple[str, list[str]]]) -> None:
         """Let :meth:`_follow` take records whose lines have the SHAPE keys of the pending record's (its lines'
         `parts`: (key, values) of each, where they were split; `key`: their keys joined) in one step, where its
         dialect says so (`assembles_by_shape`) and no launcher's tag came before it."""
-        fmt = pending.fmt
-        if not parts or pending.prefix or not fmt.assembles_by_shape:
-            return
-        keys = tuple(part[0] for part in parts)
-        if keys not in self._records:
-            keep(self._records, keys, (fmt, (key, tuple(i for i, part in enumerate(parts) if part[1])), -1))
-        spans = self._spans.get(keys[0], ())  # (emptied apart from _records when full)
-        if len(keys) - 1 not in spans:
-            keep(self._spans, keys[0], (len(keys) - 1, *spans[:3]))
+        if parts and not pending.prefix and pending.fmt.assembles_by_shape:
+            self.follow.learn(pending.fmt, key, parts)
 
     def _rewrapped(self, pending: _Pending, text: str, body: str, goes_on: bool, seen: bool) -> bool:
         """Join `text` to the pending record's last line when it is the rest of that line cut at a fixed width
@@ -734,124 +688,158 @@ class _FileParser:
             self.summary.foreign_lines += 1
 
     def _finish(self, pending: _Pending, last: int, at_end: bool) -> Record | ShapedCall | None:
-        fmt, lines, first, shape = pending.fmt, pending.lines, pending.first, pending.shape
-        summary = self.summary
-        cache = self.cache
+        """The pending record, over at line `last` (`at_end`: the input's last line), counted; None when there is
+        nothing to hand on (a record counted only, or one that cannot be read: reported)."""
+        fmt, lines, first = pending.fmt, pending.lines, pending.first
         last -= pending.held  # other text after its last line is no part of it (counted already)
         at_end = at_end and not pending.held
-        count = last - first + (0 if pending.shared else 1) - pending.skipped
+        span = (first, last, last - first + (0 if pending.shared else 1) - pending.skipped)
         # a last line left without a line end may be cut inside a value the grammar would still take: kept as
-        # truncated when the dialect can tell, with a warning when it cannot (`open_end`)
+        # truncated when the dialect can tell (False), with a warning when it cannot (None)
         whole = fmt.whole(fmt.clean(lines)) if at_end and self.reader.ended_without_newline else True
-        cut, open_end = whole is False, whole is None
-        if shape is not None and len(lines) == 1 and not cut and not open_end:
-            template = cache.line_template(fmt, shape)
-            if template is not None:
-                if pending.outer is not None:
-                    cache.shortcut(shape, fmt, template, pending.outer)
-                if template.cls is Event and not self.events:
-                    # a known non-GEMM shape that nobody asked to see: count it, build nothing
-                    cache.stats.hits += 1
-                    self._count(fmt, False, template.warnings, first, count, lines[0])
-                    return None
-                result = self._from_template(fmt, template, cache.shaper.values(lines[0]), first, last, count, lines[0])
-                if result is not _UNFIT:
-                    cache.stats.hits += 1
-                    return result  # type: ignore[return-value]
+        if whole is True and pending.shape is not None and len(lines) == 1:
+            result = self._from_line(pending, span)
+            if result is not _UNFIT:
+                return result  # type: ignore[return-value]
         # a record assembled in one step reads as the record whose lines' keys it has (see _follow): its lines
         # joined, made only where needed (a record built from its template needs no text)
         text = fmt.clean(lines) if pending.bound is None else ""
-        key = None
-        parts: list[tuple[str, list[str]]] = []  # (SHAPE key, SHAPE values) of each line, where they were split
-        if len(lines) > 1 and not cut and not open_end and (pending.bound is not None or text == "\n".join(lines)):
-            # a record of several lines (cuBLAS `i!` lines): its SHAPE key is its lines' keys joined, as no SHAPE
-            # match holds a line end and the look-arounds read a line end as they read the text's edges
-            split = cache.shaper.split
-            if pending.bound is None:
-                parts = list(map(split, lines))
-                key = "\n".join([part[0] for part in parts])
-                valued = [part[1] for part in parts if part[1]]
-            else:  # assembled in one step (see _follow): the key is known, and which lines hold values
-                key, valued_lines = pending.bound
-                valued = [split(lines[i])[1] for i in valued_lines]
-            template = cache.line_template(fmt, key)
-            if template is not None:
-                self._learn_record(pending, key, parts)
-                values = [value for part in valued for value in part]
-                if template.warnings and not text:
-                    text = "\n".join(lines)
-                result = self._from_template(fmt, template, values, first, last, count, text)
-                if result is not _UNFIT:
-                    cache.stats.hits += 1
-                    return result  # type: ignore[return-value]
+        key: str | None = None
+        parts: list[tuple[str, list[str]]] = []
+        if len(lines) > 1 and whole is True and (pending.bound is not None or text == "\n".join(lines)):
+            key, parts, result, text = self._from_lines(pending, span, text)
+            if result is not _UNFIT:
+                return result  # type: ignore[return-value]
         if pending.bound is not None and not text:
             text = "\n".join(lines)
         try:
-            record, warnings, how = cache.parse(fmt, text, self.reader.name, first, last, lazy=self.lazy)
-            if cut:  # it parses, but its last value may be cut (`val=C` of `val=CUBLAS_COMPUTE_32F(68)`)
+            record, warnings, how = self.cache.parse(fmt, text, self.reader.name, first, last, lazy=self.lazy)
+            if whole is False:  # it parses, but its last value may be cut (`val=C` of `val=CUBLAS_COMPUTE_32F(68)`)
                 raise RecordCut("its last line does not end the record")
         except (LarkError, RecordError) as exc:
-            reason, column = describe_error(exc, text)
-            unended = at_end and self.reader.ended_without_newline
-            if unended or isinstance(exc, RecordCut) or (isinstance(exc, LarkError) and fmt.cut_short(text)):
-                summary.record_lines += count
-                summary.other_records += 1
-                summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
-                if unended:
-                    self.problem(
-                        last,
-                        f"the last record is cut short (no line end at the end of the input: "
-                        f"the writer was probably killed); {TRUNCATED} ({reason})",
-                        text,
-                        severity="warning",
-                        column=column,
-                    )
-                else:
-                    self.problem(
-                        first,
-                        f"this {fmt.name} record is cut short; {TRUNCATED} ({reason})",
-                        text,
-                        severity="warning",
-                        column=column,
-                    )
-                return fmt.truncated(text, self.reader.name, first, last)
-            # a record a person edited (a note the grammar rejects, a value left out as `...`); a bad value with
-            # no edit in sight (`-m ٢١`) is no edit: it is reported as it is
-            edited = isinstance(exc, LarkError) or "..." in text or "…" in text
-            partial = fmt.partial(text, self.reader.name, first, last) if edited else None
-            if partial is not None:
-                # a record a person edited inside the line: the GEMM its visible fields define, marked partial
-                # where fields are not shown
-                said = (
-                    f"{PARTIAL}: {partial.missing} not shown"
-                    if partial.missing
-                    else "read from its fields, which are all there (the text its writer did not write left out)"
-                )
-                self.problem(
-                    first,
-                    f"this {fmt.name} record was edited ({reason}); {said}",
-                    text,
-                    severity="warning",
-                    column=column,
-                )
-                return self._accept(fmt, partial, (), first, count, text)
-            summary.unparsable_lines += count
-            self.problem(first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
-            return None
-        if open_end:
+            return self._unread(pending, exc, text, span, at_end)
+        if whole is None:
             value = text.rstrip().rsplit(None, 1)[-1].rsplit(",", 1)[-1]
             warnings = (
                 *warnings,
                 f"the input ends inside this {fmt.name} record (no line end after it): if the writer was stopped, "
                 f"its last value ({value[-80:]!r}) may be cut short; check the end of the log",
             )
-        elif shape is not None and len(lines) == 1 and text == lines[0]:
-            cache.learn(fmt, shape, text, how, warnings, pending.outer)
+        else:
+            self._learn(pending, text, how, warnings, key, parts)
+        return self._accept(fmt, record, warnings, first, span[2], text)
+
+    def _from_line(self, pending: _Pending, span: tuple[int, int, int]) -> Record | ShapedCall | object | None:
+        """:meth:`_finish` of a one-line record from the template bound to its SHAPE key; _UNFIT when there is
+        none or its values do not fit it."""
+        fmt, shape, line, cache = pending.fmt, pending.shape, pending.lines[0], self.cache
+        assert shape is not None
+        template = cache.line_template(fmt, shape)
+        if template is None:
+            return _UNFIT
+        if pending.outer is not None:
+            cache.shortcut(shape, fmt, template, pending.outer)
+        first, last, count = span
+        if template.cls is Event and not self.events:
+            # a known non-GEMM shape that nobody asked to see: count it, build nothing
+            cache.stats.hits += 1
+            self._count(fmt, False, template.warnings, first, count, line)
+            return None
+        result = self._from_template(fmt, template, cache.shaper.values(line), first, last, count, line)
+        if result is not _UNFIT:
+            cache.stats.hits += 1
+        return result
+
+    def _from_lines(
+        self, pending: _Pending, span: tuple[int, int, int], text: str
+    ) -> tuple[str, list[tuple[str, list[str]]], Any, str]:
+        """:meth:`_finish` of a record of several lines (cuBLAS `i!` lines) from the template bound to its SHAPE
+        key: (the key, (key, values) of each line where they were split, the record or _UNFIT, its text).
+
+        Its SHAPE key is its lines' keys joined, as no SHAPE match holds a line end and the look-arounds read a
+        line end as they read the text's edges."""
+        fmt, lines, cache = pending.fmt, pending.lines, self.cache
+        split = cache.shaper.split
+        parts: list[tuple[str, list[str]]] = []
+        if pending.bound is None:
+            parts = list(map(split, lines))
+            key = "\n".join([part[0] for part in parts])
+            valued = [part[1] for part in parts if part[1]]
+        else:  # assembled in one step (see _follow): the key is known, and which lines hold values
+            key, valued_lines = pending.bound
+            valued = [split(lines[i])[1] for i in valued_lines]
+        template = cache.line_template(fmt, key)
+        if template is None:
+            return key, parts, _UNFIT, text
+        self._learn_record(pending, key, parts)
+        values = [value for part in valued for value in part]
+        if template.warnings and not text:
+            text = "\n".join(lines)
+        first, last, count = span
+        result = self._from_template(fmt, template, values, first, last, count, text)
+        if result is not _UNFIT:
+            cache.stats.hits += 1
+        return key, parts, result, text
+
+    def _learn(
+        self,
+        pending: _Pending,
+        text: str,
+        how: Any,
+        warnings: tuple[str, ...],
+        key: str | None,
+        parts: list[tuple[str, list[str]]],
+    ) -> None:
+        """Teach the cache what reading the pending record whole (its `text`) taught about its shape."""
+        fmt, lines, cache = pending.fmt, pending.lines, self.cache
+        if pending.shape is not None and len(lines) == 1 and text == lines[0]:
+            cache.learn(fmt, pending.shape, text, how, warnings, pending.outer)
         elif key is not None:
             cache.learn_record(fmt, key, text, how)
             if cache.line_template(fmt, key) is not None:
                 self._learn_record(pending, key, parts)  # bound now (at the key's second record)
-        return self._accept(fmt, record, warnings, first, count, text)
+
+    def _unread(
+        self, pending: _Pending, exc: Exception, text: str, span: tuple[int, int, int], at_end: bool
+    ) -> Record | ShapedCall | None:
+        """What :meth:`_finish` gives for a record its grammar rejects or that makes no sense (`exc`): a truncated
+        record where it is cut short, a partial GEMM where a person edited it, else nothing (reported)."""
+        fmt, (first, last, count) = pending.fmt, span
+        reason, column = describe_error(exc, text)
+        unended = at_end and self.reader.ended_without_newline
+        if unended or isinstance(exc, RecordCut) or (isinstance(exc, LarkError) and fmt.cut_short(text)):
+            summary = self.summary
+            summary.record_lines += count
+            summary.other_records += 1
+            summary.formats[fmt.name] = summary.formats.get(fmt.name, 0) + 1
+            if unended:
+                message = (
+                    f"the last record is cut short (no line end at the end of the input: the writer was probably "
+                    f"killed); {TRUNCATED} ({reason})"
+                )
+            else:
+                message = f"this {fmt.name} record is cut short; {TRUNCATED} ({reason})"
+            self.problem(last if unended else first, message, text, severity="warning", column=column)
+            return fmt.truncated(text, self.reader.name, first, last)
+        # a record a person edited (a note the grammar rejects, a value left out as `...`); a bad value with
+        # no edit in sight (`-m ٢١`) is no edit: it is reported as it is
+        edited = isinstance(exc, LarkError) or "..." in text or "…" in text
+        partial = fmt.partial(text, self.reader.name, first, last) if edited else None
+        if partial is None:
+            self.summary.unparsable_lines += count
+            self.problem(first, f"cannot parse this {fmt.name} record: {reason}", text, column=column)
+            return None
+        # a record a person edited inside the line: the GEMM its visible fields define, marked partial where
+        # fields are not shown
+        said = (
+            f"{PARTIAL}: {partial.missing} not shown"
+            if partial.missing
+            else "read from its fields, which are all there (the text its writer did not write left out)"
+        )
+        self.problem(
+            first, f"this {fmt.name} record was edited ({reason}); {said}", text, severity="warning", column=column
+        )
+        return self._accept(fmt, partial, (), first, count, text)
 
     def _from_template(
         self, fmt: Any, template: LineTemplate, values: list[str], first: int, last: int, count: int, text: str
@@ -892,6 +880,7 @@ def iter_file(
     progress: Callable[[int, int], None] | None = None,
     sink: Any = None,
     lazy: bool = False,
+    shapes: SharedShapes | None = None,
 ) -> Iterator[Record | ShapedCall | ShapedRun]:
     """Stream the records of one input (a path, or `-` for standard input).
 
@@ -902,9 +891,10 @@ def iter_file(
     before (new sizes), are yielded as :class:`~blaslog.formats._base.ShapedCall` (``.record()`` builds it), and
     with `events` too, stretches of one-line records of known shapes as one
     :class:`~blaslog.formats._base.ShapedRun` each (see :func:`built`). Raises InputError when the input cannot
-    be opened.
+    be opened. `shapes`: what the inputs read before learnt about line shapes, shared (see
+    :class:`~blaslog._fast.cache.SharedShapes`; the records are the same).
     """
-    parser = _FileParser(Reader(name), Sniffer(_names(log_format)), on_error, events)
+    parser = _FileParser(Reader(name), Sniffer(_names(log_format)), on_error, events, shapes)
     parser.progress = progress
     parser.sink = sink
     parser.lazy = lazy

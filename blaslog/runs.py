@@ -212,9 +212,15 @@ class CompactRun:
 
 
 def read_run(
-    name: str, *, log_format: list[str] | None = None, on_error: str = "warn", progress: Any = None
+    name: str,
+    *,
+    log_format: list[str] | None = None,
+    on_error: str = "warn",
+    progress: Any = None,
+    shapes: Any = None,
 ) -> tuple[CompactRun, Any]:
-    """Parse one input into a CompactRun of its GEMMs and its FileSummary (other records are counted)."""
+    """Parse one input into a CompactRun of its GEMMs and its FileSummary (other records are counted); `shapes`:
+    the line shapes the inputs read before learnt (a :class:`~blaslog._fast.cache.SharedShapes`)."""
     from blaslog.parse import iter_file
 
     summaries: list[Any] = []
@@ -228,6 +234,7 @@ def read_run(
             events=False,
             progress=progress,
             sink=run,
+            shapes=shapes,
         )
     )
     return run, summaries[0]

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import pairwise
 from typing import IO, TYPE_CHECKING, Any
 
+from blaslog._fast.cache import SharedShapes
 from blaslog._parallel import line_starts, process_pool, range_parser, rewrapped, split_points, splittable
 from blaslog.api import Options, holds_nothing, jobs_for, looks_like_log, records
 from blaslog.caps import Caps, load_caps
@@ -82,6 +83,7 @@ def _parse_chunks(
 ) -> Iterator[str | bytes | Spool]:
     yield reporter.stream_begin()
     any_rows = False
+    shapes = SharedShapes()  # the line shapes the first input learns serve the next
     for name in names:
         processes = jobs_for(options.jobs, [name])
         if processes > 1 and splittable(name, options.on_error):
@@ -91,7 +93,9 @@ def _parse_chunks(
                 yield chunk
             continue
         rows = record_rows(
-            records([name], kind=kind, options=options, summaries=summaries, lazy=True), caps, reporter.shaped_rows
+            records([name], kind=kind, options=options, summaries=summaries, lazy=True, shapes=shapes),
+            caps,
+            reporter.shaped_rows,
         )
         for text in reporter.stream_rows(rows, not any_rows):
             any_rows = True

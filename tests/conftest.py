@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import blaslog
+from blaslog._fast import _c
 
 # the grammar cache (blaslog/formats/_grammars.py) of the tests and of the commands they run: their own folder
 if "BLASLOG_CACHE_DIR" not in os.environ:
@@ -74,8 +75,50 @@ def expected_findings() -> list[dict]:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """`pytest --update-golden` rewrites the expected outputs of the golden tests (review the diff)."""
+    """`pytest --update-golden` rewrites the expected outputs of the golden tests (review the diff); `--speed c`
+    or `--speed python` runs the parser's tests one way only (both by default)."""
     parser.addoption("--update-golden", action="store_true", help="rewrite fixtures/bad/*.expected")
+    parser.addoption(
+        "--speed",
+        choices=("both", "c", "python"),
+        default="both",
+        help="run the parser's test modules with the C extension, in pure Python, or both ways",
+    )
+
+
+BOTH_WAYS = {
+    "test_amd",
+    "test_cache_counts",
+    "test_cut_and_wrapped",
+    "test_dialects",
+    "test_parse_nvidia",
+    "test_shape_cache",
+    "test_shared_shapes",
+}
+"""The parser's test modules: each test of them runs with the C extension and in pure Python (where the extension
+is built; the one switch is blaslog/_fast/_c.py)."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.module.__name__.rpartition(".")[2] not in BOTH_WAYS or "speed" in metafunc.fixturenames:
+        return
+    wanted = metafunc.config.getoption("--speed")
+    ways = [way for way in ("c", "python") if wanted in ("both", way)]
+    if _c.speedups is None:  # not built here (or BLASLOG_PURE_PYTHON): Python is the only way
+        ways = ["python"]
+    metafunc.fixturenames.append("speed")
+    metafunc.parametrize("speed", ways, indirect=True)
+
+
+@pytest.fixture
+def speed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`c` or `python`: which side of the C/Python switch this test runs on (in this process and in the blaslog
+    processes it starts)."""
+    way = getattr(request, "param", "c" if _c.speedups is not None else "python")
+    if way == "python":
+        monkeypatch.setattr(_c, "speedups", None)
+        monkeypatch.setenv("BLASLOG_PURE_PYTHON", "1")
+    return str(way)
 
 
 @pytest.fixture

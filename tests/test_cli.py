@@ -365,7 +365,7 @@ def test_version_says_whether_the_c_speedups_are_in_use():
     import subprocess
     import sys
 
-    from blaslog.formats._shapes import speedups
+    from blaslog._fast._c import speedups
 
     here = subprocess.run([sys.executable, "-m", "blaslog", "--version"], capture_output=True, text=True)
     assert here.returncode == 0

@@ -290,7 +290,7 @@ def test_shape_cache_gives_the_records_a_fresh_parse_gives(path):
 
 
 def test_the_cache_is_used():
-    from blaslog.formats._cache import ShapeCache
+    from blaslog._fast.cache import ShapeCache
     from blaslog.formats.cublaslt import CublasLt
 
     fmt, cache = CublasLt(), ShapeCache(enabled=True)
@@ -318,9 +318,9 @@ def test_to_frame_dtypes():
 def test_gemm_shapes_are_cacheable(path):
     """Every GEMM shape of the bundled training logs is served from the shape cache (a build step that
     computes with a volatile value would silently send every such line through the grammar)."""
+    from blaslog._fast.cache import ShapeCache
     from blaslog.formats import FORMAT_CLASSES
     from blaslog.formats._base import UNCACHEABLE
-    from blaslog.formats._cache import ShapeCache
 
     result = blaslog.parse_file(str(path))
     by_name = {cls.name: cls() for cls in FORMAT_CLASSES}

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 import blaslog
-from blaslog.formats import Sniffer, _base
-from blaslog.formats._shapes import SHAPE, Shaper, mark
+from blaslog._fast import _c
+from blaslog._fast.shapes import SHAPE, Shaper, mark
+from blaslog.formats import Sniffer
 from blaslog.formats.cublas import Cublas
 from blaslog.inputs import Reader, text_reader
 from blaslog.parse import _FileParser
@@ -34,7 +35,7 @@ def _text(path):
 
 def _without_cache(monkeypatch, fn):
     with monkeypatch.context() as patch:
-        patch.setattr(_base, "CACHE", False)
+        patch.setattr(_c, "shape_cache", False)
         return fn()
 
 
@@ -189,7 +190,7 @@ def json_loads(text):
 
 def test_shape_tables_stay_bounded_for_a_log_of_new_calls(monkeypatch):
     """Every table keyed by shape is emptied when it fills (KEPT entries), and parsing stays right."""
-    from blaslog.formats import _shapes
+    from blaslog._fast import shapes as _shapes
 
     monkeypatch.setattr(_shapes, "KEPT", 40)
     lines = [
@@ -358,7 +359,7 @@ def _level5_text() -> str:
 def test_runs_of_a_lazy_parse_build_the_records_of_a_plain_parse():
     """With every record wanted and written lazily, stretches of lines of known shapes come as ShapedRuns: built,
     they are the records a plain parse gives, in order."""
-    from blaslog.formats._base import ShapedRun
+    from blaslog._fast.templates import ShapedRun
     from blaslog.parse import built
 
     text = _level5_text()
@@ -374,7 +375,7 @@ def test_runs_of_a_lazy_parse_build_the_records_of_a_plain_parse():
 def test_a_run_is_written_as_its_rows_one_by_one(fmt, caps, generated_caps):
     """A writer given a ShapedRows writes what it writes for the run's rows one at a time, as the first rows of
     the output too (the json format writes no comma before its first row)."""
-    from blaslog.formats._base import ShapedRun
+    from blaslog._fast.templates import ShapedRun
     from blaslog.reporters import get_reporter
     from blaslog.views import record_rows
 
@@ -476,7 +477,7 @@ def test_records_of_several_lines_taken_in_one_step_are_those_assembled_line_by_
 def test_tables_of_records_taken_in_one_step_stay_bounded(monkeypatch):
     """The parser's tables of records of several lines (their lines' keys, the lengths that follow a first line,
     lines sniffed once) are emptied when they fill, as the shape tables are, and the records stay right."""
-    from blaslog.formats import _shapes
+    from blaslog._fast import shapes as _shapes
 
     monkeypatch.setattr(_shapes, "KEPT", 40)
     lines = _text(GENERATED / "cublas_classic_fp16.log").split("\n")
@@ -500,7 +501,7 @@ def test_tables_of_records_taken_in_one_step_stay_bounded(monkeypatch):
     assert records == line_by_line and len(records) == 450
     assert {r["m"] for r in records} == set(range(3000, 3150))
     assert parser.cache.stats.followed > 100
-    assert max(map(len, (parser._records, parser._spans, parser._sniffed))) <= 40
+    assert max(map(len, (parser.follow.records, parser.follow.spans, parser._sniffed))) <= 40
     assert len({r["version"] for r in records}) == 150
 
 
@@ -643,8 +644,8 @@ def _skeleton(tree):
 def test_a_word_is_one_token_of_the_same_type_whatever_word_it_is():
     """What LogFormat.words promises of kv.lark: lines whose VOLATILE shapes differ only in their words parse to
     trees of one skeleton (the same rules and token types), so one template serves them all."""
+    from blaslog._fast.shapes import mask
     from blaslog.formats._logger import _WORD
-    from blaslog.formats._shapes import mask
     from blaslog.formats.cublaslt import CublasLt
     from blaslog.formats.hipblaslt import HipblasLt
 
@@ -757,7 +758,7 @@ def test_values_swapped_for_other_kinds_read_as_the_grammar_reads_them(path, mon
     every record, error and count is what the grammar gives line by line."""
     import random
 
-    from blaslog.formats._shapes import VOLATILE
+    from blaslog._fast.shapes import VOLATILE
     from blaslog.parse import built
 
     rng = random.Random(path.name)

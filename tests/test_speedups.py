@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 import blaslog
 from blaslog import inputs
-from blaslog.formats import _shapes
-from blaslog.formats._shapes import SHAPE, VOLATILE, Shaper, kind_of, mask
+from blaslog._fast import _c
+from blaslog._fast.shapes import SHAPE, VOLATILE, Shaper, kind_of, mask
 from blaslog.inputs import LONG, Reader
 from tests.conftest import FIXTURES
 
-speedups = inputs._speedups
+speedups = _c.speedups
 needs_speedups = pytest.mark.skipif(speedups is None, reason="blaslog._speedups is not built (no C compiler?)")
 
 LOGS = sorted(
@@ -47,9 +47,8 @@ def _marked(pattern: re.Pattern[str], text: str) -> str:
 
 
 def _pure(patch: pytest.MonkeyPatch) -> None:
-    """Everything in Python from here on."""
-    patch.setattr(inputs, "_speedups", None)
-    patch.setattr(_shapes, "speedups", None)
+    """Everything in Python from here on (the one switch: blaslog/_fast/_c.py)."""
+    patch.setattr(_c, "speedups", None)
 
 
 def _batches(path: Path | str, pure: bool, monkeypatch, block: int = 4096) -> list[tuple]:
@@ -175,7 +174,7 @@ def test_every_bundled_line_is_masked_as_the_volatile_pattern_masks_it(path, mon
     lines = [line for batch in Reader(str(path)).batches() for line in batch.lines]
     fast = [mask(line) for line in lines]
     _pure(monkeypatch)
-    assert fast == [_shapes.mask(line) for line in lines]
+    assert fast == [mask(line) for line in lines]
     assert fast == [(_marked(VOLATILE, line), VOLATILE.findall(line)) for line in lines]
 
 
@@ -318,6 +317,6 @@ def test_a_file_s_lines_are_counted_alike_with_and_without_the_extension(tmp_pat
     path.write_bytes(data)
     ranges = [(0, len(data)), (7, 1 << 20), (5, 5), (3, 300_000)]
     fast = [_parallel._count_lines(str(path), a, b) for a, b in ranges]
-    monkeypatch.setattr(_parallel, "speedups", None)
+    monkeypatch.setattr(_c, "speedups", None)
     pure = [_parallel._count_lines(str(path), a, b) for a, b in ranges]
     assert fast == pure == [data.count(b"\n", a, b) for a, b in ranges]

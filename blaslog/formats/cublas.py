@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from blaslog._fast.shapes import kind_of
 from blaslog.formats._base import LeafTransformer, LogFormat, Slot, to_int, transpose
-from blaslog.formats._shapes import kind_of
 from blaslog.formats._switch import LogSwitch, per_level
 from blaslog.records import Event, GemmCall
 

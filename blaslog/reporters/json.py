@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
 
-from blaslog.formats._shapes import keep
+from blaslog._fast.shapes import keep
+from blaslog._fast.templates import ShapedCall
 from blaslog.records import SCHEMA_VERSION
 from blaslog.report import Report
 from blaslog.reporters._base import Reporter, defuse_commands, register
@@ -49,6 +50,9 @@ _TEMPLATE = itemgetter(1)
 
 _MARK = re.compile(r"\\u0000(\d+)\\u0000")
 
+_FILE = "\\u0000file\\u0000"
+"""Where the input's name goes in a template's form (see ShapeTexts._make)."""
+
 
 class ShapeTexts:
     """The texts of rows of known line shapes (ShapedRow), from pieces cached per shape.
@@ -62,10 +66,25 @@ class ShapeTexts:
 
     def __init__(self, encode: Callable[[dict[str, Any]], str]) -> None:
         self._encode = encode
+        self._forms: dict[Any, Any] = {}
+        """A template -> the pieces of its rows with a mark where the input's name goes (the inputs of one
+        command share templates: per-rank logs say the same things)."""
+        self._path: str | None = None
+        """The input whose rows `_pieces` and `_rows` write."""
+        self._file = ""
+        """Its name as JSON writes it inside a string."""
         self._pieces: dict[Any, Any] = {}
+        """A template -> the pieces of its rows of this input, checked on its first row, or False (its rows are
+        encoded whole)."""
         self._rows: dict[str, tuple[Any, list[str]]] = {}
         """A line -> (its template, its row's text cut where the line number goes), for rows read from lines that
-        come again (bounded: see formats._shapes.keep)."""
+        come again (bounded: see _fast.shapes.keep)."""
+
+    def _input(self, path: str) -> None:
+        """Write the rows of input `path` from here on."""
+        self._path = path
+        self._file = _COMPACT.encode(path)[1:-1].replace("%", "%%")
+        self._pieces, self._rows = {}, {}
 
     def text(self, item: Any) -> str:
         """The text of a row: a ShapedRow, or a plain dict; or the texts of the rows of a ShapedRows, joined."""
@@ -74,9 +93,11 @@ class ShapeTexts:
         if type(item) is not ShapedRow:
             return self._encode(item)
         call = item.call
+        if call.path != self._path:
+            self._input(call.path)
         pieces = self._pieces.get(call.template)
         if pieces is None:
-            pieces = self._make(item)
+            pieces = self._made(item)
             keep(self._pieces, call.template, pieces)
         if pieces is False:
             return self._encode(item.row())
@@ -103,6 +124,8 @@ class ShapeTexts:
         """The texts of a run's rows: those of lines kept (see :meth:`text`) with their numbers put in, the
         others through :meth:`text`."""
         run = rows.run
+        if run.path != self._path:
+            self._input(run.path)
         kept, made = self._rows.get, self._pieces.get
         out: list[str] = []
         append = out.append
@@ -126,11 +149,25 @@ class ShapeTexts:
         form, pick = pieces
         return form % pick((*call.values, call.line, call.end_line))
 
+    def _made(self, item: ShapedRow) -> Any:
+        """The pieces of the rows of `item`'s template in this input, or False when they do not give back its
+        row (its rows are then encoded whole)."""
+        call = item.call
+        form = self._forms.get(call.template)
+        if form is None:
+            form = self._make(item)
+            keep(self._forms, call.template, form)
+        pieces = (form[0].replace(_FILE, self._file), form[1])
+        return pieces if self._fill(pieces, call) == self._encode(item.row()) else False
+
     def _make(self, item: ShapedRow) -> Any:
-        count = len(item.call.values)
+        """(form, pick) of the rows of `item`'s template: `form` with a mark where the input's name goes."""
+        call = item.call
+        count = len(call.values)
         marks = [f"\x00{j}\x00" for j in range(count + 2)]
-        text = self._encode(item.marked_row(marks[:count], marks[count], marks[count + 1]))
-        for j in (*item.call.template.numbers, count, count + 1):  # integers: their marks take the quotes with them
+        marked = ShapedRow(ShapedCall(call.template, call.values, "\x00file\x00", 0, 0), item.caps)
+        text = self._encode(marked.marked_row(marks[:count], marks[count], marks[count + 1]))
+        for j in (*call.template.numbers, count, count + 1):  # integers: their marks take the quotes with them
             text = text.replace(f'"\\u0000{j}\\u0000"', f"\\u0000{j}\\u0000")
         parts = _MARK.split(text)
         # one %-format with the values picked in the order the text wants them (a value may come twice)
@@ -138,8 +175,15 @@ class ShapeTexts:
         order = [int(j) for j in parts[1::2]]
         getter = itemgetter(*order) if order else (lambda values: ())
         pick = getter if len(order) != 1 else (lambda values: (getter(values),))
-        pieces = (form, pick)
-        return pieces if self._fill(pieces, item.call) == self._encode(item.row()) else False
+        return form, pick
+
+
+def _kept_texts(reporter: Reporter, encode: Callable[[dict[str, Any]], str]) -> ShapeTexts:
+    """The reporter's one ShapeTexts for every input it writes (the line shapes of per-rank logs come again)."""
+    texts = reporter.__dict__.get("_shape_texts")
+    if texts is None:
+        texts = reporter.__dict__["_shape_texts"] = ShapeTexts(encode)
+    return texts  # type: ignore[no-any-return]
 
 
 @register
@@ -166,7 +210,7 @@ class JsonReporter(Reporter):
 
     def stream_rows(self, rows: Iterable[Any], first: bool) -> Iterator[str]:
         rows = iter(rows)
-        texts = ShapeTexts(lambda row: ",\n    " + dumps(row))
+        texts = _kept_texts(self, lambda row: ",\n    " + dumps(row))
         if first:  # the first row has no comma before it
             for row in rows:
                 if type(row) is ShapedRows:
@@ -215,7 +259,8 @@ class JsonLinesReporter(Reporter):
     shaped_rows = True
 
     def stream_rows(self, rows: Iterable[Any], first: bool) -> Iterator[str]:
-        yield from _chunks(map(ShapeTexts(lambda row: dumps({"type": "item", **row}) + "\n").text, rows))
+        texts = _kept_texts(self, lambda row: dumps({"type": "item", **row}) + "\n")
+        yield from _chunks(map(texts.text, rows))
 
     def stream_end(self, files: list[Any], any_rows: bool) -> str:
         return (

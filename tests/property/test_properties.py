@@ -157,7 +157,7 @@ def test_cli_never_shows_a_traceback(lines, command, fmt, tmp_path_factory):
 def test_every_block_shape_match_is_a_volatile_match(text):
     """SHAPE (used on whole blocks) masks a subset of what VOLATILE masks, at the same spans: equal SHAPE keys
     then mean equal shapes, which is what lets a key stand for its first line's template."""
-    from blaslog.formats._base import SHAPE, VOLATILE
+    from blaslog._fast.shapes import SHAPE, VOLATILE
 
     full = {m.span(1) for m in VOLATILE.finditer(text)}
     assert {m.span(1) for m in SHAPE.finditer(text)} <= full
@@ -171,7 +171,7 @@ def test_every_block_shape_match_is_a_volatile_match(text):
 )
 def test_shaper_gives_the_shape_mask(lines):
     """The block keys (head and message cached apart, pointer-only mask where it suffices) are SHAPE's."""
-    from blaslog.formats._shapes import SHAPE, Shaper, mark
+    from blaslog._fast.shapes import SHAPE, Shaper, mark
 
     def key(text: str) -> str:
         return SHAPE.sub(lambda match: mark(match.group(1)), text)
@@ -212,7 +212,8 @@ def test_shape_cache_changes_nothing(lines, events, prefix):
     records, counts and problems with the shape cache on and off."""
     import re
 
-    from blaslog.formats import Sniffer, _base
+    from blaslog._fast import _c
+    from blaslog.formats import Sniffer
     from blaslog.inputs import text_reader
     from blaslog.parse import _FileParser
 
@@ -226,9 +227,9 @@ def test_shape_cache_changes_nothing(lines, events, prefix):
         return [r.to_dict() for r in parser.records()], parser.summary.to_dict(max_problems=10**6)
 
     cached = parse()
-    _base.CACHE = False
+    _c.shape_cache = False
     try:
         plain = parse()
     finally:
-        _base.CACHE = True
+        _c.shape_cache = True
     assert cached == plain

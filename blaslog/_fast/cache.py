@@ -1,6 +1,6 @@
 """The shape cache of one input: everything the parser learns about line shapes, in one room.
 
-The grammar runs once per distinct record *shape* (see ``_shapes.py`` and ``_base.Template``). What the
+The grammar runs once per distinct record *shape* (see ``shapes.py`` and ``templates.Template``). What the
 parser of an input learns about shapes lives here, and the parser uses it through a narrow interface:
 
 * look up: :meth:`ShapeCache.dialect` (which dialect begins a record on lines of a SHAPE key),
@@ -27,22 +27,38 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from lark.exceptions import LarkError
 
-import blaslog.formats._base as _base
-from blaslog.formats._base import (
+from blaslog._fast import _c
+from blaslog._fast.shapes import KEPT, Shaper, keep, mask
+from blaslog._fast.templates import (
     FALLBACK,
     UNCACHEABLE,
     LineTemplate,
-    LogFormat,
     RecordError,
     ShapedCall,
     Template,
 )
-from blaslog.formats._shapes import KEPT, Shaper, keep, mask
 from blaslog.records import Event, Record
+
+
+class Dialect(Protocol):
+    """What the cache asks of a log dialect (``formats._base.LogFormat``): it reads its grammar and build step
+    and holds no cache state."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def words(self) -> re.Pattern[str] | None: ...
+    @property
+    def fallback_rule(self) -> str | None: ...
+    def parser(self, rule: str | None = None) -> Any: ...
+    def template(self, tree: Any, text: str) -> Any: ...
+    def family_template(self, tree: Any, text: str, words: tuple[tuple[int, int] | None, ...]) -> Any: ...
+    def record(self, tree: Any, path: str, line: int, end_line: int) -> tuple[Record, tuple[str, ...]]: ...
+    def fallback(self, tree: Any, path: str, line: int, end_line: int) -> Record | None: ...
 
 
 @dataclass(slots=True)
@@ -97,10 +113,10 @@ class ShapeCache:
     def __init__(self, shaper: Shaper | None = None, *, enabled: bool | None = None) -> None:
         self.shaper = shaper if shaper is not None else Shaper()
         """SHAPE keys and values of lines (the reader's, which keys whole batches with it)."""
-        self.enabled = _base.CACHE if enabled is None else enabled
+        self.enabled = _c.shape_cache if enabled is None else enabled
         """False: every record goes through the grammar (BLASLOG_SHAPE_CACHE=0)."""
         self.stats = CacheStats()
-        self.known: dict[str, LogFormat] = {}
+        self.known: dict[str, Any] = {}
         """SHAPE key of a line that began a one-line record -> its dialect (spares sniffing it again; kept with
         the cache off too, as sniffing is not what the cache is about)."""
         self.grown = 0
@@ -112,23 +128,23 @@ class ShapeCache:
         """SHAPE keys of one-line records of a verbatim template without warnings -> (dialect, LineTemplate): what
         the classifying pass marks when every record is wanted (each is built from its line's SHAPE values
         without being assembled)."""
-        self._templates: dict[LogFormat, dict[str, Any]] = {}
+        self._templates: dict[Dialect, dict[str, Any]] = {}
         """Per dialect: VOLATILE shape -> Template, or UNCACHEABLE."""
-        self._bound: dict[LogFormat, dict[str, LineTemplate]] = {}
+        self._bound: dict[Dialect, dict[str, LineTemplate]] = {}
         """Per dialect: SHAPE key of a one-line record (or its lines' keys joined by line ends, for a record of
         several lines) -> its LineTemplate."""
-        self._families: dict[LogFormat, dict[tuple[str, ...], Any]] = {}
+        self._families: dict[Dialect, dict[tuple[str, ...], Any]] = {}
         """Per dialect: a family's VOLATILE shape with its words cut out (the pieces between them) -> _Family, or
         False (the family's template cannot be made: each of its shapes goes through the grammar)."""
         self._seen: set[int] = set()
         """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
 
     # -- look up -------------------------------------------------------------------------------------
-    def dialect(self, key: str) -> LogFormat | None:
+    def dialect(self, key: str) -> Dialect | None:
         """The dialect whose one-line records begin on lines of SHAPE key `key`, if known."""
         return self.known.get(key)
 
-    def line_template(self, fmt: LogFormat, key: str) -> LineTemplate | None:
+    def line_template(self, fmt: Dialect, key: str) -> LineTemplate | None:
         """The template bound to SHAPE key `key` of `fmt`'s one-line records (or to the joined keys of a record's
         lines), if any."""
         table = self._bound.get(fmt)
@@ -152,7 +168,7 @@ class ShapeCache:
     # -- parse through it ----------------------------------------------------------------------------
     def parse(
         self,
-        fmt: LogFormat,
+        fmt: Dialect,
         text: str,
         path: str,
         line: int,
@@ -225,7 +241,7 @@ class ShapeCache:
         except RecursionError:
             raise RecordError("groups nested too deeply to be a BLAS log record") from None
 
-    def _derive(self, fmt: LogFormat, family: _Words, values: list[str]) -> Template | None:
+    def _derive(self, fmt: Dialect, family: _Words, values: list[str]) -> Template | None:
         """The template of a VOLATILE shape (its `family` parts, its `values`) from its family's, if known."""
         pieces, words, _spans = family
         table = self._families.get(fmt)
@@ -235,7 +251,7 @@ class ShapeCache:
         made = known.made.get(tuple([words[i] for i in known.kept]))
         return None if made is None else made.specialize(words, known.first)
 
-    def _widen(self, fmt: LogFormat, family: _Words, tree: Any, text: str, key: str, values: list[str]) -> None:
+    def _widen(self, fmt: Dialect, family: _Words, tree: Any, text: str, key: str, values: list[str]) -> None:
         """Teach the family of VOLATILE shape `key` (its `family` parts) its template for the words of this shape
         that its build step computes with, from the tree of `text` (a shape just parsed with the grammar, its
         template cacheable)."""
@@ -273,11 +289,11 @@ class ShapeCache:
         keep(known.made, tuple([words[i] for i in known.kept]), made)
         keep(table, pieces, known)
 
-    def _grammar(self, fmt: LogFormat, text: str, rule: str | None = None) -> Any:
+    def _grammar(self, fmt: Dialect, text: str, rule: str | None = None) -> Any:
         self.stats.grammar_runs += 1
         return fmt.parser(rule).parse(text)
 
-    def _fallback(self, fmt: LogFormat, text: str, path: str, line: int, end_line: int) -> Record | None:
+    def _fallback(self, fmt: Dialect, text: str, path: str, line: int, end_line: int) -> Record | None:
         if fmt.fallback_rule is None:
             return None
         try:
@@ -287,9 +303,7 @@ class ShapeCache:
         return fmt.fallback(tree, path, line, end_line)
 
     # -- learn ---------------------------------------------------------------------------------------
-    def learn(
-        self, fmt: LogFormat, key: str, text: str, how: Any, warnings: tuple[str, ...], outer: str | None
-    ) -> None:
+    def learn(self, fmt: Dialect, key: str, text: str, how: Any, warnings: tuple[str, ...], outer: str | None) -> None:
         """Remember what parsing a one-line record whole (its `text` is its line, of SHAPE key `key`) taught:
         its dialect, and its template bound to the key from the key's second line on (`how`: what
         :meth:`parse` said). `outer`: the whole line's key when other text (a launcher's tag) came first."""
@@ -302,14 +316,14 @@ class ShapeCache:
         elif how is not UNCACHEABLE:
             self._bind(fmt, key, how, text, outer)
 
-    def learn_record(self, fmt: LogFormat, key: str, text: str, how: Any) -> None:
+    def learn_record(self, fmt: Dialect, key: str, text: str, how: Any) -> None:
         """Remember what parsing a record of several lines joined by line ends (`text`, of SHAPE key `key`: the
         keys of its lines joined the same way) taught: its template, bound to the key from the key's second
         record on. Such records are never counted without a visit (a record's lines are assembled first)."""
         if how is not FALLBACK and how is not UNCACHEABLE:
             self._bind(fmt, key, how, text, None)
 
-    def _bind(self, fmt: LogFormat, key: str, template: Any, text: str, outer: str | None) -> None:
+    def _bind(self, fmt: Dialect, key: str, template: Any, text: str, outer: str | None) -> None:
         table = self._bound.get(fmt)
         if table is None:
             table = self._bound[fmt] = {}
@@ -327,7 +341,7 @@ class ShapeCache:
         keep(table, key, bound)
         self.shortcut(key, fmt, bound, outer)
 
-    def shortcut(self, key: str, fmt: LogFormat, what: Any, outer: str | None = None) -> None:
+    def shortcut(self, key: str, fmt: Dialect, what: Any, outer: str | None = None) -> None:
         """Let the classifying pass deal with later lines of SHAPE key `key` without visiting them (`what`: the
         dialect, for records with nothing to build, or the key's LineTemplate); also lines of the `outer`
         key, the record after other text (a launcher's `[rank0]: `) that holds no time stamp, pointer or
@@ -344,6 +358,47 @@ class ShapeCache:
         if what is not fmt and what.verbatim and not what.warnings:
             for one in keys:
                 keep(self.built, one, (fmt, what))
+
+
+class SharedShapes:
+    """What the inputs of one read learn about line shapes, kept for the next input: per-rank logs (the layout
+    `blaslog record`, torchrun and CI write) say the same things, so the second file on is served from the
+    shapes the first taught, not learnt again with the grammar.
+
+    One entry per set of dialects read (their sniffer, which makes the dialect objects the cache's tables are
+    keyed by, and its cache), and per state of the shape-cache switch. Each input taken gets fresh `stats`
+    (the counts stay per input). The records are the same as with a cache per input (the cache only ever
+    spares work: ``tests/test_shape_cache.py`` compares the two)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Any, tuple[Any, ShapeCache]] = {}
+
+    def take(self, dialects: tuple[str, ...], sniffer: Any) -> tuple[Any, ShapeCache]:
+        """(sniffer, cache) for an input read with these `dialects` (names): the `sniffer` given and a new
+        cache the first time, what the first input was given after that."""
+        key = (dialects, _c.shape_cache)
+        found = self._kept.get(key)
+        if found is None:
+            found = self._kept[key] = (sniffer, ShapeCache())
+        else:
+            found[1].stats = CacheStats()
+        return found
+
+
+_PROCESS: list[SharedShapes] = []
+"""The shapes shared by every input a worker process reads (set by :func:`share_in_process`)."""
+
+
+def share_in_process() -> None:
+    """Share learnt shapes between every input this process reads from now on: a pool's initializer, so that
+    a worker learns each shape once for all the pieces and files it is handed (a pool lives for one read)."""
+    if not _PROCESS:
+        _PROCESS.append(SharedShapes())
+
+
+def in_process() -> SharedShapes | None:
+    """The process's shared shapes (see :func:`share_in_process`), or None."""
+    return _PROCESS[0] if _PROCESS else None
 
 
 _Words = tuple[tuple[str, ...], list[str], list[tuple[int, int]]]
@@ -379,7 +434,7 @@ class _Family:
         """The kept words' values -> the family's template for them (its other words are slots)."""
 
 
-def _mark(fmt: LogFormat, template: LineTemplate) -> Any:
+def _mark(fmt: Dialect, template: LineTemplate) -> Any:
     """What `shortcuts` holds for a bound key: its dialect (a record with nothing to build or report),
     (dialect, template) for a GEMM of a uniform shape, or None (lines of it are visited)."""
     if template.warnings:
@@ -389,4 +444,4 @@ def _mark(fmt: LogFormat, template: LineTemplate) -> Any:
     return (fmt, template) if template.uniform else None
 
 
-__all__ = ["CacheStats", "ShapeCache"]
+__all__ = ["CacheStats", "ShapeCache", "SharedShapes", "in_process", "share_in_process"]

@@ -18,18 +18,12 @@ lines).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from itertools import chain, islice
 from typing import Any
 
-try:  # the per-byte loops in C, built at install time where a compiler is there (blaslog/_speedups.c)
-    import blaslog._speedups as speedups
-except ImportError:  # pragma: no cover (a wheel built without a compiler): the Python code does their work
-    speedups = None  # type: ignore[assignment]
-if os.environ.get("BLASLOG_PURE_PYTHON"):
-    speedups = None  # type: ignore[assignment]
+from blaslog._fast import _c  # the per-byte loops in C where the extension is in use (its one switch)
 
 VOLATILE = re.compile(
     r"(0x0x[0-9a-fA-F]+"  # cuBLAS pointers
@@ -118,6 +112,7 @@ def keep(table: dict[Any, Any], key: Any, value: Any) -> None:
 
 def mask(text: str) -> tuple[str, list[str]]:
     """(VOLATILE shape, volatile values) of a record's text."""
+    speedups = _c.speedups
     if speedups is not None and (found := speedups.mask(text)) is not None:
         return found
     parts = VOLATILE.split(text)
@@ -163,6 +158,7 @@ class Shaper:
 
     def split(self, line: str) -> tuple[str, list[str]]:
         """(SHAPE key, SHAPE values) of one line."""
+        speedups = _c.speedups
         if speedups is not None:
             found = self._lines.get(line)
             if found is None and (found := speedups.split(line)) is not None:
@@ -178,6 +174,7 @@ class Shaper:
 
     def values(self, line: str) -> list[str]:
         """The SHAPE values of one line (:meth:`split` without building its key)."""
+        speedups = _c.speedups
         if speedups is not None and (found := speedups.values(line)) is not None:
             return found  # not kept: a one-line record's line is seldom seen again (its pointers are new)
         head, sep, message = line.partition("] ")
@@ -242,4 +239,4 @@ class Shaper:
         return learnt
 
 
-__all__ = ["KEPT", "SHAPE", "VOLATILE", "Shaper", "keep", "key_of", "kind_of", "mark", "mask", "speedups"]
+__all__ = ["KEPT", "SHAPE", "VOLATILE", "Shaper", "keep", "key_of", "kind_of", "mark", "mask"]

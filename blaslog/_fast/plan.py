@@ -1,0 +1,118 @@
+"""The plan for a batch of lines: which lines the parser must assemble, and which are whole records of a shape
+seen before (counted without a visit, or built from their template).
+
+This is the first of the two things the parser asks of the speed layer (the second is the shape cache's
+template of a line shape). It reads the batch's distinct lines and their counts and C-level passes over the
+list; it never calls the parser.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import compress
+from typing import Any
+
+from blaslog._fast.cache import ShapeCache
+
+_IS_NONE = functools.partial(operator.is_, None)
+
+
+@dataclass(slots=True)
+class Plan:
+    """What the parser does with a batch's lines."""
+
+    visit: Sequence[int]
+    """The indices of the lines the parser assembles (in order)."""
+    marks: dict[int, Any] | list[Any]
+    """The marked lines among those: by index, for the GEMM lines built from their template (only GEMMs are
+    wanted); or every line's mark (None: assembled the ordinary way) when every record is wanted."""
+    tally: dict[Any, int]
+    """Mark -> how many lines of it are counted (whole records, handed on by the parser where marked
+    (dialect, template) and wanted, else only counted)."""
+
+
+def plan(lines: list[str], shapes: dict[str, str], counts: dict[str, int], cache: ShapeCache, events: bool) -> Plan:
+    """The plan for a batch of `lines` (each distinct line's SHAPE key in `shapes`, its count in `counts`).
+
+    A line of a shape the cache has a shortcut for (an [Api] or [Info] line seen before, say) ends the record
+    before it and continues none, so it can be counted without visiting it. A visited line of a new shape may
+    continue the record before it, so that line is visited too; so is the batch's last line (the next batch may
+    continue it). A GEMM line of a uniform shape is marked (dialect, template): the parser builds it from the
+    template, hands it to a sink or on as a ShapedCall, without assembling it. When every record is wanted
+    (`events`), nothing is counted without a visit, and every line of a verbatim template
+    (``ShapeCache.built``) is marked so.
+    """
+    shortcuts = cache.built if events else cache.shortcuts
+    marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
+    unmarked = list(map(dict(zip(marks, map(_IS_NONE, marks.values()), strict=True)).__getitem__, lines))
+    plain = list(compress(range(len(lines)), unmarked))
+    # the fewer of the unmarked and the marked lines are looked at one by one
+    few = len(plain) * 2 < len(lines)
+    others = [] if few else list(compress(range(len(lines)), map(operator.not_, unmarked)))  # the marked lines
+    before = _ended(lines, shapes, cache, unmarked, plain, others, few)
+    tally: dict[Any, int] = {}
+    for line, mark in marks.items():
+        if mark is not None:
+            tally[mark] = tally.get(mark, 0) + counts[line]
+    for i in before:
+        tally[marks[lines[i]]] -= 1
+    if events:
+        # every mark is (dialect, template), so every line is visited: the marks go by position
+        of = list(map(marks.__getitem__, lines))
+        for i in before:
+            of[i] = None
+        return Plan(range(len(lines)), of, tally)
+    visit, by_index = _gemms(lines, marks, plain, others, few, before)
+    return Plan(visit, by_index, tally)
+
+
+def _ended(
+    lines: list[str],
+    shapes: dict[str, str],
+    cache: ShapeCache,
+    unmarked: list[bool],
+    plain: list[int],
+    others: list[int],
+    few: bool,
+) -> set[int]:
+    """The marked lines assembled the ordinary way: those before an unmarked line of a shape that begins no
+    known record (it may continue theirs), and the batch's last line (the next batch may continue it)."""
+    last = len(lines) - 1
+    before = {last} if lines and not unmarked[last] else set()
+    if few:
+        after = [i for i in plain if i and not unmarked[i - 1]]
+    else:
+        after = [i + 1 for i in others if i + 1 < len(lines) and unmarked[i + 1]]
+    known = cache.known
+    for i in after:
+        if shapes[lines[i]] not in known:
+            before.add(i - 1)
+    return before
+
+
+def _gemms(
+    lines: list[str], marks: dict[str, Any], plain: list[int], others: list[int], few: bool, before: set[int]
+) -> tuple[list[int], dict[int, Any]]:
+    """When only GEMMs are wanted: the visited lines (the unmarked ones, and the GEMMs marked (dialect,
+    template)), and the marks of those GEMMs by index."""
+    gemms = {line for line, mark in marks.items() if type(mark) is tuple}
+    if not gemms:
+        marked = []
+    elif few:
+        marked = list(compress(range(len(lines)), map(gemms.__contains__, lines)))
+    else:
+        marked = [i for i in others if lines[i] in gemms]
+    of = dict(zip(marked, map(marks.__getitem__, map(lines.__getitem__, marked)), strict=True))
+    visit = plain + marked
+    extra = [i for i in before if type(marks[lines[i]]) is not tuple]
+    for i in before:
+        of.pop(i, None)
+    visit += extra
+    visit.sort()  # timsort merges the sorted runs
+    return visit, of
+
+
+__all__ = ["Plan", "plan"]

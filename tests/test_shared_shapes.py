@@ -1,0 +1,109 @@
+"""Shapes learnt on one input serve the next (``blaslog._fast.cache.SharedShapes``): the records, the summaries
+and every byte of the output are those of a cache per input; only the grammar runs fewer times."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from blaslog._fast.cache import ShapeCache, SharedShapes
+from blaslog.cli import cli
+from blaslog.formats import Sniffer
+from blaslog.inputs import Reader
+from blaslog.parse import _FileParser, built, iter_file
+from tests.conftest import BAD, GENERATED, SEED
+
+# per-rank logs of one job (ranks saying the same things), then other dialects, then logs a person mangled
+INPUTS = [
+    GENERATED / "lt_fp32_tp4" / "blaslt_321674.log",
+    GENERATED / "lt_fp32_tp4" / "blaslt_321675.log",
+    GENERATED / "lt_fp32_tp4" / "blaslt_321676.log",
+    GENERATED / "lt_fp32_tp4" / "blaslt_321677.log",
+    GENERATED / "lt_fp32_unsharded.stdout.log",
+    GENERATED / "cublas_classic_fp16.log",
+    GENERATED / "hipblaslt_bf16_tp2_rank0.api.log",
+    GENERATED / "rocblas_fp16_trace.log",
+    *sorted(SEED.glob("*.log")),
+    *sorted(p for p in BAD.glob("*.log") if p.stat().st_size < 200_000),
+]
+
+
+def _not_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every input with a cache of its own, as before the shapes were shared."""
+    monkeypatch.setattr(SharedShapes, "take", lambda self, dialects, sniffer: (sniffer, ShapeCache()))
+
+
+def _read(shapes: SharedShapes | None, events: bool, lazy: bool) -> tuple[list, list]:
+    records, summaries = [], []
+    for path in INPUTS:
+        found = iter_file(str(path), events=events, lazy=lazy, summary_out=summaries, shapes=shapes)
+        records.append([record.to_dict() for record in built(found)])
+    return records, [summary.to_dict(max_problems=10**6) for summary in summaries]
+
+
+@pytest.mark.parametrize(("events", "lazy"), [(False, False), (True, False), (True, True)])
+def test_inputs_sharing_shapes_read_as_each_with_its_own_cache(events, lazy):
+    shared = _read(SharedShapes(), events, lazy)
+    assert shared == _read(None, events, lazy)
+    assert sum(map(len, shared[0])) > 500
+
+
+def test_a_second_rank_s_log_runs_no_grammar():
+    """The ranks of one job log the same shapes: the second rank's log is served from what the first taught."""
+    shapes = SharedShapes()
+    runs = []
+    for path in sorted((GENERATED / "lt_fp32_tp4").glob("*.log")):
+        parser = _FileParser(Reader(str(path)), Sniffer(), "warn", events=False, shapes=shapes)
+        assert list(parser.records()) and parser.summary.gemm_records > 0
+        runs.append(parser.cache.stats.grammar_runs)
+    assert runs[0] > 20 and sum(runs[1:]) <= 2  # the later ranks: a shape or two the first did not log
+
+
+def test_shapes_of_other_dialect_sets_are_kept_apart():
+    """`--log-format` names the dialects read: an input read with fewer dialects is not served a shape another
+    dialect taught."""
+    shapes = SharedShapes()
+    path = str(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
+    everything = [r.to_dict() for r in built(iter_file(path, shapes=shapes))]
+    summaries: list = []
+    only = [r.to_dict() for r in built(iter_file(path, log_format="cublas", shapes=shapes, summary_out=summaries))]
+    assert everything and not only and summaries[0].gemm_records == 0
+    assert len(shapes._kept) == 2
+
+
+@pytest.fixture
+def ranks(tmp_path):
+    """Per-rank logs as `blaslog record` and torchrun leave them (one folder, a file per rank), with a rank of
+    another dialect and a mangled one among them."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for rank, path in enumerate(sorted((GENERATED / "lt_fp32_tp4").glob("*.log"))):
+        shutil.copyfile(path, folder / f"rank{rank}.log")
+    shutil.copyfile(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log", folder / "rank4.log")
+    shutil.copyfile(GENERATED / "hipblaslt_bf16_tp2_rank0.api.log", folder / "rank5.log")
+    shutil.copyfile(BAD / "cut_group.log", folder / "rank6.log")
+    return folder
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["parse", "-f", "json", "-j", "1"],
+        ["parse", "-f", "jsonl", "-j", "1"],
+        ["parse", "-f", "jsonl", "--kind", "all", "-j", "1"],
+        ["parse", "-f", "csv", "-j", "1"],
+        ["summary", "-f", "json", "-j", "1"],
+        ["summary", "-f", "json", "-j", "2"],
+    ],
+    ids=" ".join,
+)
+def test_output_is_byte_identical_with_and_without_shared_shapes(command, ranks, runner, monkeypatch):
+    args = [*command, str(ranks), "-q"]
+    shared = runner.invoke(cli, args)
+    with monkeypatch.context() as patch:
+        _not_shared(patch)
+        alone = runner.invoke(cli, args)
+    assert shared.exit_code == alone.exit_code and shared.exit_code in (0, 1), shared.output
+    assert shared.stdout_bytes == alone.stdout_bytes and len(shared.stdout_bytes) > 1000
+    assert shared.stderr_bytes == alone.stderr_bytes
