@@ -166,11 +166,29 @@ def mixed(out, size: int, seed: int) -> None:
         step += 1
 
 
+def real(out, size: int, seed: int) -> None:
+    """The real logs of the fixtures (fixtures/real: every dialect, from bug reports and docs; fixtures/gpu: the
+    cuBLASLt logs the GPU validation kit wrote on an H200; fixtures/nvidia-lib), one after another in name order,
+    again and again: shapes nobody here generated. `seed` is not used (the logs are written as they are)."""
+    names = sorted((ROOT / "fixtures" / "real").glob("*.log"))
+    names += sorted((ROOT / "fixtures" / "gpu").rglob("*.log")) + sorted(
+        (ROOT / "fixtures" / "nvidia-lib").glob("*.log")
+    )
+    texts = [path.read_text(encoding="utf-8", errors="replace") for path in names]
+    corpus = "".join(text if text.endswith("\n") else text + "\n" for text in texts)
+    written = 0
+    while written < size:
+        out.write(corpus)
+        written += len(corpus.encode("utf-8"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=float, required=True, help="megabytes to write (approximately)")
     parser.add_argument(
-        "--kind", choices=["level5", "distinct", "rocblas", "rocblas3", "hipblaslt-bench", "mixed"], default="level5"
+        "--kind",
+        choices=["level5", "distinct", "rocblas", "rocblas3", "hipblaslt-bench", "mixed", "real"],
+        default="level5",
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--run", choices=sorted(TEMPLATES), default="tp4", help="level5: which fixture run to repeat")
@@ -210,6 +228,7 @@ def main() -> None:
                 "rocblas3": rocblas3,
                 "hipblaslt-bench": hipblaslt_bench,
                 "mixed": mixed,
+                "real": real,
             }
             kinds[args.kind](out, int(args.size * 1e6), args.seed)
 

@@ -298,6 +298,7 @@ def shapes(size: int, blaslog: list[str]) -> None:
         "rocBLAS trace + bench (ROCBLAS_LAYER=3)": generate("rocblas3", size),
         "hipblaslt-bench lines": generate("hipblaslt-bench", size),
         "every line a different call": generate("distinct", size / 5),
+        "the real logs of fixtures/ (every dialect) one after another": generate("real", size),
     }
     print(
         f"\n| log ({size} MB unless said) | command | blaslog wall s | CPU s | peak MB | baseline wall s | CPU s | "

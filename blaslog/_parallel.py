@@ -1,24 +1,35 @@
-"""Parsing in several processes: one input per worker, and a large input cut into pieces at record starts.
+"""Reading a large input in pieces, and inputs in several processes.
 
-This module parses; it renders nothing (streamed output of pieces is :mod:`blaslog.stream`)."""
+A large input is cut at record starts into :class:`Piece` s (:func:`cut`). A piece is a small, picklable
+description of bytes of the input that carries everything needed to read them on their own, and
+:func:`read_piece` reads one wherever it runs: in this process, in a worker of the process pool
+(:func:`read_runs_parallel`; :mod:`blaslog.stream` for `blaslog parse`), or on a Dask worker
+(:mod:`blaslog.cluster`, which only schedules it). One rule holds for all of them: a reader of the whole input
+that saw its lines cut at a width (a terminal or a CI viewer wrapped them) joins later pieces of lines at that
+width, so a piece read before that width was known is read again with it (:func:`again`).
+
+This module parses; it renders nothing (the rows of pieces are rendered by :mod:`blaslog.stream`)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from itertools import chain, pairwise, repeat
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from blaslog._fast import _c
 from blaslog._fast.cache import share_in_process
 from blaslog.formats import Sniffer, boundary_regex
 from blaslog.inputs import Reader, read_as_it_lies
 from blaslog.parse import _FileParser, parse_file
-from blaslog.records import ParseResult
+from blaslog.records import FileSummary, ParseResult
 from blaslog.runs import CompactRun, merge, read_run
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
+    from concurrent.futures import Executor, Future
+
+T = TypeVar("T")
 
 SPLIT_MIN = 64 << 20
 """Inputs smaller than this are not cut into pieces."""
@@ -100,49 +111,125 @@ def split_points(path: str, pieces: int, log_format: list[str] | None = None) ->
     return points
 
 
-def range_parser(
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """Bytes [start, end) of an input, cut at line starts, with everything needed to read them on their own: a
+    small, picklable description that a pool's or a Dask worker reads (:func:`read_piece`)."""
+
+    name: str
+    """The input: a local file that can be read in pieces (see :func:`splittable`)."""
+    start: int
+    """Its first byte, at a line start."""
+    end: int
+    """The byte after its last one, at a line start (or the input's end)."""
+    first_line: int = 1
+    """Number of its first line in the input; 1 where its lines are numbered from its start and shifted when the
+    pieces are merged (:func:`blaslog.runs.merge`)."""
+    log_format: tuple[str, ...] | None = None
+    """The dialects read (`--log-format`), None for all."""
+    on_error: str = "warn"
+    """What a record that cannot be parsed does (see :func:`blaslog.parse.iter_file`)."""
+    events: bool = False
+    """Records other than GEMMs are built too (`--kind all`), not only counted."""
+    wrap_width: int = 0
+    """The width the lines before it were seen cut at (see :func:`again`); 0 when none was."""
+
+    def parser(self) -> _FileParser:
+        """The parser of the piece."""
+        parser = _FileParser(
+            _RangeReader(self.name, self.start, self.end, self.first_line),
+            Sniffer(list(self.log_format) if self.log_format else None),
+            self.on_error,  # type: ignore[arg-type]
+            events=self.events,
+        )
+        parser.wrap_width = self.wrap_width
+        return parser
+
+
+@dataclass(frozen=True, slots=True)
+class PieceRead(Generic[T]):
+    """What reading a piece gave."""
+
+    value: T
+    """What the reading job made of its records (a CompactRun, rows ...)."""
+    summary: FileSummary
+    """Its accounting (lines, records, problems), lines numbered as the piece's were."""
+    wrap_width: int
+    """The width its lines were seen cut at, or 0 (see :func:`again`)."""
+
+
+def cut(
     name: str,
-    start: int,
-    end: int,
-    log_format: list[str] | None,
-    on_error: str,
+    count: int,
     *,
-    first_line: int = 1,
+    log_format: Sequence[str] | None = None,
+    on_error: str = "warn",
     events: bool = False,
-    wrap_width: int = 0,
-) -> _FileParser:
-    """A parser of bytes [start, end) of `name` (cut at line starts), its lines numbered from `first_line`;
-    `wrap_width` is the width the lines before were seen cut at (see :func:`rewrapped`)."""
-    parser = _FileParser(
-        _RangeReader(name, start, end, first_line),
-        Sniffer(log_format),
-        on_error,  # type: ignore[arg-type]
-        events=events,
-    )
-    parser.wrap_width = wrap_width
-    return parser
+    numbered: bool = False,
+    pool: Executor | None = None,
+) -> list[Piece]:
+    """`name` cut into about `count` pieces at record starts (see :func:`split_points`). With `numbered`, each
+    piece knows the number of its first line in the input (counted by `pool` too, when given: see
+    :func:`line_starts`); else each numbers its lines from 1 (see :attr:`Piece.first_line`)."""
+    formats = list(log_format) if log_format else None
+    points = split_points(name, count, formats)
+    how = (tuple(formats) if formats else None, on_error, events)
+    pieces = [Piece(name, a, b, 1, *how) for a, b in pairwise(points)]
+    return with_line_numbers(pieces, pool) if numbered else pieces
 
 
-def rewrapped(widths: list[int]) -> list[int]:
-    """For pieces read side by side whose readers saw their lines cut at `widths` (0: not seen), the width to
-    read each piece again with, or 0 where the piece's reading stands. A reader of the whole input that saw its
-    lines cut at a width (a terminal or a CI viewer wrapped them) joins later pieces of lines at that width; a
-    piece read without knowing it may leave some apart. Only inputs so wrapped are read twice."""
-    again, known = [], 0
-    for width in widths:
-        again.append(known)
-        known = known or width
-    return again
+def with_line_numbers(pieces: Sequence[Piece], pool: Executor | None = None) -> list[Piece]:
+    """The consecutive `pieces` of an input, each with the number of its first line in the input (the newlines
+    before it counted in as many ranges, by `pool` too when given: see :func:`line_starts`)."""
+    points = [piece.start for piece in pieces] + [pieces[-1].end]
+    firsts = line_starts(pieces[0].name, points, pool, len(pieces))
+    return [replace(piece, first_line=first) for piece, first in zip(pieces, firsts, strict=True)]
 
 
-def _piece(
-    name: str, start: int, end: int, log_format: list[str] | None, on_error: str, wrap_width: int = 0
-) -> tuple[CompactRun, Any, int, int]:
-    """The run, summary and line count of bytes [start, end) of `name`, and the width its lines were seen cut at."""
-    parser = range_parser(name, start, end, log_format, on_error, wrap_width=wrap_width)
-    run = parser.sink = CompactRun(name)
+def read_piece(piece: Piece, job: Callable[[_FileParser], T]) -> PieceRead[T]:
+    """Read one piece: `job` takes its parser and makes something of its records (see :func:`run_of`)."""
+    parser = piece.parser()
+    value = job(parser)
+    return PieceRead(value, parser.summary, parser.wrap_width)
+
+
+def run_of(parser: _FileParser) -> CompactRun:
+    """A job of :func:`read_piece`: the GEMM calls of a piece, as a CompactRun."""
+    run = parser.sink = CompactRun(parser.reader.name)
     run.extend(parser.records())
-    return run, parser.summary, parser.summary.lines, parser.wrap_width
+    return run
+
+
+def again(pieces: Sequence[Piece], widths: Sequence[int]) -> list[Piece | None]:
+    """For pieces read side by side whose readers saw their lines cut at `widths` (0: not seen), each piece to
+    read again (with the width seen before it), or None where its reading stands. A reader of the whole input
+    that saw its lines cut at a width joins later pieces of lines at that width; a piece read without knowing
+    it may leave some apart. Only inputs so wrapped are read twice."""
+    known = rewrapped(widths)
+    return [replace(piece, wrap_width=width) if width else None for piece, width in zip(pieces, known, strict=True)]
+
+
+def rewrapped(widths: Sequence[int]) -> list[int]:
+    """For pieces whose readers saw their lines cut at `widths`, the width to read each again with, or 0 (see
+    :func:`again`): the first width seen before it."""
+    out, known = [], 0
+    for width in widths:
+        out.append(known)
+        known = known or width
+    return out
+
+
+def settled(
+    pool: Executor, job: Callable[[_FileParser], T], pieces: Sequence[Piece], reads: list[PieceRead[T]]
+) -> list[PieceRead[T]]:
+    """`reads` of `pieces` by `job`, with those to read again (see :func:`again`) read again in `pool`, side by
+    side."""
+    redo: dict[int, Future[PieceRead[T]]] = {
+        i: pool.submit(read_piece, piece, job)
+        for i, piece in enumerate(again(pieces, [read.wrap_width for read in reads]))
+        if piece is not None
+    }
+    return [redo[i].result() if i in redo else read for i, read in enumerate(reads)]
 
 
 def _whole(name: str, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any]:
@@ -156,14 +243,12 @@ def read_runs_parallel(
     large input is cut into pieces: this process reads the first while `jobs - 1` workers read the others."""
     if len(names) == 1 and splittable(names[0], on_error):
         name = names[0]
-        ranges = list(pairwise(split_points(name, jobs, log_format)))
-        with process_pool(max(len(ranges) - 1, 1)) as pool:
-            others = [pool.submit(_piece, name, a, b, log_format, on_error) for a, b in ranges[1:]]
-            parts = [_piece(name, *ranges[0], log_format, on_error), *(f.result() for f in others)]
-        for i, width in enumerate(rewrapped([part[3] for part in parts])):
-            if width:
-                parts[i] = _piece(name, *ranges[i], log_format, on_error, width)
-        return [merge([part[:3] for part in parts], name, owned=True)]
+        pieces = cut(name, jobs, log_format=log_format, on_error=on_error)
+        with process_pool(max(len(pieces) - 1, 1)) as pool:
+            others = [pool.submit(read_piece, piece, run_of) for piece in pieces[1:]]
+            reads = [read_piece(pieces[0], run_of), *(future.result() for future in others)]
+            reads = settled(pool, run_of, pieces, reads)
+        return [merge([(read.value, read.summary, read.summary.lines) for read in reads], name, owned=True)]
     with process_pool(jobs) as pool:
         wholes = [pool.submit(_whole, name, log_format, on_error) for name in names]
         return [f.result() for f in wholes]
@@ -194,7 +279,7 @@ def line_starts(path: str, points: list[int], pool: Executor | None = None, part
     if pool is None or not ranges:
         counts = map(_count_lines, repeat(path, len(ranges)), starts, stops)
     else:
-        others = pool.map(_count_lines, repeat(path, len(ranges) - 1), starts[1:], stops[1:])  # submitted now
+        others = pool.map(_count_lines, [path] * (len(ranges) - 1), starts[1:], stops[1:])  # submitted now
         counts = chain([_count_lines(path, starts[0], stops[0])], others)
     number, total = {0: 1}, 1
     for stop, count in zip(stops, counts, strict=True):  # the ranges in order: a running total

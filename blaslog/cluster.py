@@ -28,11 +28,12 @@ import pickle
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from itertools import pairwise
+from dataclasses import dataclass, field, replace
+from operator import getitem
 from typing import Any
 
 from blaslog import _parallel
+from blaslog._parallel import Piece, PieceRead
 from blaslog.errors import BlaslogError, InputError, LogParseError
 from blaslog.formats import Sniffer
 from blaslog.inputs import ENDS_EARLY, Reader, _decoded
@@ -243,26 +244,24 @@ def _run_of(name: str, log_format: list[str] | None, on_error: str) -> tuple[Com
 
 
 def _rows_of(
-    name: str,
-    log_format: list[str] | None,
-    on_error: str,
-    kind: str,
-    render: Callable[..., Iterable[str]],
-    start: int = 0,
-    end: int = -1,
-    first_line: int = 1,
+    name: str, log_format: list[str] | None, on_error: str, kind: str, render: Callable[..., Iterable[str]]
 ) -> tuple[bytes, FileSummary, bytes]:
-    """The rows of an input (or of bytes [start, end) of it) as `render(records)` writes them, compressed."""
-    if end >= 0:
-        parser = _parallel.range_parser(
-            name, start, end, log_format, on_error, first_line=first_line, events=kind == "all"
-        )
-    else:
-        parser = _parser(name, log_format, on_error, events=kind == "all")
-    parser.lazy = True
-    chunks = list(render(parser.records()))
-    head = getattr(parser.reader, "head", b"")
-    return zlib.compress(pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL), 1), parser.summary, _tags(head)
+    """The rows of an input as `render(records)` writes them, compressed."""
+    parser = _parser(name, log_format, on_error, events=kind == "all")
+    return _Rows(render)(parser), parser.summary, _tags(parser.reader.head)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """A parser's records as `render(records)` writes them, pickled and compressed (a job of
+    :func:`blaslog._parallel.read_piece` too)."""
+
+    render: Callable[..., Iterable[str]]
+
+    def __call__(self, parser: _FileParser) -> bytes:
+        parser.lazy = True
+        chunks = list(self.render(parser.records()))
+        return zlib.compress(pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL), 1)
 
 
 def _records_of(name: str, log_format: list[str] | None, on_error: str, kind: str) -> tuple[bytes, FileSummary, bytes]:
@@ -300,19 +299,20 @@ def _batch(
     return out
 
 
-def _piece(name: str, start: int, end: int, log_format: list[str] | None, on_error: str) -> tuple[Any, ...]:
-    run, summary, lines, _ = _parallel._piece(name, start, end, log_format, on_error)
-    head = b""
-    if start == 0:
-        with open(name, "rb") as handle:
-            head = handle.read(HEAD)
-    return run, summary, lines, _tags(head)
+def _settled(read: PieceRead[Any], piece: Piece, width: int, job: Callable[[_FileParser], Any]) -> PieceRead[Any]:
+    """A piece's reading, or, where the lines before it were seen cut at `width`, the piece read again with that
+    width (see :func:`blaslog._parallel.again`)."""
+    return _parallel.read_piece(replace(piece, wrap_width=width), job) if width else read
 
 
-def _merge(parts: list[tuple[Any, ...]], name: str) -> tuple[Any, ...]:
+def _width(read: PieceRead[Any]) -> int:
+    return read.wrap_width
+
+
+def _merge(reads: list[PieceRead[CompactRun]], name: str) -> PieceRead[CompactRun]:
     """Consecutive pieces of one input as one piece (a node of the merge tree)."""
-    run, summary = merge([(r, s, n) for r, s, n, _ in parts], name)
-    return run, summary, sum(n for _, _, n, _ in parts), parts[0][3]
+    run, summary = merge([(read.value, read.summary, read.summary.lines) for read in reads], name)
+    return PieceRead(run, summary, 0)
 
 
 @dataclass(slots=True)
@@ -349,8 +349,8 @@ class _Unit:
     """Inputs read by one task (a batch), or one large input read in pieces."""
 
     names: list[str]
-    points: list[int] = field(default_factory=list)
-    """Where the single input is cut (empty: read whole)."""
+    pieces: list[Piece] = field(default_factory=list)
+    """The pieces of the single input (empty: read whole)."""
     tries: int = 0
 
 
@@ -365,32 +365,37 @@ class _Work:
 
     def submit(self, unit: _Unit) -> Any:
         client = self.client
-        if not unit.points:
+        if not unit.pieces:
             extra = [self.extra[name] for name in unit.names] if self.extra else []
             future = client.submit(_batch, self.job, unit.names, self.args, extra, pure=False)
         elif self.job is _run_of:
-            name = unit.names[0]
-            level = [client.submit(_piece, name, a, b, *self.args, pure=False) for a, b in pairwise(unit.points)]
+            level = self._read_pieces(unit.pieces, _parallel.run_of)
             while len(level) > 1:  # a tree of merges on the workers, MERGE_FAN_IN pieces a task
                 level = [
-                    client.submit(_merge, level[i : i + MERGE_FAN_IN], name, pure=False)
+                    client.submit(_merge, level[i : i + MERGE_FAN_IN], unit.names[0], pure=False)
                     for i in range(0, len(level), MERGE_FAN_IN)
                 ]
-            future = client.submit(_one_of_pieces, level[0], pure=False)
-        else:  # rendered rows of pieces: count the lines of each piece first, for its line numbers
-            name = unit.names[0]
-            spans = list(pairwise(unit.points))
-            counts = client.gather([client.submit(_parallel._count_lines, name, a, b, pure=False) for a, b in spans])
-            firsts = [1]
-            for count in counts[:-1]:
-                firsts.append(firsts[-1] + count)
-            parts = [
-                client.submit(_rows_of, name, *self.args, a, b, first, pure=False)
-                for (a, b), first in zip(spans, firsts, strict=True)
-            ]
-            future = client.submit(_joined_rows, parts, name, pure=False)
+            future = client.submit(_one_of_pieces, level[0], unit.names[0], pure=False)
+        else:  # rendered rows of pieces: their rows carry line numbers, counted first
+            _format, _on_error, kind, render = self.args
+            pool = client.get_executor(pure=False)
+            pieces = [replace(piece, events=kind == "all") for piece in _parallel.with_line_numbers(unit.pieces, pool)]
+            reads = self._read_pieces(pieces, _Rows(render))
+            future = client.submit(_joined_rows, reads, unit.names[0], pure=False)
         self.pending[future] = unit
         return future
+
+    def _read_pieces(self, pieces: list[Piece], job: Callable[[_FileParser], Any]) -> list[Any]:
+        """Futures of each piece read by `job` (see :func:`blaslog._parallel.read_piece`), read again where the
+        lines before it were seen cut at a width (see :func:`blaslog._parallel.again`): the graph the local
+        pool runs, every step on the workers."""
+        client = self.client
+        reads = [client.submit(_parallel.read_piece, piece, job, pure=False) for piece in pieces]
+        widths = client.submit(_parallel.rewrapped, [client.submit(_width, r, pure=False) for r in reads], pure=False)
+        return [
+            client.submit(_settled, read, piece, client.submit(getitem, widths, i, pure=False), job, pure=False)
+            for i, (read, piece) in enumerate(zip(reads, pieces, strict=True))
+        ]
 
     def run(self, units: list[_Unit]) -> Iterator[tuple[_Unit, list[Any]]]:
         """(unit, one outcome per input of it) as tasks finish; an outcome is the task's result for the input,
@@ -408,7 +413,7 @@ class _Work:
                 if self._failed(future) is None:
                     yield unit, self._result(future)
                 else:
-                    again.extend(_Unit([name], unit.points, tries=1) for name in unit.names)
+                    again.extend(_Unit([name], unit.pieces, tries=1) for name in unit.names)
             for unit in again:
                 future = self.submit(unit)
                 for _ in as_completed([future], loop=self.client.loop):
@@ -453,18 +458,20 @@ def _killed(error: BaseException | None) -> bool:
     return isinstance(error, (KilledWorker, OSError, TimeoutError)) or type(error).__name__ == "CommClosedError"
 
 
-def _one_of_pieces(part: tuple[Any, ...]) -> list[Any]:
-    run, summary, _lines, tags = part
-    return [(run, summary, tags)]
+def _one_of_pieces(read: PieceRead[CompactRun], name: str) -> list[Any]:
+    """The outcome of an input read in pieces, as :func:`_run_of` gives it for a whole one."""
+    with open(name, "rb") as handle:
+        head = handle.read(HEAD)
+    return [(read.value, read.summary, _tags(head))]
 
 
-def _joined_rows(parts: list[tuple[bytes, FileSummary, bytes]], name: str) -> list[Any]:
-    """The rows of consecutive pieces as one text, and the whole input's accounting."""
+def _joined_rows(reads: list[PieceRead[bytes]], name: str) -> list[Any]:
+    """The rows of consecutive pieces (numbered in the input) as one text, and the whole input's accounting."""
     summary = FileSummary(name)
-    for _, part, _ in parts:
-        summary.absorb(part)
-    chunks = [chunk for data, _, _ in parts for chunk in pickle.loads(zlib.decompress(data))]
-    return [(zlib.compress(pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL), 1), summary, parts[0][2])]
+    for read in reads:
+        summary.absorb(read.summary)
+    chunks = [chunk for read in reads for chunk in pickle.loads(zlib.decompress(read.value))]
+    return [(zlib.compress(pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL), 1), summary, b"")]
 
 
 @dataclass(slots=True)
@@ -507,7 +514,7 @@ def plan(
     for name in names:
         if pieces and _splittable(name, on_error):
             count = max(2, -(-os.path.getsize(name) // PIECE_BYTES))
-            units.append(_Unit([name], _parallel.split_points(name, count, log_format)))
+            units.append(_Unit([name], _parallel.cut(name, count, log_format=log_format, on_error=on_error)))
             continue
         batch.append(name)
         size += _size(name)

@@ -24,11 +24,11 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import pairwise
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 from blaslog._fast.cache import SharedShapes
-from blaslog._parallel import line_starts, process_pool, range_parser, rewrapped, split_points, splittable
+from blaslog._parallel import PieceRead, cut, process_pool, read_piece, settled, splittable
 from blaslog.api import Options, holds_nothing, jobs_for, looks_like_log, records
 from blaslog.caps import Caps, load_caps
 from blaslog.errors import BlaslogError
@@ -190,50 +190,32 @@ def _whole_lines(handle: IO[bytes], size: int = 1 << 20) -> Iterator[bytes]:
         yield rest
 
 
-def _piece_rows(
-    name: str,
-    start: int,
-    end: int,
-    first_line: int,
-    reporter: Reporter,
-    kind: str,
-    caps: Caps | None,
-    log_format: list[str] | None,
-    on_error: str,
-    first: bool,
-    wrap_width: int = 0,
-) -> tuple[_FileParser, Iterator[str]]:
-    """The parser of one piece of `name` and the text of its rows in `reporter`'s streaming format (`first`: no
-    row came before them); `wrap_width` as for range_parser."""
-    parser = range_parser(
-        name, start, end, log_format, on_error, first_line=first_line, events=kind == "all", wrap_width=wrap_width
-    )
+def _rows(parser: _FileParser, reporter: Reporter, caps: Caps | None, first: bool) -> Iterator[str]:
+    """The text of the rows of a piece's records in `reporter`'s streaming format (`first`: no row came before
+    them)."""
     parser.lazy = True
-    return parser, reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first)
+    return reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first)
 
 
-def _stream_piece(
-    name: str,
-    start: int,
-    end: int,
-    first_line: int,
-    out_path: str,
-    fmt: str,
-    kind: str,
-    caps_path: str | None,
-    log_format: list[str] | None,
-    on_error: str,
-) -> tuple[FileSummary, int]:
-    """Parse one piece and write its rows (rendered as not first) to `out_path`, defused a chunk of whole rows at
-    a time (see defuse_commands); return its FileSummary and the width its lines were seen cut at."""
-    caps = load_caps(caps_path) if caps_path else None
-    reporter = get_reporter(fmt)
-    style = reporter.defuse_style
-    parser, rows = _piece_rows(name, start, end, first_line, reporter, kind, caps, log_format, on_error, False)
-    with open(out_path, "w", encoding="utf-8") as handle:
-        for text in rows:
-            handle.write(defuse_commands(text, style))
-    return parser.summary, parser.wrap_width
+@dataclass(frozen=True, slots=True)
+class _RowsToFile:
+    """A job of :func:`blaslog._parallel.read_piece` on a pool's worker: write the rows of a piece (rendered as
+    not first) to a new file in `folder`, defused a chunk of whole rows at a time (see defuse_commands); its
+    path is the job's value."""
+
+    folder: str
+    fmt: str
+    caps_path: str | None
+
+    def __call__(self, parser: _FileParser) -> str:
+        caps = load_caps(self.caps_path) if self.caps_path else None
+        reporter = get_reporter(self.fmt)
+        style = reporter.defuse_style
+        fd, path = tempfile.mkstemp(prefix="piece-", dir=self.folder)
+        with open(fd, "w", encoding="utf-8") as handle:
+            for text in _rows(parser, reporter, caps, False):
+                handle.write(defuse_commands(text, style))
+        return path
 
 
 def _stream_pieces(
@@ -250,46 +232,47 @@ def _stream_pieces(
     """The rows of a large input parsed in `jobs` pieces at once (`first`: no row came before them). This process
     reads the first piece and renders its rows as they come, while `jobs - 1` workers each write the rows of a
     further piece to a file; those files follow, in order, as Spools (a piece whose lines were cut at a width
-    seen before it is read again here: see _parallel.rewrapped). The input's summary is appended to `summaries`
-    once every piece is read."""
+    seen before it is read again: see _parallel.again). The input's summary is appended to `summaries` once
+    every piece is read."""
     with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
-        points = split_points(name, jobs, options.formats)
-        outs = [os.path.join(tmp, f"piece-{i:04d}") for i in range(1, len(points) - 1)]
         with process_pool(jobs - 1) as pool:
-            starts = line_starts(name, points, pool, jobs)  # the newlines before each piece, counted side by side
-            work = (reporter.name, kind, caps_path, options.formats, options.on_error)
-            futures = [
-                pool.submit(_stream_piece, name, a, b, line, out, *work)
-                for (a, b), line, out in zip(pairwise(points[1:]), starts[1:], outs, strict=True)
-            ]
-            how = (reporter, kind, caps, options.formats, options.on_error)
-            parser, rows = _piece_rows(name, 0, points[1], 1, *how, first)
-            for text in rows:
+            pieces = cut(
+                name,
+                jobs,
+                log_format=options.formats,
+                on_error=options.on_error,
+                events=kind == "all",
+                numbered=True,  # the newlines before each piece, counted side by side
+                pool=pool,
+            )
+            job = _RowsToFile(tmp, reporter.name, caps_path)
+            others = [pool.submit(read_piece, piece, job) for piece in pieces[1:]]
+            parser = pieces[0].parser()
+            for text in _rows(parser, reporter, caps, first):
                 first = False
                 yield text
-            parts = [(parser.summary, parser.wrap_width), *(future.result() for future in futures)]
-        again = rewrapped([width for _, width in parts])
+            reads: list[PieceRead[Any]] = [
+                PieceRead(None, parser.summary, parser.wrap_width),
+                *(future.result() for future in others),
+            ]
+            reads = settled(pool, job, pieces, reads)
+        for read, future in zip(reads[1:], others, strict=True):
+            if read.value != future.result().value:  # read again: the rows first written are not the piece's
+                os.remove(future.result().value)
         summary = FileSummary(name)
-        summary.absorb(parts[0][0])
         separator = reporter.first_separator.encode("utf-8")
-        for i, out in enumerate(outs, start=1):
-            if again[i]:
-                os.remove(out)
-                parser, rows = _piece_rows(name, points[i], points[i + 1], starts[i], *how, first, again[i])
-                for text in rows:
-                    first = False
-                    yield text
-                summary.absorb(parser.summary)
+        for read in reads:
+            summary.absorb(read.summary)
+            if read.value is None:
                 continue
-            summary.absorb(parts[i][0])
-            spool = Spool(out, separator if first else b"")
+            spool = Spool(read.value, separator if first else b"")
             first = first and spool.size == spool.offset
             if hasattr(os, "sendfile"):
-                os.remove(out)  # free the disk as soon as the writer is done with it (the file is open)
+                os.remove(read.value)  # free the disk as soon as the writer is done with it (the file is open)
                 yield spool
             else:
                 yield from spool.blocks()
-                os.remove(out)
+                os.remove(read.value)
         summaries.append(summary)
 
 

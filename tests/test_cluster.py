@@ -92,8 +92,8 @@ def test_large_inputs_are_cut_and_merged_in_a_tree(scheduler, monkeypatch):
     monkeypatch.setattr(cluster, "MERGE_FAN_IN", 3)
     path = str(UNSHARDED)
     (unit,) = cluster.plan([path], threads=2)
-    assert len(unit.points) > 9
-    assert not any(u.points for u in cluster.plan([path, str(TP4 / "blaslt_321674.log")], threads=2))  # 2 threads busy
+    assert len(unit.pieces) > 9
+    assert not any(u.pieces for u in cluster.plan([path, str(TP4 / "blaslt_321674.log")], threads=2))  # 2 threads busy
     read = cluster.read_runs([path], scheduler=scheduler)
     ((run, summary),) = read.pairs
     one_run, one_summary = read_run(path)

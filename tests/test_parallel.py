@@ -122,7 +122,8 @@ def test_pieces_merged_keep_every_call_or_count_it(max_distinct, monkeypatch):
     with open(path, "rb") as handle:
         data = handle.read()
     cuts = [0, data.index(b"\n", len(data) // 3) + 1, data.index(b"\n", 2 * len(data) // 3) + 1, len(data)]
-    parts = [parallel._piece(path, a, b, None, "warn")[:3] for a, b in pairwise(cuts)]
+    reads = [parallel.read_piece(parallel.Piece(path, a, b), parallel.run_of) for a, b in pairwise(cuts)]
+    parts = [(read.value, read.summary, read.summary.lines) for read in reads]
     merged, summary = runs.merge(parts, path)
     monkeypatch.undo()
     whole, _ = read_run(path)
