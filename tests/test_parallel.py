@@ -324,7 +324,7 @@ def test_spools_are_closed_when_the_output_fails(tmp_path):
 def test_a_spool_is_let_go_when_stdout_fails(tmp_path, monkeypatch):
     import sys
 
-    from blaslog.cli import CliError, _echo
+    from blaslog.cli._common import CliError, _echo
     from blaslog.stream import Spool
 
     piece = tmp_path / "piece"
