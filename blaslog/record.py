@@ -910,6 +910,7 @@ __all__ = [
     "Library",
     "Recording",
     "child_environment",
+    "default_out",
     "logging_environment",
     "parse_libs",
     "prepare_folder",

@@ -28,7 +28,9 @@ from itertools import pairwise
 from typing import IO, TYPE_CHECKING, Any
 
 from blaslog._parallel import line_starts, process_pool, range_parser, rewrapped, split_points, splittable
-from blaslog.api import Options, holds_nothing, jobs_for, looks_like_log, records
+from blaslog.api import Options
+from blaslog.api._inputs import holds_nothing, jobs_for, looks_like_log
+from blaslog.api._parse import records
 from blaslog.caps import Caps, load_caps
 from blaslog.errors import BlaslogError
 from blaslog.records import FileSummary

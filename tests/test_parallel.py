@@ -481,7 +481,7 @@ def test_problems_past_the_cap_are_counted_as_one_reader_counts_them(monkeypatch
     )
     one = _same_with_pieces(runner, monkeypatch, tagged, ["summary", "-f", "json"], jobs=2)
     assert json.loads(one.stdout)["summary"]["files"][0]["more_problems"] > 0
-    (summary,) = blaslog.parse_file(str(tagged)).files
+    (summary,) = blaslog.parse(str(tagged)).files
     assert len(summary.problems) == 1001 and summary.problems[-1].once  # the tag's warning, past the cap
 
 

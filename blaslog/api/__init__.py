@@ -9,6 +9,11 @@ command give the same answers::
     from blaslog import api
     report = api.diff("logs/tp4/", "logs/tp1.log")       # what `blaslog diff logs/tp4/ logs/tp1.log` prints
     report.findings, report.exit_status()
+
+Three entry points parse logs into a :class:`~blaslog.records.ParseResult`: :func:`parse` (paths: files,
+quoted globs, folders, `-`), :func:`parse_text` (a text in memory) and :func:`parse_lines` (an iterator of
+lines). The other functions are one per command (:func:`summary`, :func:`check`, :func:`diff` ...) or read
+run folders. The modules under this package (``blaslog.api._*``) are internal.
 """
 
 from __future__ import annotations
@@ -16,33 +21,15 @@ from __future__ import annotations
 from blaslog.api._check import check, summary
 from blaslog.api._diff import Coverage, diff, diff_many, split_diff_arguments
 from blaslog.api._emulate import emulate_gemm
-from blaslog.api._inputs import (
-    MIN_COVERAGE,
-    PARALLEL_MIN,
-    TUNING_INPUTS,
-    CapsLike,
-    Inputs,
-    Options,
-    Paths,
-    Progress,
-    Run,
-    cut_short,
-    holds_nothing,
-    jobs_for,
-    looks_like_log,
-    nothing_found,
-    read_run_files,
-)
-from blaslog.api._parse import parse, parse_inputs, parse_report, records
+from blaslog.api._inputs import MIN_COVERAGE, CapsLike, Inputs, Options, Paths, Progress, Run, read_run_files
+from blaslog.api._parse import parse, parse_lines, parse_text
 from blaslog.api._probe import caps_from_probe, probe_configs
 from blaslog.api._settings import SETTINGS_SECTION, add_settings, folder_caps, run_manifest, run_settings, settings_diff
 from blaslog.api._tunableop import check_tunableop, tunableop_pins
 
 __all__ = [
     "MIN_COVERAGE",
-    "PARALLEL_MIN",
     "SETTINGS_SECTION",
-    "TUNING_INPUTS",
     "CapsLike",
     "Coverage",
     "Inputs",
@@ -54,21 +41,15 @@ __all__ = [
     "caps_from_probe",
     "check",
     "check_tunableop",
-    "cut_short",
     "diff",
     "diff_many",
     "emulate_gemm",
     "folder_caps",
-    "holds_nothing",
-    "jobs_for",
-    "looks_like_log",
-    "nothing_found",
     "parse",
-    "parse_inputs",
-    "parse_report",
+    "parse_lines",
+    "parse_text",
     "probe_configs",
     "read_run_files",
-    "records",
     "run_manifest",
     "run_settings",
     "settings_diff",

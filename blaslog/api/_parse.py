@@ -1,4 +1,5 @@
-"""`blaslog parse`: the records of inputs."""
+"""Parsing: the three entry points of the API (a path, a text, an iterator of lines), and what `blaslog parse`
+reads (internal: :func:`records`, :func:`parse_inputs` and :func:`parse_report` serve the command)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ from blaslog.api._inputs import (
 from blaslog.api._settings import _caps_for
 from blaslog.errors import InputError
 from blaslog.parse import OnError, iter_file, parse_file
+from blaslog.parse import parse_text as _parse_in_memory
 from blaslog.ranks import find_inputs
 from blaslog.records import FileSummary, ParseResult, Record
 from blaslog.report import Report
 
-# ---- the commands ----------------------------------------------------------------------------------------------
+# ---- the three entry points ------------------------------------------------------------------------------------
 
 
 def parse(
@@ -56,6 +58,32 @@ def parse(
         tuple(r for result in results for r in result.records),
         tuple(s for result in results for s in result.files),
     )
+
+
+def parse_text(
+    text: str, *, name: str = "<text>", log_format: Iterable[str] | str | None = None, on_error: OnError = "warn"
+) -> ParseResult:
+    """Parse log text held in memory; its problems are reported under `name`."""
+    if not isinstance(text, str):
+        raise InputError(f"parse_text takes a str (got {type(text).__name__}); a path goes to parse()")
+    return _parse_in_memory(text, name=name, log_format=log_format, on_error=on_error)
+
+
+def parse_lines(
+    lines: Iterable[str],
+    *,
+    name: str = "<lines>",
+    log_format: Iterable[str] | str | None = None,
+    on_error: OnError = "warn",
+) -> ParseResult:
+    """Parse log lines (with or without their line ends): an open text file, a pipe's output, a list."""
+    if isinstance(lines, (str, bytes)):
+        raise InputError("parse_lines takes an iterator of lines; a whole text goes to parse_text()")
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return parse_text(text, name=name, log_format=log_format, on_error=on_error)
+
+
+# ---- what `blaslog parse` reads (internal) -------------------------------------------------------------------------
 
 
 def records(

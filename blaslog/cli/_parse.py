@@ -9,6 +9,8 @@ from typing import Any, NoReturn
 import click
 
 from blaslog import api
+from blaslog.api._inputs import cut_short, holds_nothing, nothing_found
+from blaslog.api._parse import parse_inputs, parse_report, records
 from blaslog.cli._common import (
     EXIT_STATUS,
     CliError,
@@ -80,7 +82,7 @@ def parse_cmd(
             columns = parse_columns(kind, caps_path is not None)
             _stream_parse(logs, get_reporter("jsonl"), kind, caps_path, options, output, quiet, columns)
         if not reporter.streams:
-            report = api.parse_report(logs, kind=kind, caps=caps_path, options=options)
+            report = parse_report(logs, kind=kind, caps=caps_path, options=options)
             _report(report, fmt, output, quiet, logs)
         _stream_parse(logs, reporter, kind, caps_path, options, output, quiet)
 
@@ -99,7 +101,7 @@ def _stream_parse(
     plain table: `reporter` is jsonl, whose rows make it)."""
     from blaslog.stream import Output, parse_chunks, table_chunks, write_behind
 
-    names, failed = api.parse_inputs(logs, options)
+    names, failed = parse_inputs(logs, options)
     if not names:
         raise CliError("; ".join(failed))
     summaries: list[FileSummary] = []
@@ -116,16 +118,16 @@ def _stream_parse(
     else:
         with Output(output, names) as out:
             write_behind(out.write, chunks)
-            ok = not failed and not api.holds_nothing(summaries)
+            ok = not failed and not holds_nothing(summaries)
             if ok:
                 out.keep()
     _account(summaries, quiet)
     for message in failed:
         warn(f"blaslog: error: {message}")
-    if api.holds_nothing(summaries):
-        warn(f"blaslog: error: {api.nothing_found(files=summaries)}")
+    if holds_nothing(summaries):
+        warn(f"blaslog: error: {nothing_found(files=summaries)}")
         sys.exit(2)
-    sys.exit(2 if failed or not ok or api.cut_short(summaries) else 0)
+    sys.exit(2 if failed or not ok or cut_short(summaries) else 0)
 
 
 def _parquet(
@@ -135,7 +137,7 @@ def _parquet(
 
     if not folder:
         raise CliError("--format parquet writes a folder: give it with --output DIR")
-    names, failed = api.parse_inputs(logs, options)
+    names, failed = parse_inputs(logs, options)
     if options.scheduler:  # each input written by the worker that reads it
         from blaslog.cluster import write_parquet as write_on_cluster
 
@@ -151,7 +153,7 @@ def _parquet(
         failed += more
     else:
         files, notes = write_parquet(
-            names, folder, lambda name, out: api.records([name], options=options, summaries=out), run=run_name
+            names, folder, lambda name, out: records([name], options=options, summaries=out), run=run_name
         )
     _account(files, quiet)
     for note in notes:

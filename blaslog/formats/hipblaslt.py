@@ -201,4 +201,4 @@ class HipblasLtProfile(ProfileFormat):
         return GemmCall, out, tuple(warnings)
 
 
-__all__ = ["Event", "HipblasLt", "HipblasLtBench", "HipblasLtProfile"]
+__all__ = ["Event", "HipblasLt", "HipblasLtBench", "HipblasLtProfile", "gemm_fields"]
