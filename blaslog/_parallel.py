@@ -145,7 +145,7 @@ def _piece(
 
 
 def _whole(name: str, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any]:
-    return read_run(name, log_format=log_format, on_error=on_error)  # type: ignore[arg-type]
+    return read_run(name, log_format=log_format, on_error=on_error)
 
 
 def read_runs_parallel(

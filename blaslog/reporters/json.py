@@ -95,7 +95,7 @@ class ShapeTexts:
         """The row of `text` (of `template`, whose pieces are `pieces`; its SHAPE values `values`) cut where its
         line number goes, kept for the next time `text` comes."""
         form, pick = pieces
-        parts = (form % pick((*values, "\x00", "\x00"))).split("\x00")
+        parts: list[str] = (form % pick((*values, "\x00", "\x00"))).split("\x00")
         keep(self._rows, text, (template, parts))
         return parts
 
@@ -124,7 +124,8 @@ class ShapeTexts:
     @staticmethod
     def _fill(pieces: tuple[str, Callable[[tuple[Any, ...]], Any]], call: Any) -> str:
         form, pick = pieces
-        return form % pick((*call.values, call.line, call.end_line))
+        row: str = form % pick((*call.values, call.line, call.end_line))
+        return row
 
     def _make(self, item: ShapedRow) -> Any:
         count = len(item.call.values)
