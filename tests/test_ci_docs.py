@@ -406,7 +406,7 @@ def test_every_blaslog_command_runs_on_the_bundled_logs(path, tmp_path):
         assert args[0] == "probe", args  # needs the GPU: options parsed, configurations read from the logs
         ctx = parse_options([substitute(a, gpu.env) for a in args])
         assert probe_configs([str(gpu_dir / log) for log in ctx.params["from_logs"]])
-        out = ctx.params["out"] or ctx.params["out_alias"]
+        out = ctx.params["output"] or ctx.params["out_alias"]
         shutil.copy(GENERATED / "caps.json", gpu_dir / out)
 
     # the CPU job gets only the GPU job's artifacts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import sys
 import time
@@ -87,7 +88,7 @@ def translate_errors() -> Iterator[None]:
 
 
 def output_options(command: str) -> Callable[[Any], Any]:
-    """--format / --output / --quiet of a reporting command."""
+    """--format / --output / --report / --quiet of a reporting command."""
 
     def decorate(func: Any) -> Any:
         func = click.option(
@@ -95,6 +96,17 @@ def output_options(command: str) -> Callable[[Any], Any]:
             "-q",
             is_flag=True,
             help="No accounting or notes on stderr (errors and what was compared are still shown).",
+        )(func)
+        func = click.option(
+            "--report",
+            "reports",
+            multiple=True,
+            metavar="FORMAT=PATH",
+            callback=functools.partial(_report_option, command),
+            help="Also write the report in FORMAT to the file PATH (repeatable): one read of the logs, several "
+            "reports (e.g. --report sarif=blaslog.sarif --report junit=junit.xml). Formats: "
+            + ", ".join(_report_formats(command))
+            + ".",
         )(func)
         func = click.option(
             "--output",
@@ -112,6 +124,7 @@ def output_options(command: str) -> Callable[[Any], Any]:
             type=click.Choice(FORMATS[command]),
             default="table",
             show_default=True,
+            callback=_format_ready,
             help="Output format.",
         )(func)
         func = click.option(
@@ -126,6 +139,75 @@ def output_options(command: str) -> Callable[[Any], Any]:
         return func
 
     return decorate
+
+
+def _report_formats(command: str) -> tuple[str, ...]:
+    """The formats --report writes for `command` (a file each: not parquet, which is a folder)."""
+    return tuple(name for name in FORMATS[command] if name != "parquet")
+
+
+def _extra_ready(fmt: str) -> None:
+    """A format whose extra is not installed is refused when the options are read, before any input is."""
+    if fmt == "html":
+        from blaslog.reporters.html import MissingExtraError, _require
+
+        try:
+            _require()
+        except MissingExtraError as exc:
+            raise CliError(str(exc)) from None
+
+
+def _format_ready(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    _extra_ready(value)
+    return value
+
+
+def _report_option(
+    command: str, ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """--report FORMAT=PATH, each FORMAT one of the command's (and its extra installed), each PATH a file name."""
+    reports = []
+    for value in values:
+        fmt, equals, path = value.partition("=")
+        if not equals or not fmt:
+            raise click.BadParameter(f"{value!r}: give FORMAT=PATH, e.g. sarif=blaslog.sarif")
+        if fmt not in _report_formats(command):
+            raise click.BadParameter(
+                f"{fmt!r} is not a format {command} writes; choose from {', '.join(_report_formats(command))}"
+            )
+        if path in ("", "-"):
+            raise click.BadParameter(f"{value!r}: give a file name (the --format report is the one on standard output)")
+        _extra_ready(fmt)
+        reports.append((fmt, path))
+    return reports
+
+
+def report_targets(reports: Sequence[tuple[str, str]], output: str | None, inputs: Sequence[str]) -> None:
+    """Refuse, before any input is read, report files that are an input, not a regular file, in no folder, or
+    named twice (by two --report, or by --report and -o)."""
+    from blaslog.stream import _check_target
+
+    seen: dict[str, str] = {}
+    for option, path in [("--output", output)] + [(f"--report {fmt}", path) for fmt, path in reports]:
+        if path is None:
+            continue
+        target = os.path.realpath(path)
+        if target in seen:
+            raise CliError(f"{path}: named by {seen[target]} and by {option}; give each report its own file")
+        seen[target] = option
+        _check_target(path, target, inputs)
+
+
+def deprecated_alias(name: str, dest: str, instead: str, **kwargs: Any) -> Callable[[Any], Any]:
+    """An old spelling of an option: hidden from --help, listed as deprecated in the README (Deprecated
+    spellings), and still working, with a warning that names the spelling to use instead."""
+
+    def said(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value:
+            warn(f"blaslog: warning: {name} is deprecated: use {instead}")
+        return value
+
+    return click.option(name, dest, hidden=True, callback=said, help=f"Deprecated: use {instead}.", **kwargs)
 
 
 def _keep_color(ctx: click.Context, param: click.Parameter, value: str) -> None:
@@ -283,8 +365,10 @@ def _report(
     inputs: Sequence[str],
     summary_file: str | None = None,
     exit_zero: bool = False,
+    reports: Sequence[tuple[str, str]] = (),
 ) -> NoReturn:
-    """Print the accounting, notes and errors, write the report, and exit with the report's status."""
+    """Print the accounting, notes and errors, write the report (and each --report FORMAT=PATH), and exit with
+    the report's status."""
     from blaslog.reporters import get_reporter
     from blaslog.reporters.markdown import render_markdown
 
@@ -295,14 +379,15 @@ def _report(
         if not quiet or note.startswith("compared:"):
             warn(note)
     status = exit_status(report, exit_zero)
-    reporter = get_reporter(fmt)
-    if fmt == "table":  # sized and coloured for a terminal; piped, the plain text scripts read
-        from blaslog.reporters.table import TableReporter
+    for one_format, path in [*reports, (fmt, output)]:
+        reporter = get_reporter(one_format)
+        if one_format == "table":  # sized and coloured for a terminal; piped, the plain text scripts read
+            from blaslog.reporters.table import TableReporter
 
-        reporter = TableReporter(_table_terminal(output))
-    text = reporter.render(report)
-    _write(text, output, inputs, keep=status in (0, 1))
-    target = summary_file or (os.environ.get("GITHUB_STEP_SUMMARY") if fmt == "github" else None)
+            reporter = TableReporter(_table_terminal(path))
+        _write(reporter.render(report), path, inputs, keep=status in (0, 1))
+    github = "github" in (fmt, *(one_format for one_format, _ in reports))
+    target = summary_file or (os.environ.get("GITHUB_STEP_SUMMARY") if github else None)
     from blaslog.stream import input_at
 
     clash = input_at(target, inputs) if target else None

@@ -19,6 +19,7 @@ from blaslog.cli._common import (
     fail_options,
     input_options,
     output_options,
+    report_targets,
     translate_errors,
     warn,
 )
@@ -89,6 +90,7 @@ def diff_cmd(
     jobs: int,
     fmt: str,
     output: str | None,
+    reports: list[tuple[str, str]],
     quiet: bool,
 ) -> None:
     """Compare a sharded (tensor-parallel) run with an unsharded run, GEMM by GEMM.
@@ -103,6 +105,7 @@ def diff_cmd(
     calls were paired; a diff that pairs nothing exits 2 and says why.
     """
     with translate_errors():
+        report_targets(reports, output, [*runs, *([reference] if reference else [])])
         options = _options(log_format, strict, jobs, quiet, rank_from)
         caps = _caps(caps_path)
         emulating = _emulate_settings(quiet=quiet, **emulation)
@@ -150,7 +153,8 @@ def diff_cmd(
                     fail_on=fail_on,
                     emulate=emulating,
                 )
-        _report(report, fmt, output, quiet, list(runs) + ([reference] if reference else []), summary_file, exit_zero)
+        inputs = list(runs) + ([reference] if reference else [])
+        _report(report, fmt, output, quiet, inputs, summary_file, exit_zero, reports)
 
 
 def _emit_tunableop(
@@ -209,6 +213,7 @@ def check_cmd(
     jobs: int,
     fmt: str,
     output: str | None,
+    reports: list[tuple[str, str]],
     quiet: bool,
 ) -> None:
     """Find GEMMs inside one run that ran with different algorithms, flags or solutions (each file on its own).
@@ -218,6 +223,7 @@ def check_cmd(
     blaslog check 'logs/rank*.log' --tunableop 'logs/tunableop_results*.csv'
     """
     with translate_errors():
+        report_targets(reports, output, [*logs, *tunableop])
         options = _options(log_format, strict, jobs, quiet)
         emulating = _emulate_settings(quiet=quiet, **emulation)
         if tunableop:
@@ -230,7 +236,7 @@ def check_cmd(
             report = api.check(
                 logs, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on, emulate=emulating
             )
-        _report(report, fmt, output, quiet, [*logs, *tunableop], summary_file, exit_zero)
+        _report(report, fmt, output, quiet, [*logs, *tunableop], summary_file, exit_zero, reports)
 
 
 @cli.command("emulate", epilog=EXIT_STATUS)
@@ -268,6 +274,7 @@ def emulate_cmd(
     emulation: dict[str, Any],
     fmt: str,
     output: str | None,
+    reports: list[tuple[str, str]],
     quiet: bool,
 ) -> None:
     """Emulate one GEMM's arithmetic on two sides, bit for bit, and say how far apart they put its outputs.
@@ -282,6 +289,7 @@ def emulate_cmd(
     from N(0, 1) x --scale with --seed (or sampled from --inputs). Needs blaslog[emulate].
     """
     with translate_errors():
+        report_targets(reports, output, list(records))
         settings = _emulate_settings(quiet=quiet, **emulation)
         from blaslog.emulate.gemm import cli_sides
 
@@ -295,7 +303,7 @@ def emulate_cmd(
             gpu=settings.gpu,
         )
         report = api.emulate_gemm(k=k, first=first, second=second, settings=settings, source=source)
-        _report(report, fmt, output, quiet, list(records))
+        _report(report, fmt, output, quiet, list(records), reports=reports)
 
 
 @cli.command("summary", epilog=EXIT_STATUS)
@@ -311,9 +319,11 @@ def summary_cmd(
     jobs: int,
     fmt: str,
     output: str | None,
+    reports: list[tuple[str, str]],
     quiet: bool,
 ) -> None:
     """What a run did: distinct GEMM signatures with call counts, threads and the algorithms each used."""
     with translate_errors():
+        report_targets(reports, output, logs)
         report = api.summary(logs, caps=_caps(caps_path), options=_options(log_format, strict, jobs, quiet))
-        _report(report, fmt, output, quiet, logs)
+        _report(report, fmt, output, quiet, logs, reports=reports)

@@ -23,6 +23,7 @@ from blaslog.cli._common import (
     caps_option,
     input_options,
     output_options,
+    report_targets,
     translate_errors,
     warn,
 )
@@ -61,6 +62,7 @@ def parse_cmd(
     jobs: int,
     fmt: str,
     output: str | None,
+    reports: list[tuple[str, str]],
     quiet: bool,
 ) -> None:
     """Print the records of LOG... (every executed GEMM; with --kind all, every record).
@@ -71,6 +73,9 @@ def parse_cmd(
     from blaslog.reporters import get_reporter
 
     with translate_errors():
+        if reports and (fmt == "parquet" or parquet_dir):
+            raise CliError("--report writes files of reports, Parquet a folder of records: run them one at a time")
+        report_targets(reports, None if fmt == "parquet" else output, logs)
         options = _options(log_format, strict, jobs, quiet)
         if fmt == "parquet" or parquet_dir:
             _parquet(logs, output if fmt == "parquet" else parquet_dir, run_name, options, quiet)
@@ -81,9 +86,9 @@ def parse_cmd(
 
             columns = parse_columns(kind, caps_path is not None)
             _stream_parse(logs, get_reporter("jsonl"), kind, caps_path, options, output, quiet, columns)
-        if not reporter.streams:
+        if not reporter.streams or reports:  # several reports are rendered from one report in memory
             report = parse_report(logs, kind=kind, caps=caps_path, options=options)
-            _report(report, fmt, output, quiet, logs)
+            _report(report, fmt, output, quiet, logs, reports=reports)
         _stream_parse(logs, reporter, kind, caps_path, options, output, quiet)
 
 

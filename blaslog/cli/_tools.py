@@ -9,7 +9,16 @@ from typing import Any
 import click
 
 from blaslog import api
-from blaslog.cli._common import EXIT_STATUS, _caps, _echo, _output_path, _write, translate_errors, warn
+from blaslog.cli._common import (
+    EXIT_STATUS,
+    _caps,
+    _echo,
+    _output_path,
+    _write,
+    deprecated_alias,
+    translate_errors,
+    warn,
+)
 from blaslog.cli._group import cli
 from blaslog.errors import BlaslogError
 
@@ -32,7 +41,7 @@ from blaslog.errors import BlaslogError
     show_default=True,
     help="Output format.",
 )
-@click.option("--json", "as_json", is_flag=True, hidden=True, help="Same as --format json.")
+@deprecated_alias("--json", "as_json", "--format json", is_flag=True)
 @click.option(
     "--output", "-o", type=click.Path(), callback=_output_path, help="Write the output to FILE instead of stdout."
 )
@@ -78,11 +87,11 @@ def decode_flags_cmd(values: tuple[str, ...], lib: str, fmt: str, as_json: bool,
 @click.option(
     "--output",
     "-o",
-    "out",
+    "output",
     type=click.Path(dir_okay=False),
     help="Write (or update) a caps file, for --caps of the other commands.",
 )
-@click.option("--out", "out_alias", type=click.Path(dir_okay=False), hidden=True, help="Same as --output.")
+@deprecated_alias("--out", "out_alias", "--output", type=click.Path(dir_okay=False))
 @click.option(
     "--format",
     "-f",
@@ -92,14 +101,14 @@ def decode_flags_cmd(values: tuple[str, ...], lib: str, fmt: str, as_json: bool,
     show_default=True,
     help="Output format of what was learnt (on stdout).",
 )
-@click.option("--json", "as_json", is_flag=True, hidden=True, help="Same as --format json.")
+@deprecated_alias("--json", "as_json", "--format json", is_flag=True)
 def probe_cmd(
     algo_id: int | None,
     compute_type: str,
     scale_type: str,
     types: str,
     from_logs: tuple[str, ...],
-    out: str | None,
+    output: str | None,
     out_alias: str | None,
     fmt: str,
     as_json: bool,
@@ -113,7 +122,7 @@ def probe_cmd(
     from blaslog import native
     from blaslog.reporters.json import dumps
 
-    out = out or out_alias
+    out = output or out_alias
     with translate_errors():
         configs = api.probe_configs(
             from_logs,
@@ -160,7 +169,7 @@ def probe_cmd(
 RECORD_EXIT_STATUS = """\b
 Exit status:
   the command's own (128+N when signal N ended it; 127: not found)
-  2    trouble before the command ran: bad usage, --out exists (give --force)
+  2    trouble before the command ran: bad usage, --output exists (give --force)
   130  interrupted"""
 
 
@@ -171,9 +180,9 @@ Exit status:
 )
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option(
-    "--out",
+    "--output",
     "-o",
-    "out",
+    "output",
     type=click.Path(file_okay=False),
     help="The run folder to write (default: runs/YYYYmmdd-HHMMSS); an existing one only with --force.",
 )
@@ -195,7 +204,8 @@ Exit status:
 @click.option(
     "--no-compress", "no_compress", is_flag=True, help="Leave the logs plain (default: gzip them at the end)."
 )
-@click.option("--force", is_flag=True, help="Replace the run folder --out names if one is there.")
+@deprecated_alias("--out", "out_alias", "--output", type=click.Path(file_okay=False))
+@click.option("--force", is_flag=True, help="Replace the run folder --output names if one is there.")
 @click.option(
     "--probe",
     "probe",
@@ -204,13 +214,20 @@ Exit status:
     "GPU and libcublasLt; a failure is a note in run.json, never a lost run).",
 )
 def record_cmd(
-    command: tuple[str, ...], out: str | None, level: int, libs: str, no_compress: bool, force: bool, probe: bool
+    command: tuple[str, ...],
+    output: str | None,
+    out_alias: str | None,
+    level: int,
+    libs: str,
+    no_compress: bool,
+    force: bool,
+    probe: bool,
 ) -> None:
     """Run COMMAND with BLAS logging on and leave a run folder: one log per rank and library, and run.json.
 
     \b
-    blaslog record --out runs/tp4 -- torchrun --nproc-per-node 4 train.py --tp 4
-    blaslog record --out runs/tp1 -- python train.py --tp 1
+    blaslog record -o runs/tp4 -- torchrun --nproc-per-node 4 train.py --tp 4
+    blaslog record -o runs/tp1 -- python train.py --tp 1
     blaslog diff runs/tp4 runs/tp1
 
     Python processes learn their rank from the launcher (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID,
@@ -223,7 +240,7 @@ def record_cmd(
     with translate_errors():
         result = record(
             command,
-            out=out,
+            out=output or out_alias,
             level=level,
             libs=libs,
             compress=not no_compress,
