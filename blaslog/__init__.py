@@ -40,7 +40,7 @@ from blaslog.flags import decode_flags, encode_flags
 from blaslog.formats import FORMAT_NAMES
 from blaslog.frame import to_frame
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Problem
-from blaslog.report import Finding, Report
+from blaslog.report import FailOn, Finding, FindingKind, Level, RecordKind, Report
 
 __all__ = [
     "FORMAT_NAMES",
@@ -49,17 +49,21 @@ __all__ = [
     "CapsError",
     "CublasStatusError",
     "Event",
+    "FailOn",
     "FileSummary",
     "Finding",
+    "FindingKind",
     "FlagsError",
     "GemmCall",
     "InputError",
+    "Level",
     "LibraryLoadError",
     "LibraryNotFound",
     "LogParseError",
     "NativeError",
     "ParseResult",
     "Problem",
+    "RecordKind",
     "Report",
     "SymbolNotFound",
     "UnknownFormatError",

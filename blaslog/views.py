@@ -13,7 +13,7 @@ from blaslog.explain import describe_flags
 from blaslog.formats._base import ShapedCall, ShapedRun
 from blaslog.inputs import ENDS_EARLY
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
-from blaslog.report import FINDING_CLASSES, Case, Finding, Location, Report, fold_ranks, sort_findings
+from blaslog.report import FINDING_CLASSES, Case, Finding, Location, RecordKind, Report, fold_ranks, sort_findings
 from blaslog.runs import CompactRun
 from blaslog.summary import summarize, summarize_runs
 from blaslog.tunableop import TUNED_FORMATS as _TUNING_FORMATS
@@ -170,7 +170,7 @@ def input_findings(files: Sequence[FileSummary], role: str = "") -> list[Finding
 
 def parse_columns(kind: str, caps: bool) -> list[str]:
     """The table columns of `blaslog parse` (`kind` gemm or all; `caps`: a caps file gives the numerics)."""
-    if kind == "all":
+    if kind == RecordKind.ALL:
         return ["file", "line", "kind", "level", "function", "m", "n", "k", "algo", "event", "text"]
     return PARSE_COLUMNS + (["numerics"] if caps else [])
 
@@ -180,17 +180,17 @@ def event_text(text: str | None, fields: Iterable[tuple[str, Any]]) -> str:
     return text or " ".join(f"{k}={v}" for k, v in fields)[:120]
 
 
-def parse_report(result: ParseResult, *, kind: str = "gemm", caps: Caps | None = None) -> Report:
+def parse_report(result: ParseResult, *, kind: str = RecordKind.GEMM, caps: Caps | None = None) -> Report:
     """Report of `blaslog parse`."""
     # a record cut short at the end of an input may be a GEMM: it is kept in both kinds, as the stream keeps it
     records = [
         r
         for r in result.records
-        if kind == "all" or isinstance(r, GemmCall) or getattr(r, "event", None) == "truncated"
+        if kind == RecordKind.ALL or isinstance(r, GemmCall) or getattr(r, "event", None) == "truncated"
     ]
     rows = [record_row(r, caps) for r in records]
     columns = parse_columns(kind, caps is not None)
-    if kind == "all":
+    if kind == RecordKind.ALL:
         for row, record in zip(rows, records, strict=True):
             if isinstance(record, Event):
                 row["text"] = event_text(record.text, record.fields)

@@ -85,3 +85,20 @@ def test_entry_points_refuse_the_wrong_kind_of_input_clearly():
         blaslog.parse_lines("one line\n")
     with pytest.raises(InputError, match="parse\\(\\)"):
         blaslog.parse_text(Path("run.log"))  # type: ignore[arg-type]
+
+
+def test_closed_vocabularies_are_str_enums_that_write_as_before():
+    import json
+
+    from blaslog.cli import cli
+    from blaslog.report import FINDING_CLASSES, THRESHOLDS
+
+    assert list(FINDING_CLASSES) == list(blaslog.FindingKind)
+    assert list(THRESHOLDS) == list(blaslog.FailOn)
+    assert {row.level for row in FINDING_CLASSES.values()} <= set(blaslog.Level)
+    assert json.dumps({blaslog.FindingKind.PRECISION: blaslog.Level.ERROR}) == '{"precision": "error"}'
+    assert f"{blaslog.FailOn.NEVER}" == "never" == blaslog.FailOn.NEVER
+    choices = {p.name: list(p.type.choices) for p in cli.commands["diff"].params if hasattr(p.type, "choices")}
+    assert choices["fail_on"] == [m.value for m in blaslog.FailOn]
+    kinds = {p.name: list(p.type.choices) for p in cli.commands["parse"].params if hasattr(p.type, "choices")}
+    assert kinds["kind"] == [m.value for m in blaslog.RecordKind]

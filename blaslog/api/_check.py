@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from blaslog.api._emulate import _emulated, _emulation_gpus
 from blaslog.api._inputs import CapsLike, Inputs, Options, Paths, Run, _names, _read_for_report, cut_short
 from blaslog.api._settings import _caps_for
-from blaslog.report import Finding, Location, Report
+from blaslog.report import FailOn, Finding, Location, Report
 
 if TYPE_CHECKING:
     from blaslog.emulate.predict import Settings as EmulateSettings
@@ -22,7 +22,7 @@ def summary(names: Paths, *, caps: CapsLike | None = None, options: Options | No
     inputs = _read_for_report(names, options)
     loaded, caps_notes = _caps_for(caps, names)
     report = summary_report(None, inputs.files, caps=loaded, runs=[run.calls for run in inputs.runs])
-    report.fail_on = "never"  # a summary reports; it does not judge
+    report.fail_on = FailOn.NEVER  # a summary reports; it does not judge
     report.notes.extend(caps_notes)
     report = _finish(report, inputs)
     report.failed += cut_short(inputs.files)
@@ -35,7 +35,7 @@ def check(
     caps: CapsLike | None = None,
     batch: bool = False,
     options: Options | None = None,
-    fail_on: str = "precision",
+    fail_on: str = FailOn.PRECISION,
     emulate: EmulateSettings | None = None,
 ) -> Report:
     """What `blaslog check` prints: GEMMs inside one run that ran with different algorithms, flags or solutions

@@ -16,7 +16,7 @@ from blaslog.diff import DiffResult, diff_runs
 from blaslog.errors import InputError
 from blaslog.ranks import compact_ranks
 from blaslog.records import GemmCall
-from blaslog.report import Finding, Location, Report
+from blaslog.report import FailOn, Finding, Location, Report
 
 if TYPE_CHECKING:
     from blaslog.emulate.predict import Settings as EmulateSettings
@@ -66,7 +66,7 @@ def diff(
     caps: CapsLike | None = None,
     min_coverage: float = MIN_COVERAGE,
     options: Options | None = None,
-    fail_on: str = "precision",
+    fail_on: str = FailOn.PRECISION,
     emulate: EmulateSettings | None = None,
 ) -> Report:
     """What `blaslog diff SHARDED UNSHARDED` prints: each sharded rank's GEMMs paired with the unsharded run's.
@@ -195,7 +195,7 @@ def diff_many(
     caps: CapsLike | None = None,
     min_coverage: float = MIN_COVERAGE,
     options: Options | None = None,
-    fail_on: str = "precision",
+    fail_on: str = FailOn.PRECISION,
     emulate: EmulateSettings | None = None,
 ) -> Report:
     """What `blaslog diff --ref REF RUN...` prints: every run compared with one reference, and per reference

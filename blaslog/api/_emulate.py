@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from blaslog.caps import Caps
 from blaslog.errors import InputError
-from blaslog.report import Report
+from blaslog.report import FailOn, Report
 
 if TYPE_CHECKING:
     from blaslog.emulate.predict import Settings as EmulateSettings
@@ -71,7 +71,7 @@ def emulate_gemm(
         for side in prediction.sides
     ]
     report = Report("emulate", rows=rows, columns=list(rows[0]), document={"emulation": document})
-    report.fail_on = "never"
+    report.fail_on = FailOn.NEVER
     verdict = prediction.verdict["text"] if prediction.verdict else "give --tolerance atol=A,rtol=R for a verdict"
     gpus = dict.fromkeys(a.gpu.describe() for side in prediction.sides for a in side.arithmetics)
     facts = {

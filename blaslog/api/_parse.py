@@ -25,7 +25,7 @@ from blaslog.parse import OnError, iter_file, parse_file
 from blaslog.parse import parse_text as _parse_in_memory
 from blaslog.ranks import find_inputs
 from blaslog.records import FileSummary, ParseResult, Record
-from blaslog.report import Report
+from blaslog.report import FailOn, RecordKind, Report
 
 # ---- the three entry points ------------------------------------------------------------------------------------
 
@@ -89,7 +89,7 @@ def parse_lines(
 def records(
     names: Paths,
     *,
-    kind: str = "gemm",
+    kind: str = RecordKind.GEMM,
     options: Options | None = None,
     summaries: list[FileSummary] | None = None,
     lazy: bool = False,
@@ -121,7 +121,7 @@ def records(
                 log_format=options.formats,
                 on_error=options.on_error,
                 summary_out=summaries,
-                events=kind == "all",
+                events=kind == RecordKind.ALL,
                 progress=display,
                 lazy=lazy,
             )
@@ -141,7 +141,7 @@ def parse_inputs(names: Paths, options: Options | None = None) -> tuple[list[str
 
 
 def parse_report(
-    names: Paths, *, kind: str = "gemm", caps: CapsLike | None = None, options: Options | None = None
+    names: Paths, *, kind: str = RecordKind.GEMM, caps: CapsLike | None = None, options: Options | None = None
 ) -> Report:
     """What `blaslog parse` prints: every GEMM record (every record with `kind="all"`) of the inputs."""
     names = _names(names)
@@ -157,7 +157,7 @@ def parse_report(
         raise InputError(nothing_found(files=summaries))
     loaded, caps_notes = _caps_for(caps, names)
     report = build(ParseResult(tuple(found), tuple(summaries)), kind=kind, caps=loaded)
-    report.fail_on = "never"
+    report.fail_on = FailOn.NEVER
     report.failed = failed + cut_short(summaries)
     report.notes.extend(caps_notes)
     return report

@@ -19,7 +19,7 @@ from blaslog.api._inputs import (
     read_run_files,
 )
 from blaslog.errors import InputError
-from blaslog.report import Report
+from blaslog.report import FailOn, Report
 
 # ---- TunableOp ------------------------------------------------------------------------------------------------
 
@@ -31,7 +31,7 @@ def check_tunableop(
     caps: CapsLike | None = None,
     batch: bool = False,
     options: Options | None = None,
-    fail_on: str = "precision",
+    fail_on: str = FailOn.PRECISION,
 ) -> Report:
     """What `blaslog check LOG... --tunableop FILE...` prints: `check` of the logs, plus the logs against the run's
     TunableOp (or hipBLASLt tuning) files: GEMMs that did not run the tuned solution, GEMMs that ran but were
@@ -84,7 +84,7 @@ def tunableop_pins(
     caps: CapsLike | None = None,
     min_coverage: float = MIN_COVERAGE,
     options: Options | None = None,
-    fail_on: str = "precision",
+    fail_on: str = FailOn.PRECISION,
 ) -> tuple[Report, Any]:
     """What `blaslog diff SHARDED UNSHARDED --emit-tunableop FILE` does: the diff's Report, and the Pinning
     (blaslog.tunableop) of each sharded GEMM whose solution differs to the unsharded run's, where the inputs show

@@ -16,7 +16,7 @@ import click
 from blaslog import api
 from blaslog.errors import BlaslogError
 from blaslog.records import FileSummary
-from blaslog.report import FAIL_ON, Report
+from blaslog.report import FailOn, Report
 
 EXIT_STATUS = """\b
 Exit status:
@@ -280,8 +280,8 @@ def fail_options(func: Any) -> Any:
     )(func)
     func = click.option(
         "--fail-on",
-        type=click.Choice(list(FAIL_ON)),
-        default="precision",
+        type=click.Choice([threshold.value for threshold in FailOn]),
+        default=FailOn.PRECISION.value,
         show_default=True,
         help="Exit 1 when a finding of this class or a more severe one is found (precision includes unknown).",
     )(func)

@@ -29,14 +29,15 @@ from blaslog.cli._common import (
 )
 from blaslog.cli._group import cli
 from blaslog.records import FileSummary
+from blaslog.report import RecordKind
 
 
 @cli.command("parse", epilog=EXIT_STATUS)
 @click.argument("logs", nargs=-1, required=True)
 @click.option(
     "--kind",
-    type=click.Choice(["gemm", "all"]),
-    default="gemm",
+    type=click.Choice([kind.value for kind in RecordKind]),
+    default=RecordKind.GEMM.value,
     show_default=True,
     help="gemm: executed GEMMs only; all: every record (API calls, errors, info too).",
 )
