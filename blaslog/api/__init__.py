@@ -23,7 +23,7 @@ from blaslog.api._diff import Coverage, diff, diff_many, split_diff_arguments
 from blaslog.api._emulate import emulate_gemm
 from blaslog.api._inputs import MIN_COVERAGE, CapsLike, Inputs, Options, Paths, Progress, Run, read_run_files
 from blaslog.api._parse import parse, parse_lines, parse_text
-from blaslog.api._probe import caps_from_probe, probe_configs
+from blaslog.api._probe import caps_from_probe, probe_configs, probe_document
 from blaslog.api._settings import SETTINGS_SECTION, add_settings, folder_caps, run_manifest, run_settings, settings_diff
 from blaslog.api._tunableop import check_tunableop, tunableop_pins
 
@@ -49,6 +49,7 @@ __all__ = [
     "parse_lines",
     "parse_text",
     "probe_configs",
+    "probe_document",
     "read_run_files",
     "run_manifest",
     "run_settings",

@@ -47,6 +47,18 @@ def probe_configs(
     ]
 
 
+def probe_document(probed: Any) -> dict[str, Any]:
+    """What `blaslog probe -f json` prints of a probe: the library, its version, the GPU, each configuration's
+    answer and each configuration's error."""
+    return {
+        "library": probed.library,
+        "version": probed.version_text,
+        "gpu": probed.gpu,
+        "entries": probed.entries,
+        "errors": [{"config": config, "error": error} for config, error in probed.errors],
+    }
+
+
 def caps_from_probe(probed: Any, existing: Caps | None = None) -> Caps:
     """A caps file's contents from a probe (merged into `existing`: the probe's entries win)."""
     caps = existing if existing is not None else Caps()

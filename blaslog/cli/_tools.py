@@ -140,19 +140,7 @@ def probe_cmd(
             warn(f"blaslog: error: {exc}")
             probed = partial
         if fmt == "json" or as_json:
-            _echo(
-                dumps(
-                    {
-                        "library": probed.library,
-                        "version": probed.version_text,
-                        "gpu": probed.gpu,
-                        "entries": probed.entries,
-                        "errors": [{"config": c, "error": e} for c, e in probed.errors],
-                    },
-                    indent=2,
-                )
-                + "\n"
-            )
+            _echo(dumps(api.probe_document(probed), indent=2) + "\n")
         else:
             _echo(_probe_text(probed))
         for config, error in probed.errors:
