@@ -203,8 +203,6 @@ def diff_many(
     `emulate`, each run's findings that change the arithmetic carry the emulation's prediction."""
     reference = _names(reference)
     runs = _names(runs)  # each run one file, glob or folder
-    from blaslog.explain import compare
-
     options = options or Options()
     loaded, caps_notes = _caps_for(caps, list(runs), _names(reference))
     reports: list[Report] = []
@@ -229,17 +227,7 @@ def diff_many(
                 "findings": len(report.findings),
             }
         )
-        seen: dict[tuple[Any, Any], str] = {}
-        for result in results:
-            for s, u in result.pairs:
-                key = (getattr(s, "call", s), getattr(u, "call", u))
-                if key not in seen:
-                    difference = compare(key[0], key[1], loaded)
-                    seen[key] = "same" if difference is None else difference.cls
-                if key[1] not in agreement:
-                    agreement[key[1]] = {}
-                    order.append(key[1])
-                agreement[key[1]].setdefault(name, set()).add(seen[key])
+        _agreement(results, name, loaded, agreement, order)
     combined = Report("diff", fail_on=fail_on, files=[f for r in reports for f in r.files])
     for name, report in zip(runs, reports, strict=True):
         combined.findings.extend(_retitled(f, name) for f in report.findings)
@@ -272,6 +260,30 @@ def diff_many(
         "agreement": rows,
     }
     return combined
+
+
+def _agreement(
+    results: Sequence[DiffResult],
+    name: str,
+    caps: Caps | None,
+    agreement: dict[Any, dict[str, set[str]]],
+    order: list[Any],
+) -> None:
+    """Add run `name`'s verdict on each reference GEMM it paired (`same`, or the class of the difference) to
+    `agreement`; reference GEMMs seen for the first time are appended to `order`."""
+    from blaslog.explain import compare
+
+    seen: dict[tuple[Any, Any], str] = {}
+    for result in results:
+        for s, u in result.pairs:
+            key = (getattr(s, "call", s), getattr(u, "call", u))
+            if key not in seen:
+                difference = compare(key[0], key[1], caps)
+                seen[key] = "same" if difference is None else difference.cls
+            if key[1] not in agreement:
+                agreement[key[1]] = {}
+                order.append(key[1])
+            agreement[key[1]].setdefault(name, set()).add(seen[key])
 
 
 def _retitled(finding: Finding, run: str) -> Finding:
