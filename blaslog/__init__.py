@@ -10,6 +10,8 @@ The library API; the ``blaslog`` command is a thin client of :mod:`blaslog.api`,
 
     import blaslog
     result = blaslog.parse("run.log")                  # ParseResult: every record + per-file accounting
+    result = blaslog.parse_text(text)                  # the same of a log held in memory
+    result = blaslog.parse_lines(process.stdout)       # ... or of an iterator of lines
     frame = blaslog.to_frame(result)                   # pandas DataFrame of the GEMM records
     blaslog.decode_flags(0x40202).summary              # 'tensor-core MMA (HMMA) with TF32 inputs ...'
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from blaslog import api
-from blaslog.api import parse
+from blaslog.api import parse, parse_lines, parse_text
 from blaslog.caps import Caps, load_caps
 from blaslog.errors import (
     BlaslogError,
@@ -37,9 +39,8 @@ from blaslog.errors import (
 from blaslog.flags import decode_flags, encode_flags
 from blaslog.formats import FORMAT_NAMES
 from blaslog.frame import to_frame
-from blaslog.parse import parse_file, parse_text
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Problem
-from blaslog.report import Finding, Report
+from blaslog.report import FailOn, Finding, FindingKind, Level, RecordKind, Report
 
 __all__ = [
     "FORMAT_NAMES",
@@ -48,17 +49,21 @@ __all__ = [
     "CapsError",
     "CublasStatusError",
     "Event",
+    "FailOn",
     "FileSummary",
     "Finding",
+    "FindingKind",
     "FlagsError",
     "GemmCall",
     "InputError",
+    "Level",
     "LibraryLoadError",
     "LibraryNotFound",
     "LogParseError",
     "NativeError",
     "ParseResult",
     "Problem",
+    "RecordKind",
     "Report",
     "SymbolNotFound",
     "UnknownFormatError",
@@ -68,7 +73,7 @@ __all__ = [
     "encode_flags",
     "load_caps",
     "parse",
-    "parse_file",
+    "parse_lines",
     "parse_text",
     "to_frame",
 ]

@@ -233,7 +233,7 @@ def settled(
 
 
 def _whole(name: str, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any]:
-    return read_run(name, log_format=log_format, on_error=on_error)  # type: ignore[arg-type]
+    return read_run(name, log_format=log_format, on_error=on_error)
 
 
 def read_runs_parallel(

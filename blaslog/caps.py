@@ -165,25 +165,31 @@ def load_caps(path: str | Path) -> Caps:
         raise CapsError(f"{name}: 'gpu' must be an object and 'library_version' a string")
     caps = Caps(library_version=version, gpu=gpu, source=name)
     for index, entry in enumerate(document["entries"]):
-        if not isinstance(entry, dict) or "algoId" not in entry:
-            raise CapsError(f"{name}: entry {index} has no algoId")
-        algo = entry["algoId"]
-        if isinstance(algo, bool) or not isinstance(algo, int) or not 0 <= algo < 2**31:
-            raise CapsError(f"{name}: entry {index}: algoId {algo!r} is not an algorithm id (a non-negative integer)")
-        for key in _TYPE_KEYS:
-            if not (entry.get(key) is None or isinstance(entry.get(key), str)):
-                raise CapsError(f"{name}: entry {index}: {key} {entry.get(key)!r} is not a type name")
-        flags = entry.get("numericalImplFlags")
-        if flags is not None and (isinstance(flags, bool) or not isinstance(flags, (int, str))):
-            raise CapsError(
-                f"{name}: entry {index}: numericalImplFlags {flags!r} is not a flags value "
-                '(an unsigned integer, or its hex text such as "0x40202")'
-            )
+        _check_entry(name, index, entry)
         try:
             caps.add(entry_key(entry), entry)
         except FlagsError as exc:
             raise CapsError(f"{name}: entry {index}: numericalImplFlags: {exc}") from None
     return caps
+
+
+def _check_entry(name: str, index: int, entry: Any) -> None:
+    """CapsError when entry `index` of caps file `name` is not an object with an algorithm id, type names and a
+    flags value."""
+    if not isinstance(entry, dict) or "algoId" not in entry:
+        raise CapsError(f"{name}: entry {index} has no algoId")
+    algo = entry["algoId"]
+    if isinstance(algo, bool) or not isinstance(algo, int) or not 0 <= algo < 2**31:
+        raise CapsError(f"{name}: entry {index}: algoId {algo!r} is not an algorithm id (a non-negative integer)")
+    for key in _TYPE_KEYS:
+        if not (entry.get(key) is None or isinstance(entry.get(key), str)):
+            raise CapsError(f"{name}: entry {index}: {key} {entry.get(key)!r} is not a type name")
+    flags = entry.get("numericalImplFlags")
+    if flags is not None and (isinstance(flags, bool) or not isinstance(flags, (int, str))):
+        raise CapsError(
+            f"{name}: entry {index}: numericalImplFlags {flags!r} is not a flags value "
+            '(an unsigned integer, or its hex text such as "0x40202")'
+        )
 
 
 def _no_constant(text: str) -> Any:

@@ -148,26 +148,13 @@ def _finding(variants: list[Variant], caps: Caps | None, thread_note: str = "") 
     first = variants[0].record
     differences = [compare(first, v.record, caps) for v in variants[1:]]
     worst = max((d for d in differences if d is not None), key=lambda d: _rank(d.cls))
-    fields: dict[str, list[Any]] = {}
-    for name, _ in worst.fields:
-        fields[name] = []
-    for d in differences:
-        if d is None:
-            continue
-        for name, _ in d.fields:
-            fields.setdefault(name, [])
+    fields = _differing_fields(worst, differences)
     from blaslog.records import LOG_KEYS
 
     reverse = {v: k for k, v in LOG_KEYS.items()}
     values = {name: tuple(_field(v.record, reverse.get(name, name)) for v in variants) for name in fields}
     math_only = set(fields) <= {key.split(".")[-1] for key in NUMERIC_EXTRA}
-    kind = (
-        "same_signature_different_flags"
-        if "flags" in fields
-        else "same_signature_different_math_mode"
-        if math_only
-        else "same_signature_different_algo"
-    )
+    kind, what = _kind_of(fields, math_only)
     shown_extra = [key for key in NUMERIC_EXTRA if key.split(".")[-1] in fields]
     described = "; ".join(
         f"{_variant_text(v.record, shown_extra)} x{v.count} (lines {v.calls[0].line}-{v.calls[-1].line}{_threads(v)})"
@@ -179,7 +166,6 @@ def _finding(variants: list[Variant], caps: Caps | None, thread_note: str = "") 
     )
     other = variants[differences.index(worst) + 1].record
     text = explain(worst, first, other, ("first", "other"))
-    what = "flags" if "flags" in fields else "math modes" if math_only else "algorithms"
     functions = sorted({c.function for v in variants for c in v.calls})
     called = f" (called as {', '.join(functions)})" if len(functions) > 1 else ""
     text = (
@@ -219,6 +205,28 @@ def _finding(variants: list[Variant], caps: Caps | None, thread_note: str = "") 
         },
         gemms=(other, first),
     )
+
+
+def _kind_of(fields: dict[str, list[Any]], math_only: bool) -> tuple[str, str]:
+    """The finding's kind, and what the variants differ in (flags, math modes or algorithms)."""
+    if "flags" in fields:
+        return "same_signature_different_flags", "flags"
+    if math_only:
+        return "same_signature_different_math_mode", "math modes"
+    return "same_signature_different_algo", "algorithms"
+
+
+def _differing_fields(worst: Any, differences: list[Any]) -> dict[str, list[Any]]:
+    """The fields that differ between the variants, those of the worst difference first."""
+    fields: dict[str, list[Any]] = {}
+    for name, _ in worst.fields:
+        fields[name] = []
+    for d in differences:
+        if d is None:
+            continue
+        for name, _ in d.fields:
+            fields.setdefault(name, [])
+    return fields
 
 
 def _variant_text(record: GemmCall, extra: list[str]) -> str:

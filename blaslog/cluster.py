@@ -142,7 +142,7 @@ def _list_url(name: str) -> list[str]:
     if not (glob.has_magic(name) or name.endswith("/")):
         return [name]
     try:
-        import fsspec  # type: ignore[import-untyped]
+        import fsspec
 
         fs, path = fsspec.core.url_to_fs(name)
         found = fs.glob(path) if glob.has_magic(name) else fs.find(path)
@@ -193,7 +193,7 @@ class _Tee:
 def _open_url(name: str) -> tuple[Any, list[Any]]:
     """The decoded byte stream of an fsspec URL, and what to close."""
     try:
-        import fsspec  # type: ignore[import-untyped]
+        import fsspec
 
         handle = fsspec.open(name, "rb").open()
     except ImportError:
@@ -221,7 +221,7 @@ def _worker() -> str:
     try:
         from distributed import get_worker
 
-        return get_worker().address  # type: ignore[no-any-return]
+        return get_worker().address
     except (ImportError, ValueError):
         return "this process"
 

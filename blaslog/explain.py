@@ -222,4 +222,4 @@ def rocblas_flags_text(a: GemmCall, b: GemmCall, roles: tuple[str, str]) -> str:
     return text
 
 
-__all__ = ["Difference", "compare", "compared", "describe_flags", "explain", "numeric_extra"]
+__all__ = ["Difference", "compare", "compared", "describe_flags", "explain", "numeric_extra", "rocblas_flags_text"]

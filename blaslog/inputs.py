@@ -478,5 +478,5 @@ class _TextReader(Reader):
     data: bytes = b""
 
     def _open(self) -> tuple[BinaryIO, list[BinaryIO]]:
-        stream = io.BufferedReader(io.BytesIO(self.data))  # type: ignore[arg-type]
-        return stream, [stream]  # type: ignore[list-item]
+        stream = io.BufferedReader(io.BytesIO(self.data))
+        return stream, [stream]

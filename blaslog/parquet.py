@@ -73,7 +73,7 @@ def partitions(names: Sequence[str], run: str | None = None) -> tuple[list[tuple
 
 def arrow_schema() -> Any:
     """The pyarrow schema of every file, with ``blaslog_schema_version`` in its metadata."""
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
     types = {"int64": pa.int64(), "bool": pa.bool_(), "string": pa.string()}
     return pa.schema(
@@ -136,7 +136,7 @@ def prepare(names: Sequence[str], out_dir: str, run: str | None = None) -> tuple
     text = json.dumps(schema_document(), indent=2) + "\n"
     try:
         if remote:
-            import fsspec  # type: ignore[import-untyped]
+            import fsspec
 
             with fsspec.open(f"{out_dir.rstrip('/')}/_schema.json", "w") as handle:
                 handle.write(text)
@@ -149,8 +149,8 @@ def prepare(names: Sequence[str], out_dir: str, run: str | None = None) -> tuple
 
 def _pyarrow() -> Any:
     try:
-        import pyarrow as pa  # type: ignore[import-untyped]
-        import pyarrow.parquet  # type: ignore[import-untyped]
+        import pyarrow as pa
+        import pyarrow.parquet
     except ImportError:
         raise BlaslogError("--format parquet needs pyarrow: pip install 'blaslog[parquet]'") from None
     return pa
@@ -159,7 +159,7 @@ def _pyarrow() -> Any:
 def _clear(folder: str) -> None:
     """Make `folder` (a path or URL) and remove the parts an earlier run left in it."""
     if "://" in folder:
-        import fsspec  # type: ignore[import-untyped]
+        import fsspec
 
         fs, path = fsspec.core.url_to_fs(folder)
         fs.makedirs(path, exist_ok=True)
@@ -178,7 +178,7 @@ def write_partition(records: Iterable[GemmCall], folder: str, overflowed: Counte
     """Write GEMM records as ``part-00000.parquet``, ``part-00001.parquet`` ... under `folder` (a path or an
     fsspec URL, made beforehand by :func:`prepare`), :data:`BATCH` records a file; the number of records."""
     pa = _pyarrow()
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq
 
     schema = arrow_schema()
     count = 0
@@ -187,7 +187,7 @@ def write_partition(records: Iterable[GemmCall], folder: str, overflowed: Counte
         target = f"{folder}/part-{part:05d}.parquet"
         try:
             if "://" in folder:
-                import fsspec  # type: ignore[import-untyped]
+                import fsspec
 
                 with fsspec.open(target, "wb") as handle:
                     pq.write_table(table, handle)
@@ -216,7 +216,7 @@ def _text(value: str) -> str:
 
 def _columns(batch: list[GemmCall], overflowed: Counter[str] | None = None) -> list[Any]:
     """The arrays of a batch, in COLUMNS order (`overflowed` counts the integers put in `overflow`, by column)."""
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
     arrays = []
     overflow: list[dict[str, str] | None] = [None] * len(batch)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from lark.exceptions import LarkError
 
@@ -700,7 +700,7 @@ class _FileParser:
         if whole is True and pending.shape is not None and len(lines) == 1:
             result = self._from_line(pending, span)
             if result is not _UNFIT:
-                return result  # type: ignore[return-value]
+                return cast("GemmCall | Event | ShapedCall | None", result)
         # a record assembled in one step reads as the record whose lines' keys it has (see _follow): its lines
         # joined, made only where needed (a record built from its template needs no text)
         text = fmt.clean(lines) if pending.bound is None else ""
@@ -709,7 +709,7 @@ class _FileParser:
         if len(lines) > 1 and whole is True and (pending.bound is not None or text == "\n".join(lines)):
             key, parts, result, text = self._from_lines(pending, span, text)
             if result is not _UNFIT:
-                return result  # type: ignore[return-value]
+                return cast("GemmCall | Event | ShapedCall | None", result)
         if pending.bound is not None and not text:
             text = "\n".join(lines)
         try:

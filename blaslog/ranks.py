@@ -179,15 +179,15 @@ _LISTS_OF_MAPPINGS = ("files", "gpus")
 _RANK_MAPPINGS = ("environment", "settings", "versions")
 
 
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
 def _manifest_problem(document: dict[str, Any]) -> str | None:
     """What is wrong with the shape of a blaslog-run manifest's parts that blaslog reads, or None."""
-
-    def kind(value: Any) -> str:
-        return "null" if value is None else type(value).__name__
-
     for key in _MAPPINGS:
         if document.get(key) is not None and not isinstance(document[key], dict):
-            return f"`{key}` is a {kind(document[key])}, not a mapping"
+            return f"`{key}` is a {_kind(document[key])}, not a mapping"
     for key in _LISTS_OF_MAPPINGS:
         value = document.get(key)
         if value is not None and (not isinstance(value, list) or not all(isinstance(v, dict) for v in value)):
@@ -195,14 +195,9 @@ def _manifest_problem(document: dict[str, Any]) -> str | None:
     for gpu in document.get("gpus") or []:
         if not isinstance(gpu.get("name", ""), str):
             return "a GPU's `name` is not a text"
-    for rank, info in (document.get("ranks") or {}).items():
-        if not re.fullmatch(r"[0-9]{1,7}", rank):
-            return f"the key {rank[:20]!r} of `ranks` is not a rank number"
-        if not isinstance(info, dict):
-            return f"`ranks.{rank}` is a {kind(info)}, not a mapping"
-        for key in _RANK_MAPPINGS:
-            if info.get(key) is not None and not isinstance(info[key], dict):
-                return f"`ranks.{rank}.{key}` is a {kind(info[key])}, not a mapping"
+    problem = _ranks_problem(document.get("ranks") or {})
+    if problem is not None:
+        return problem
     for entry in document.get("files") or []:
         rank = entry.get("rank")
         if rank is not None and (type(rank) is not int or not 0 <= rank < MAX_RANK):
@@ -210,6 +205,19 @@ def _manifest_problem(document: dict[str, Any]) -> str | None:
     world = document.get("world_size")
     if world is not None and (type(world) is not int or not 0 < world <= MAX_RANK):
         return f"`world_size` is {str(world)[:20]}, not a number of processes"
+    return None
+
+
+def _ranks_problem(ranks: dict[str, Any]) -> str | None:
+    """What is wrong with a manifest's `ranks` mapping, or None."""
+    for rank, info in ranks.items():
+        if not re.fullmatch(r"[0-9]{1,7}", rank):
+            return f"the key {rank[:20]!r} of `ranks` is not a rank number"
+        if not isinstance(info, dict):
+            return f"`ranks.{rank}` is a {_kind(info)}, not a mapping"
+        for key in _RANK_MAPPINGS:
+            if info.get(key) is not None and not isinstance(info[key], dict):
+                return f"`ranks.{rank}.{key}` is a {_kind(info[key])}, not a mapping"
     return None
 
 

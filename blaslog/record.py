@@ -178,11 +178,11 @@ def prepare_folder(out: str | Path | None, force: bool) -> Path:
         if link and not folder.exists():
             raise InputError(f"{out}: {link}, which does not exist; name a folder, or remove the link")
         if folder.exists() and not folder.is_dir():
-            raise InputError(f"{out}: exists and is not a folder; choose another --out")
+            raise InputError(f"{out}: exists and is not a folder; choose another --output")
         if folder.is_dir() and any(folder.iterdir()):
             if not force:
                 raise InputError(
-                    f"{out}: the folder exists and is not empty; choose another --out, or give --force to "
+                    f"{out}: the folder exists and is not empty; choose another --output, or give --force to "
                     "replace the run recorded there"
                 )
             if link:
@@ -192,7 +192,7 @@ def prepare_folder(out: str | Path | None, force: bool) -> Path:
             _remove_run(folder, str(out))
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"{out}: cannot be the run folder ({exc.strerror or exc}); choose another --out") from None
+        raise InputError(f"{out}: cannot be the run folder ({exc.strerror or exc}); choose another --output") from None
     return folder
 
 
@@ -205,9 +205,9 @@ def _new_folder(name: str) -> Path:
         except FileExistsError:
             continue
         except OSError as exc:
-            raise InputError(f"{folder}: cannot create the run folder ({exc.strerror or exc}); give --out") from None
+            raise InputError(f"{folder}: cannot create the run folder ({exc.strerror or exc}); give --output") from None
         return folder
-    raise InputError(f"{name}: 999 run folders of this name exist; give --out")
+    raise InputError(f"{name}: 999 run folders of this name exist; give --output")
 
 
 def _remove_run(folder: Path, out: str) -> None:
@@ -222,7 +222,7 @@ def _remove_run(folder: Path, out: str) -> None:
     if not isinstance(document, dict) or document.get("kind") != "blaslog-run":
         raise InputError(
             f"{out}: not a run folder blaslog recorded (no {MANIFEST} of kind blaslog-run); --force replaces only "
-            "such a folder: choose another --out"
+            "such a folder: choose another --output"
         )
     ours = {MANIFEST, f".{MANIFEST}.part", CAPS, ".blaslog"}
     for entry in document.get("files") or []:
@@ -240,7 +240,7 @@ def _remove_run(folder: Path, out: str) -> None:
         listed = ", ".join(sorted(foreign)[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise InputError(
             f"{out}: holds files blaslog did not write ({listed}); --force removes only a recorded run's own "
-            "files, so nothing was removed: choose another --out, or move those files away"
+            "files, so nothing was removed: choose another --output, or move those files away"
         )
     for child in folder.iterdir():
         if child.is_dir() and not child.is_symlink():
@@ -729,6 +729,7 @@ __all__ = [
     "Library",
     "Recording",
     "child_environment",
+    "default_out",
     "logging_environment",
     "parse_libs",
     "prepare_folder",

@@ -268,7 +268,7 @@ class GemmCall:
 
     def algorithm(self) -> tuple[Any, ...]:
         """The algorithm fields, in ALGORITHM_FIELDS order."""
-        return _algorithm(self)  # type: ignore[no-any-return]
+        return _algorithm(self)
 
     def has_algorithm_info(self) -> bool:
         """True when the log named the algorithm, solution or flags this GEMM ran with."""

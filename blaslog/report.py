@@ -14,6 +14,7 @@ import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
@@ -21,17 +22,53 @@ from blaslog.ranks import compact_ranks
 from blaslog.records import SCHEMA_VERSION, FileSummary
 
 
+class FindingKind(StrEnum):
+    """The finding classes (a Finding's `cls`), most severe first; their rows are in FINDING_CLASSES. A StrEnum:
+    a member is its name as a str, so JSON, SARIF and the tables write it as before."""
+
+    PRECISION = "precision"
+    INPUT = "input"
+    UNKNOWN = "unknown"
+    REDUCTION = "reduction"
+    SCHEDULE = "schedule"
+
+
+class FailOn(StrEnum):
+    """--fail-on thresholds (see THRESHOLDS): the lowest class that fails the run, `any`, or `never`."""
+
+    PRECISION = "precision"
+    REDUCTION = "reduction"
+    SCHEDULE = "schedule"
+    ANY = "any"
+    NEVER = "never"
+
+
+class RecordKind(StrEnum):
+    """What `parse` reports: the executed GEMMs, or every record (API calls, errors, info too)."""
+
+    GEMM = "gemm"
+    ALL = "all"
+
+
+class Level(StrEnum):
+    """CI annotation levels: a finding that fails the run is an `error`, else its class's level."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTICE = "notice"
+
+
 @dataclass(frozen=True, slots=True)
 class FindingClass:
     """Everything about one finding class, for every command and every reporter: one row of FINDING_CLASSES."""
 
-    name: str
+    name: FindingKind
     """`precision`, `unknown`, `reduction`, `schedule` or `input` (a finding's `cls`; SARIF rule `blaslog/<name>`)."""
     rank: int
     """Severity: a higher rank is worse. Findings sort by it, and --fail-on thresholds are ranks."""
     meaning: str
     """One line: what a finding of this class says about the numbers (--help, summary tables, SARIF)."""
-    level: str
+    level: Level
     """CI annotation level of a finding that does not fail the run (`warning` or `notice`); one that fails the
     run (its class is at or above the --fail-on threshold) is always `error`."""
     help: str
@@ -54,10 +91,10 @@ FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType(
         row.name: row
         for row in (
             FindingClass(
-                "precision",
+                FindingKind.PRECISION,
                 5,
                 "the arithmetic differs (operation type, input type, accumulator, data or compute types, flags)",
-                "warning",
+                Level.WARNING,
                 "The two GEMMs ran different arithmetic. Align the math mode (TF32 on or off in both runs, the same "
                 "compute type, the same rocBLAS flags) or pin the algorithm.",
                 "critical",
@@ -67,10 +104,10 @@ FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType(
                 ansi="1;31",
             ),
             FindingClass(
-                "input",
+                FindingKind.INPUT,
                 4,
                 "part of an input could not be read, or too little of it was compared: it may hide any other class",
-                "warning",
+                Level.WARNING,
                 "Part of an input could not be read (unparsable lines, a cut compressed stream) or too few GEMM calls "
                 "were paired; GEMMs may be missing from the comparison, so it fails the run like a precision "
                 "difference would.",
@@ -81,10 +118,10 @@ FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType(
                 ansi="1;35",
             ),
             FindingClass(
-                "unknown",
+                FindingKind.UNKNOWN,
                 3,
                 "the algorithm differs and nothing says whether its arithmetic does (give --caps or run blaslog probe)",
-                "warning",
+                Level.WARNING,
                 "The algorithm differs and the log does not say whether the arithmetic does. Run `blaslog probe "
                 "--from LOG -o caps.json` on a machine with the GPU and pass --caps caps.json.",
                 "major",
@@ -94,10 +131,10 @@ FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType(
                 ansi="1;33",
             ),
             FindingClass(
-                "reduction",
+                FindingKind.REDUCTION,
                 2,
                 "the summation order across K differs (split-K count or reduction scheme)",
-                "warning",
+                Level.WARNING,
                 "Split-K or the reduction scheme differs: the summation order changes. Pin the algorithm or give both "
                 "runs the same workspace limit, or compare with a reordering-aware tolerance.",
                 "minor",
@@ -107,10 +144,10 @@ FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType(
                 ansi="1;34",
             ),
             FindingClass(
-                "schedule",
+                FindingKind.SCHEDULE,
                 1,
                 "same arithmetic and reduction, other tiling or scheduling (tile, stages, swizzling, cluster ...)",
-                "notice",
+                Level.NOTICE,
                 "Tiling or scheduling differs with the same arithmetic; rarely the cause of a large mismatch.",
                 "info",
                 "gemm-schedule-difference",
@@ -127,11 +164,11 @@ FINDING_CLASSES: Mapping[str, FindingClass] = MappingProxyType(
 #: may hide one: a gate must not pass on what it could not see.
 THRESHOLDS: Mapping[str, int | None] = MappingProxyType(
     {
-        "precision": FINDING_CLASSES["unknown"].rank,
-        "reduction": FINDING_CLASSES["reduction"].rank,
-        "schedule": FINDING_CLASSES["schedule"].rank,
-        "any": min(row.rank for row in FINDING_CLASSES.values()),
-        "never": None,
+        FailOn.PRECISION: FINDING_CLASSES[FindingKind.UNKNOWN].rank,
+        FailOn.REDUCTION: FINDING_CLASSES[FindingKind.REDUCTION].rank,
+        FailOn.SCHEDULE: FINDING_CLASSES[FindingKind.SCHEDULE].rank,
+        FailOn.ANY: min(row.rank for row in FINDING_CLASSES.values()),
+        FailOn.NEVER: None,
     }
 )
 
@@ -166,9 +203,9 @@ def _failing(fail_on: str) -> frozenset[str]:
         raise ValueError(f"unknown --fail-on value {fail_on!r}; known: {', '.join(FAIL_ON)}") from None
 
 
-def ci_level(cls: str, fail_on: str) -> str:
+def ci_level(cls: str, fail_on: str) -> Level:
     """`error` when the class fails the run at `fail_on`, else the class's own level (`warning` or `notice`)."""
-    return "error" if fails(cls, fail_on) else finding_class(cls).level
+    return Level.ERROR if fails(cls, fail_on) else finding_class(cls).level
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from blaslog._fast.cache import SharedShapes
 from blaslog._parallel import PieceRead, cut, process_pool, read_piece, settled, splittable
-from blaslog.api import Options, holds_nothing, jobs_for, looks_like_log, records
+from blaslog.api import Options
+from blaslog.api._inputs import holds_nothing, jobs_for, looks_like_log
+from blaslog.api._parse import records
 from blaslog.caps import Caps, load_caps
 from blaslog.errors import BlaslogError
 from blaslog.records import FileSummary

@@ -13,7 +13,7 @@ from blaslog.explain import describe_flags
 from blaslog.formats._base import ShapedCall, ShapedRun
 from blaslog.inputs import ENDS_EARLY
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
-from blaslog.report import FINDING_CLASSES, Case, Finding, Location, Report, fold_ranks, sort_findings
+from blaslog.report import FINDING_CLASSES, Case, Finding, Location, RecordKind, Report, fold_ranks, sort_findings
 from blaslog.runs import CompactRun
 from blaslog.summary import summarize, summarize_runs
 from blaslog.tunableop import TUNED_FORMATS as _TUNING_FORMATS
@@ -170,7 +170,7 @@ def input_findings(files: Sequence[FileSummary], role: str = "") -> list[Finding
 
 def parse_columns(kind: str, caps: bool) -> list[str]:
     """The table columns of `blaslog parse` (`kind` gemm or all; `caps`: a caps file gives the numerics)."""
-    if kind == "all":
+    if kind == RecordKind.ALL:
         return ["file", "line", "kind", "level", "function", "m", "n", "k", "algo", "event", "text"]
     return PARSE_COLUMNS + (["numerics"] if caps else [])
 
@@ -180,17 +180,17 @@ def event_text(text: str | None, fields: Iterable[tuple[str, Any]]) -> str:
     return text or " ".join(f"{k}={v}" for k, v in fields)[:120]
 
 
-def parse_report(result: ParseResult, *, kind: str = "gemm", caps: Caps | None = None) -> Report:
+def parse_report(result: ParseResult, *, kind: str = RecordKind.GEMM, caps: Caps | None = None) -> Report:
     """Report of `blaslog parse`."""
     # a record cut short at the end of an input may be a GEMM: it is kept in both kinds, as the stream keeps it
     records = [
         r
         for r in result.records
-        if kind == "all" or isinstance(r, GemmCall) or getattr(r, "event", None) == "truncated"
+        if kind == RecordKind.ALL or isinstance(r, GemmCall) or getattr(r, "event", None) == "truncated"
     ]
     rows = [record_row(r, caps) for r in records]
     columns = parse_columns(kind, caps is not None)
-    if kind == "all":
+    if kind == RecordKind.ALL:
         for row, record in zip(rows, records, strict=True):
             if isinstance(record, Event):
                 row["text"] = event_text(record.text, record.fields)
@@ -204,6 +204,49 @@ def parse_report(result: ParseResult, *, kind: str = "gemm", caps: Caps | None =
         files=list(result.files),
         cases=cases,
     )
+
+
+def _pair_cases(result: DiffResult, by_pair: dict[int, Finding]) -> Iterator[Case]:
+    """One test case per pair of `result` (failed by the finding of its sharded line, if any)."""
+    classname = f"{result.sharded_file} vs {result.unsharded_file}"
+    shapes: dict[int, str] = {}  # shape text by distinct call: a run repeats a few calls many times
+    for s, u in result.pairs:
+        failure = by_pair.get(s.line)
+        s_shape = shapes.get(id(_distinct(s)))
+        if s_shape is None:
+            s_shape = shapes[id(_distinct(s))] = s.shape_text()
+        u_shape = shapes.get(id(_distinct(u)))
+        if u_shape is None:
+            u_shape = shapes[id(_distinct(u))] = u.shape_text()
+        yield Case(
+            f"line {s.line} {s_shape} vs line {u.line} {u_shape}",
+            classname,
+            s.file,
+            s.line,
+            (failure,) if failure else (),
+        )
+
+
+def _result_notes(result: DiffResult) -> list[str]:
+    """What a person should know about one comparison: the TP degree and how it was found, runs given the
+    other way round, logs that name no algorithm, GEMMs left unpaired."""
+    notes = [f"{result.sharded_file}: {result.tp.describe()}"]
+    if result.reversed_hint:
+        notes.append(
+            f"{result.sharded_file}: its GEMMs are the larger ones: were the runs given the other way "
+            "round? The order is: blaslog diff SHARDED UNSHARDED"
+        )
+    if not result.algorithm_info:
+        notes.append(
+            f"{result.sharded_file}: these logs name no algorithm (hipBLASLt [Trace] lines and the cuBLAS "
+            "classic log do not): only shapes were compared. Log with HIPBLASLT_LOG_MASK=32 (bench "
+            "lines with --solution_index) or CUBLASLT_LOG_LEVEL>=2 to compare algorithms."
+        )
+    for side, left in (("sharded", result.unmatched_sharded), ("unsharded", result.unmatched_unsharded)):
+        if left:
+            where = ", ".join(f"{r.file}:{r.line}" for r in left[:5])
+            notes.append(f"{len(left)} {side} GEMMs match nothing on the other side (first: {where})")
+    return notes
 
 
 def diff_report(
@@ -237,25 +280,7 @@ def diff_report(
             for occurrence in finding.occurrences:
                 by_pair[occurrence.sharded_line] = folded_finding
         finding_of.update(((index, line), finding) for line, finding in by_pair.items())
-        classname = f"{result.sharded_file} vs {result.unsharded_file}"
-        shapes: dict[int, str] = {}  # shape text by distinct call: a run repeats a few calls many times
-        for s, u in result.pairs:
-            failure = by_pair.get(s.line)
-            s_shape = shapes.get(id(_distinct(s)))
-            if s_shape is None:
-                s_shape = shapes[id(_distinct(s))] = s.shape_text()
-            u_shape = shapes.get(id(_distinct(u)))
-            if u_shape is None:
-                u_shape = shapes[id(_distinct(u))] = u.shape_text()
-            cases.append(
-                Case(
-                    f"line {s.line} {s_shape} vs line {u.line} {u_shape}",
-                    classname,
-                    s.file,
-                    s.line,
-                    (failure,) if failure else (),
-                )
-            )
+        cases.extend(_pair_cases(result, by_pair))
         per_file.append(
             {
                 "sharded": result.sharded_file,
@@ -270,22 +295,7 @@ def diff_report(
                 "unmatched_unsharded": len(result.unmatched_unsharded),
             }
         )
-        notes.append(f"{result.sharded_file}: {result.tp.describe()}")
-        if result.reversed_hint:
-            notes.append(
-                f"{result.sharded_file}: its GEMMs are the larger ones: were the runs given the other way "
-                "round? The order is: blaslog diff SHARDED UNSHARDED"
-            )
-        if not result.algorithm_info:
-            notes.append(
-                f"{result.sharded_file}: these logs name no algorithm (hipBLASLt [Trace] lines and the cuBLAS "
-                "classic log do not): only shapes were compared. Log with HIPBLASLT_LOG_MASK=32 (bench "
-                "lines with --solution_index) or CUBLASLT_LOG_LEVEL>=2 to compare algorithms."
-            )
-        for side, left in (("sharded", result.unmatched_sharded), ("unsharded", result.unmatched_unsharded)):
-            if left:
-                where = ", ".join(f"{r.file}:{r.line}" for r in left[:5])
-                notes.append(f"{len(left)} {side} GEMMs match nothing on the other side (first: {where})")
+        notes.extend(_result_notes(result))
     findings = [*folded, *input_findings(sharded_files, "sharded"), *input_findings(unsharded_files, "unsharded")]
     notes.extend(
         f"warning: {summary.path} has {summary.unparsable_lines} unparsable lines that may hide GEMMs"

@@ -152,7 +152,7 @@ def parsed():
 
     def get(path: Path) -> blaslog.ParseResult:
         if path not in cache:
-            cache[path] = blaslog.parse_file(str(path))
+            cache[path] = blaslog.parse(str(path))
         return cache[path]
 
     return get

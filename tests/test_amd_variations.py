@@ -9,6 +9,7 @@ import pytest
 
 import blaslog
 from blaslog import api
+from blaslog.api import _parse as api_parse
 
 # ---------------------------------------------------------------------------------------------------------------
 # 1. ROCBLAS_LAYER=3: a trace and a bench line per call count once, whatever the trace's generation
@@ -41,7 +42,7 @@ def test_layer3_trace_and_bench_count_each_call_once(tmp_path: Path, text: str, 
     calls = len(lines)
     path = tmp_path / "layer3.log"
     path.write_text(text)
-    parsed = blaslog.parse_file(str(path))
+    parsed = blaslog.parse(str(path))
     assert parsed.files[0].gemm_records == 2 * calls  # parse keeps both dialects' records
     inputs = api.read_run_files([str(path)], api.Options(jobs=jobs))
     occurrences = inputs.occurrences()
@@ -362,7 +363,7 @@ def test_a_number_that_is_not_ascii_decimal_is_a_located_error(line: str, good: 
 def test_a_blas_log_that_does_not_parse_is_not_asked_whether_logging_was_on(tmp_path: Path) -> None:
     path = tmp_path / "bad.log"
     path.write_text(_TRACE_EX.replace(",1024,16,", ",1_0,16,", 1) + "\n")
-    for call in (lambda: api.summary([str(path)]), lambda: api.parse_report([str(path)], kind="all")):
+    for call in (lambda: api.summary([str(path)]), lambda: api_parse.parse_report([str(path)], kind="all")):
         with pytest.raises(blaslog.InputError) as info:
             call()
         assert "was logging on" not in str(info.value)

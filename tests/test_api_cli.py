@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from blaslog import api
+from blaslog.api import _parse as api_parse
 from blaslog.cli import cli
 from blaslog.errors import BlaslogError
 from blaslog.reporters import get_reporter
@@ -54,7 +55,7 @@ def test_every_fixture_is_covered():
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_parse_summary_check(log):
-    _same(["parse", str(log)], lambda: api.parse_report([str(log)]))
+    _same(["parse", str(log)], lambda: api_parse.parse_report([str(log)]))
     _same(["summary", str(log)], lambda: api.summary([str(log)]))
     _same(["check", str(log)], lambda: api.check([str(log)]))
 

@@ -87,7 +87,7 @@ def test_every_corpus_file_balances():
     import blaslog
 
     for case in CASES:
-        for summary in blaslog.parse_file(str(case)).files:
+        for summary in blaslog.parse(str(case)).files:
             assert summary.balanced(), case.name
 
 

@@ -370,7 +370,7 @@ def run_records(scripts: list[str], workspace: Path) -> None:
         )
         assert result.returncode == 0, result.stderr[-2000:]
         ctx = parse_options(["record", *options, "--", *command])
-        folder = workspace / ctx.params["out"]
+        folder = workspace / (ctx.params["output"] or ctx.params["out_alias"])
         assert sorted(p.name for p in folder.glob("rank*.cublaslt.log*")) == [
             f"rank{rank}.cublaslt.log.gz" for rank in range(nproc)
         ]
@@ -411,7 +411,7 @@ def test_the_gpu_job_records_both_runs_and_probes(path):
     for options, command in runs:
         ctx = parse_options(["record", *options, "--", *command])
         assert ctx.params["probe"], options  # caps.json in the folder: diff reads it by itself
-        outs.append(ctx.params["out"])
+        outs.append(ctx.params["output"] or ctx.params["out_alias"])
     assert len(set(outs)) == 2
     # no hand-made logging: record turns it on and names the logs by rank
     assert "CUBLASLT_LOG_FILE" not in path.read_text() and "CUBLASLT_LOG_LEVEL" not in path.read_text()

@@ -321,18 +321,18 @@ def test_ctrl_c_exits_130(monkeypatch, capsys):
 
 
 def test_ctrl_c_inside_a_command_exits_130(runner, monkeypatch):
-    import blaslog.api
+    import blaslog.api._inputs
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(blaslog.api, "read_run", interrupted)
+    monkeypatch.setattr(blaslog.api._inputs, "read_run", interrupted)
     result = runner.invoke(cli, ["summary", str(SEED / "sharded.log"), "-j", "1"])
     assert result.exit_code == 130
 
 
 def test_progress_line_only_for_large_inputs_on_a_terminal(monkeypatch, tmp_path, capsys):
-    from blaslog import cli as cli_module
+    from blaslog.cli import _common as cli_module
 
     big = tmp_path / "big.log"
     with open(big, "wb") as handle:

@@ -98,7 +98,7 @@ def test_a_print_after_a_whole_record_at_the_width_is_not_taken_for_its_rest():
 
 def test_lines_that_end_with_cr_alone_are_read_as_lines(tmp_path):
     """Classic Mac OS line ends: the same records, line for line, and a warning that says how they were read."""
-    from blaslog import parse_file
+    from blaslog import parse as parse_file
 
     text = Path(FIXTURES, "real/cublas_13.4.1_go-peft-cuda-validation.log").read_text(encoding="utf-8")
     path = tmp_path / "cr.log"

@@ -13,8 +13,8 @@ PAIRS = sorted({(e["sharded_file"], e["unsharded_file"]) for e in TP_EXPECTED})
 
 
 def _run(sharded, unsharded, caps=None, tp=None):
-    s = blaslog.parse_file(str(sharded)).gemms
-    u = blaslog.parse_file(str(unsharded)).gemms
+    s = blaslog.parse(str(sharded)).gemms
+    u = blaslog.parse(str(unsharded)).gemms
     return diff_runs(s, u, caps=caps, tp=tp, sharded_file=str(sharded), unsharded_file=str(unsharded))
 
 
@@ -145,8 +145,8 @@ TP4 = sorted((GENERATED / "lt_fp32_tp4").glob("*.log"))
 
 @pytest.fixture(scope="module")
 def tp4_results():
-    u = blaslog.parse_file(str(GENERATED / "lt_fp32_unsharded.stdout.log"))
-    sharded = [blaslog.parse_file(str(path)) for path in TP4]
+    u = blaslog.parse(str(GENERATED / "lt_fp32_unsharded.stdout.log"))
+    sharded = [blaslog.parse(str(path)) for path in TP4]
     results = [
         diff_runs(s.gemms, u.gemms, sharded_file=str(path), unsharded_file="u.log")
         for s, path in zip(sharded, TP4, strict=True)

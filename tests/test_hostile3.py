@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from blaslog.api import _parse as api_parse
 from blaslog.errors import InputError
 from tests.conftest import ROOT, SEED
 
@@ -359,7 +360,6 @@ def _peak_kb(*args: str) -> tuple[subprocess.CompletedProcess[bytes], int]:
 
 
 def test_the_parse_table_is_streamed_in_bounded_memory(tmp_path):
-    from blaslog import api
     from blaslog.reporters.table import TableReporter
 
     log = tmp_path / "distinct.log"  # every line another GEMM: 34k rows
@@ -370,14 +370,13 @@ def test_the_parse_table_is_streamed_in_bounded_memory(tmp_path):
     )
     assert table.returncode == jsonl.returncode == 0, table.stderr[-2000:]
     assert table_kb < jsonl_kb + 60_000  # the rows held made 190 MB here, where jsonl takes 60 MB
-    assert table.stdout.decode() == TableReporter().render(api.parse_report([str(log)]))  # the library's text
+    assert table.stdout.decode() == TableReporter().render(api_parse.parse_report([str(log)]))  # the library's text
     assert len(table.stdout.splitlines()) == len(jsonl.stdout.splitlines()) + 1  # header, rule; jsonl's summary
 
 
 def test_the_streamed_table_is_the_held_one_for_every_kind_and_caps(tmp_path):
     from click.testing import CliRunner
 
-    from blaslog import api
     from blaslog.cli import cli
     from blaslog.reporters.table import TableReporter
 
@@ -385,7 +384,7 @@ def test_the_streamed_table_is_the_held_one_for_every_kind_and_caps(tmp_path):
     for kind in ("gemm", "all"):
         for options in ([], ["--caps", caps]):
             result = CliRunner().invoke(cli, ["parse", str(LOG), "--kind", kind, *options])
-            report = api.parse_report([str(LOG)], kind=kind, caps=caps if options else None)
+            report = api_parse.parse_report([str(LOG)], kind=kind, caps=caps if options else None)
             assert result.exit_code == 0 and result.stdout == TableReporter().render(report), (kind, options)
 
 
@@ -416,7 +415,7 @@ def test_a_glob_through_a_linked_folder_reads_each_log_once(tmp_path):
     for rank in (0, 1):
         (run / f"rank{rank}.log").write_bytes(LOG.read_bytes())
     (tmp_path / "runs" / "latest").symlink_to(run)
-    names = api.parse_inputs([str(tmp_path / "runs" / "**" / "*.log")], api.Options())[0]
+    names = api_parse.parse_inputs([str(tmp_path / "runs" / "**" / "*.log")], api.Options())[0]
     assert [Path(n).relative_to(tmp_path / "runs").as_posix() for n in names] == [
         "latest/rank0.log",
         "latest/rank1.log",
@@ -493,10 +492,10 @@ def test_a_path_given_as_a_string_or_pathlike_is_one_path(tmp_path, monkeypatch)
     for given in (str(log), log):
         assert api.summary(given).document["overview"]["gemm_calls"] == 78
         assert api.check(given).files[0].path == str(log)
-        assert api.parse_report(given).files[0].path == str(log)
+        assert api_parse.parse_report(given).files[0].path == str(log)
         assert [f.path for f in api.read_run_files(given).files] == [str(log)]
-        assert api.parse_inputs(given) == ([str(log)], [])
-        assert len(list(api.records(given))) == 78
+        assert api_parse.parse_inputs(given) == ([str(log)], [])
+        assert len(list(api_parse.records(given))) == 78
     assert api.summary([log, str(log)]).files[0].path == str(log)
     with pytest.raises(InputError, match="a path is a str or a PathLike"):
         api.summary(b"run.log")  # type: ignore[arg-type]

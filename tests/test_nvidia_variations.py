@@ -20,7 +20,7 @@ CLASSIC = GENERATED / "cublas_classic_fp16.log"
 def _parse(tmp_path: Path, text: str, name: str = "nv.log") -> tuple[object, list[GemmCall], list[Event]]:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
-    result = blaslog.parse_file(str(path))
+    result = blaslog.parse(str(path))
     summary = result.files[0]
     assert summary.record_lines + summary.foreign_lines + summary.unparsable_lines == summary.lines, summary
     return (

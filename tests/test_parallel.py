@@ -325,7 +325,7 @@ def test_spools_are_closed_when_the_output_fails(tmp_path):
 def test_a_spool_is_let_go_when_stdout_fails(tmp_path, monkeypatch):
     import sys
 
-    from blaslog.cli import CliError, _echo
+    from blaslog.cli._common import CliError, _echo
     from blaslog.stream import Spool
 
     piece = tmp_path / "piece"
@@ -482,7 +482,7 @@ def test_problems_past_the_cap_are_counted_as_one_reader_counts_them(monkeypatch
     )
     one = _same_with_pieces(runner, monkeypatch, tagged, ["summary", "-f", "json"], jobs=2)
     assert json.loads(one.stdout)["summary"]["files"][0]["more_problems"] > 0
-    (summary,) = blaslog.parse_file(str(tagged)).files
+    (summary,) = blaslog.parse(str(tagged)).files
     assert len(summary.problems) == 1001 and summary.problems[-1].once  # the tag's warning, past the cap
 
 

@@ -67,7 +67,7 @@ def test_crlf_and_gzip_parse_alike(parsed):
 
 def test_nvidia_lib_level5_file():
     """The real 12.9.3 log: 100 Api, 6 Error lines, 5 thread ids, no GEMM launch."""
-    result = blaslog.parse_file(str(NVIDIA / "cublaslt_12.9.3_level5_api_error_nogpu.log"))
+    result = blaslog.parse(str(NVIDIA / "cublaslt_12.9.3_level5_api_error_nogpu.log"))
     assert result.files[0].lines == 106 and result.files[0].unparsable_lines == 0
     levels = Counter(r.level for r in result.records)
     assert levels == {"Api": 100, "Error": 6}
@@ -97,14 +97,14 @@ def test_nvidia_lib_level5_file():
     ],
 )
 def test_nvidia_lib_files(name, lines, records):
-    result = blaslog.parse_file(str(NVIDIA / name))
+    result = blaslog.parse(str(NVIDIA / name))
     summary = result.files[0]
     assert (summary.lines, len(result.records), summary.unparsable_lines) == (lines, records, 0)
     assert summary.balanced()
 
 
 def test_cublas_loginfo_records_keep_trailers():
-    result = blaslog.parse_file(str(NVIDIA / "cublas_12.9.3_loginfo_nogpu.log"))
+    result = blaslog.parse(str(NVIDIA / "cublas_12.9.3_loginfo_nogpu.log"))
     assert [r.function for r in result.records] == [
         "cublasGetProperty",
         "cublasCreate_v2",
@@ -120,7 +120,7 @@ def test_cublas_loginfo_records_keep_trailers():
 
 
 def test_two_threads_are_told_apart():
-    result = blaslog.parse_file(str(NVIDIA / "cublaslt_13.10.0_tid_field_two_threads.log"))
+    result = blaslog.parse(str(NVIDIA / "cublaslt_13.10.0_tid_field_two_threads.log"))
     assert [r.thread for r in result.records] == ["11546", "11547"]
 
 
@@ -152,7 +152,7 @@ def test_classic_cublas_gemms(parsed):
 @pytest.mark.parametrize("joined", [False, True])
 def test_seed_records_wrapped_and_joined(name, mnk, tid, joined):
     path = SEED / (f"{name}_joined.log" if joined else f"{name}.log")
-    result = blaslog.parse_file(str(path))
+    result = blaslog.parse(str(path))
     assert len(result.gemms) == 1 and len(result.records) == 1
     gemm = result.gemms[0]
     assert (gemm.m, gemm.n, gemm.k) == mnk
@@ -169,7 +169,7 @@ def test_seed_records_wrapped_and_joined(name, mnk, tid, joined):
 
 
 def test_glued_workspace_pointer_splits_into_two_keys():
-    gemm = blaslog.parse_file(str(SEED / "unsharded_joined.log")).gemms[0]
+    gemm = blaslog.parse(str(SEED / "unsharded_joined.log")).gemms[0]
     assert dict(gemm.pointers)["workSpace"] == "0X153056000000"
     assert gemm.workspace_size == 4194304
 
@@ -249,7 +249,7 @@ def test_stdin(monkeypatch):
 
     data = (SEED / "sharded_joined.log").read_bytes()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(data))))
-    result = blaslog.parse_file("-")
+    result = blaslog.parse("-")
     assert result.gemms[0].k == 8 and result.files[0].path == "-"
 
 
@@ -268,7 +268,7 @@ def test_shape_cache_gives_the_records_a_fresh_parse_gives(path):
     from blaslog.formats import FORMAT_CLASSES
 
     by_name = {cls.name: cls() for cls in FORMAT_CLASSES}
-    result = blaslog.parse_file(str(path))
+    result = blaslog.parse(str(path))
     lines = path.read_bytes()
     if path.suffix == ".gz":
         lines = gzip.decompress(lines)
@@ -301,7 +301,7 @@ def test_the_cache_is_used():
 
 
 def test_to_frame_dtypes():
-    result = blaslog.parse_file(str(GENERATED / "lt_fp32_tp4/blaslt_321674.log"))
+    result = blaslog.parse(str(GENERATED / "lt_fp32_tp4/blaslt_321674.log"))
     frame = blaslog.to_frame(result)
     assert len(frame) == 78
     assert str(frame["m"].dtype) == "Int64"
@@ -322,7 +322,7 @@ def test_gemm_shapes_are_cacheable(path):
     from blaslog.formats import FORMAT_CLASSES
     from blaslog.formats._base import UNCACHEABLE
 
-    result = blaslog.parse_file(str(path))
+    result = blaslog.parse(str(path))
     by_name = {cls.name: cls() for cls in FORMAT_CLASSES}
     cache = ShapeCache(enabled=True)
     text = path.read_bytes()

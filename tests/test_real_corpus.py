@@ -135,7 +135,7 @@ def _xfail_reason(name: str, mutation: str) -> str | None:
 
 
 def _parse(path: Path) -> tuple[Any, list[GemmCall], list[Event]]:
-    result = blaslog.parse_file(str(path))
+    result = blaslog.parse(str(path))
     summary = result.files[0]
     gemms = [r for r in result.records if isinstance(r, GemmCall)]
     events = [r for r in result.records if isinstance(r, Event)]

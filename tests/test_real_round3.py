@@ -201,7 +201,7 @@ def test_a_results_file_and_itself_in_another_order_pair_every_row(name, tmp_pat
 
     path = REAL / name
     report = api.diff([str(_reordered(path, tmp_path / "tunableop_results0.csv"))], [str(path)])
-    rows = len(blaslog.parse_file(str(path)).gemms)
+    rows = len(blaslog.parse(str(path)).gemms)
     (comparison,) = report.document["comparisons"]
     assert (comparison["tp"], comparison["pairs"], comparison["identical"]) == (1, rows, rows)
 
@@ -393,7 +393,7 @@ def test_a_rank_that_logged_two_libraries_is_paired_per_library(tmp_path):
     sharded.write_text(hip_tp2.read_text() + roc)
     unsharded.write_text(roc + hip_tp1.read_text())
     (comparison,) = api.diff([str(sharded)], [str(unsharded)]).document["comparisons"]
-    calls = len(blaslog.parse_file(str(sharded)).gemms)
+    calls = len(blaslog.parse(str(sharded)).gemms)
     assert (comparison["tp"], comparison["pairs"], comparison["unmatched_sharded"]) == (2, calls, 0)
 
 

@@ -31,8 +31,8 @@ SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json")
 
 
 def _diff(caps):
-    s = blaslog.parse_file(str(GENERATED / "lt_fp32_tp4/blaslt_321674.log"))
-    u = blaslog.parse_file(str(GENERATED / "lt_fp32_unsharded.stdout.log"))
+    s = blaslog.parse(str(GENERATED / "lt_fp32_tp4/blaslt_321674.log"))
+    u = blaslog.parse(str(GENERATED / "lt_fp32_unsharded.stdout.log"))
     result = diff_runs(s.gemms, u.gemms, caps=caps, sharded_file="s.log", unsharded_file="u.log")
     return diff_report([result], s.files, u.files)
 
@@ -40,13 +40,13 @@ def _diff(caps):
 @pytest.fixture(scope="module")
 def reports():
     caps = blaslog.load_caps(GENERATED / "caps.json")
-    parsed = blaslog.parse_file(str(SEED / "sharded.log"))
-    rocblas = blaslog.parse_file(str(GENERATED / "rocblas_fp16_trace.log"))
+    parsed = blaslog.parse(str(SEED / "sharded.log"))
+    rocblas = blaslog.parse(str(GENERATED / "rocblas_fp16_trace.log"))
     return {
         "empty-diff": Report("diff"),
         "empty-parse": Report("parse"),
         "parse": parse_report(parsed),
-        "parse-all": parse_report(blaslog.parse_file(str(GENERATED / "lt_fp32_unsharded.stdout.log")), kind="all"),
+        "parse-all": parse_report(blaslog.parse(str(GENERATED / "lt_fp32_unsharded.stdout.log")), kind="all"),
         "diff": _diff(caps),
         "check": check_report(rocblas.gemms, rocblas.files),
         "summary": summary_report(rocblas.gemms, rocblas.files),

@@ -81,7 +81,7 @@ def test_batches_are_the_same_with_and_without_the_extension(path, monkeypatch):
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_parse_is_the_same_with_and_without_the_extension(path, monkeypatch):
     def parse():
-        result = blaslog.parse_file(str(path))
+        result = blaslog.parse(str(path))
         return [r.to_dict() for r in result.records], [f.to_dict(max_problems=10_000) for f in result.files]
 
     fast = parse()

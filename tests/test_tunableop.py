@@ -22,7 +22,7 @@ TP1 = str(HERE / "tp1" / "tunableop_results0.csv")
 
 
 def _gemms(path: Path) -> list[blaslog.GemmCall]:
-    result = blaslog.parse_file(str(path))
+    result = blaslog.parse(str(path))
     summary = result.files[0]
     assert summary.unparsable_lines == 0 and summary.foreign_lines == 0, [p.message for p in summary.problems]
     return list(result.gemms)
@@ -30,7 +30,7 @@ def _gemms(path: Path) -> list[blaslog.GemmCall]:
 
 def test_public_readme_rows_bare_indices():
     """PyTorch 2.2's README example: bare solution numbers, ROCM_VERSION validator (verbatim lines)."""
-    result = blaslog.parse_file(str(HERE / "pytorch-2.2-readme.csv"))
+    result = blaslog.parse(str(HERE / "pytorch-2.2-readme.csv"))
     events = [r for r in result.records if isinstance(r, Event)]
     assert next(dict(e.fields) for e in events) == {"PT_VERSION": "2.2.0"}
     first, second = result.gemms
@@ -86,7 +86,7 @@ def test_untuned_file():
 
 
 def test_hipblaslt_tuning_file():
-    result = blaslog.parse_file(str(HERE / "hipblaslt_tuning.txt"))
+    result = blaslog.parse(str(HERE / "hipblaslt_tuning.txt"))
     assert [dict(r.fields) for r in result.records if isinstance(r, Event)] == [{"git_version": "d5f81531"}]
     first, second, legacy = result.gemms
     assert (first.m, first.n, first.k, first.a_type, first.compute_type, first.solution_index) == (
@@ -224,7 +224,7 @@ def test_emit_pins_only_what_the_logs_show(tmp_path):
     assert "tn_4096_4096_2048" not in text
     assert "cannot pin from these logs" in result.stderr and "PYTORCH_TUNABLEOP_NUMERICAL_CHECK" in result.stderr
     # the file round-trips through blaslog's own reader
-    again = blaslog.parse_file(str(out))
+    again = blaslog.parse(str(out))
     assert again.files[0].unparsable_lines == 0
     assert [(g.m, g.n, g.k, g.solution_index) for g in again.gemms] == [(11008, 4096, 4096, 58200)]
     assert validators(str(out)) == validators(str(HERE / "tp2" / "tunableop_results0.csv"))
@@ -256,7 +256,7 @@ def test_emit_from_blas_logs_pins_a_logged_solution(tmp_path):
     assert any("Validator" in note for note in pinning.notes)
     written = tmp_path / "out.csv"
     written.write_text(render(pinning))
-    assert [g.solution_index for g in blaslog.parse_file(str(written)).gemms] == [7]
+    assert [g.solution_index for g in blaslog.parse(str(written)).gemms] == [7]
 
 
 def test_check_accounts_for_the_tunableop_files_and_never_uses_a_cut_row(tmp_path):

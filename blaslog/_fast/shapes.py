@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from itertools import chain, islice
-from typing import Any
+from typing import Any, cast
 
 from blaslog._fast import _c  # the per-byte loops in C where the extension is in use (its one switch)
 
@@ -114,7 +114,7 @@ def mask(text: str) -> tuple[str, list[str]]:
     """(VOLATILE shape, volatile values) of a record's text."""
     speedups = _c.speedups
     if speedups is not None and (found := speedups.mask(text)) is not None:
-        return found
+        return cast("tuple[str, list[str]]", found)
     parts = VOLATILE.split(text)
     return key_of(parts), parts[1::2]
 
@@ -175,8 +175,9 @@ class Shaper:
     def values(self, line: str) -> list[str]:
         """The SHAPE values of one line (:meth:`split` without building its key)."""
         speedups = _c.speedups
+        # not kept: a one-line record's line is seldom seen again (its pointers are new)
         if speedups is not None and (found := speedups.values(line)) is not None:
-            return found  # not kept: a one-line record's line is seldom seen again (its pointers are new)
+            return cast("list[str]", found)
         head, sep, message = line.partition("] ")
         if not sep:
             return self._part(self._messages, line)[1]

@@ -90,7 +90,8 @@ class IntSlot(Slot):
             number = int(text)
             if (self.low is None or number >= self.low) and number <= self.high:
                 return number
-        return to_int(text, self.what, low=self.low, high=self.high, hex=self.hex)
+        converted: int = to_int(text, self.what, low=self.low, high=self.high, hex=self.hex)
+        return converted
 
 
 class Text:
@@ -183,7 +184,8 @@ class LeafTransformer(Transformer[Token, Any]):
             parts += [text[at : s - start], slot]
             at = e - start
         parts.append(text[at:])
-        return concat(parts)
+        joined: str | Slot | Text = concat(parts)
+        return joined
 
 
 @dataclass(slots=True, eq=False)
@@ -248,7 +250,7 @@ class Template:
         """The record's field values, in field order (`convert` False: the values put in as they are, integers
         too: a writer's marks)."""
         _make, base, (at_file, at_line, at_end), direct, texts, nested, _numbers = self.plan
-        fields = base.copy()
+        fields: list[Any] = base.copy()
         fields[at_file] = path
         fields[at_line] = line
         fields[at_end] = end_line
@@ -570,11 +572,11 @@ class ShapedCall:
 
     def record(self) -> Record:
         """The record."""
-        return self.template.make(self.template.build_fields(self.values, self.path, self.line, self.end_line))  # type: ignore[no-any-return]
+        return self.template.make(self.template.build_fields(self.values, self.path, self.line, self.end_line))
 
     def marked(self, marks: list[str], line: Any, end_line: Any) -> Record:
         """The record with `marks` in place of the values and of the line numbers."""
-        return self.template.make(self.template.build_fields(marks, self.path, line, end_line, convert=False))  # type: ignore[no-any-return]
+        return self.template.make(self.template.build_fields(marks, self.path, line, end_line, convert=False))
 
 
 class ShapedRun:
@@ -660,7 +662,8 @@ def _rebuilds(fmt: Any, template: Template, tree: Any, values: list[str]) -> boo
         again = template.instantiate(values, "", 1, 1)
     except Exception:
         return False
-    return warnings == template.warnings and fresh.to_dict() == again.to_dict()
+    same: bool = warnings == template.warnings and fresh.to_dict() == again.to_dict()
+    return same
 
 
 _DECIMAL = re.compile(r"[-+]?[0-9]+", re.ASCII)

@@ -208,7 +208,8 @@ def _rounded(total: np.ndarray, e_max: np.ndarray, rho: str) -> np.ndarray:
             s, e = _frexp(value, -126)
             bits = 13 if rho == "RZ-E8M13" else 23
             out = np.ldexp(np.trunc(s * 2.0**bits) * 2.0**-bits, e).astype(np.float32).astype(np.float64)
-    return out + 0.0  # -0.0 to +0.0
+    positive: np.ndarray = out + 0.0  # -0.0 to +0.0
+    return positive
 
 
 _BLOCK = 1024
@@ -321,7 +322,8 @@ def ftz_chain(a: np.ndarray, b: np.ndarray, fmt: str, P: int) -> np.ndarray:
 
     def add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         total = x + y
-        return np.where(np.abs(total) < tiny, total * np.float32(0.0), total)
+        kept: np.ndarray = np.where(np.abs(total) < tiny, total * np.float32(0.0), total)
+        return kept
 
     c = np.zeros(products.shape[1], dtype=np.float32)
     for i in range(0, products.shape[0], P):

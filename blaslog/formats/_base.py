@@ -370,9 +370,11 @@ def transpose(value: Any, what: str) -> str:
 
 __all__ = [
     "FALLBACK",
+    "UNCACHEABLE",
     "VOLATILE",
     "Event",
     "GemmCall",
+    "LeafTransformer",
     "LineTemplate",
     "LogFormat",
     "RecordCut",

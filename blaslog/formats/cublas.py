@@ -276,7 +276,7 @@ def _enum(value: Any, prefix: str = "") -> str | None:
     """`CUDA_R_16F(2)` -> `R_16F` (prefix removed), plain values as they are."""
     if value is None:
         return None
-    name = value[1] if isinstance(value, tuple) else value
+    name: str = value[1] if isinstance(value, tuple) else value
     return name[len(prefix) :] if prefix and name.startswith(prefix) else name
 
 

@@ -214,4 +214,4 @@ class HipblasLtProfile(ProfileFormat):
         return GemmCall, out, tuple(warnings)
 
 
-__all__ = ["Event", "HipblasLt", "HipblasLtBench", "HipblasLtProfile"]
+__all__ = ["Event", "HipblasLt", "HipblasLtBench", "HipblasLtProfile", "gemm_fields"]

@@ -104,7 +104,8 @@ class Binding:
         try:
             raw = self.function("cublasLtGetStatusName")(status)
             if raw:
-                return raw.decode("ascii", "replace")
+                name: str = raw.decode("ascii", "replace")
+                return name
         except SymbolNotFound:
             pass
         return STATUS_NAMES.get(status, f"status {status}")

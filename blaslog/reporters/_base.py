@@ -100,7 +100,7 @@ class Reporter(ABC):
 
 def register(cls: R) -> R:
     """Class decorator: add a reporter to REPORTERS under its name."""
-    REPORTERS.loaded[cls.name] = cls  # type: ignore[attr-defined]
+    REPORTERS.loaded[cls.name] = cls
     return cls
 
 

@@ -73,7 +73,7 @@ def _require() -> tuple[Any, Any]:
     """(jinja2, plotly.graph_objects), or MissingExtraError naming the extra."""
     try:
         import jinja2
-        import plotly.graph_objects as go  # type: ignore[import-untyped]
+        import plotly.graph_objects as go
     except ImportError as exc:
         raise MissingExtraError(
             f"--format html needs jinja2 and plotly ({exc.name or exc} is not installed): {INSTALL_HINT}"
@@ -127,7 +127,7 @@ def _json_for_script(value: object) -> str:
 
 @cache
 def _plotly_js() -> str:
-    from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]
+    from plotly.offline import get_plotlyjs
 
     # a script element ends at the first "</script": plotly.js holds none today; make sure it never can
     return str(get_plotlyjs()).replace("</script", "<\\/script")

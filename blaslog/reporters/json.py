@@ -116,7 +116,7 @@ class ShapeTexts:
         """The row of `text` (of `template`, whose pieces are `pieces`; its SHAPE values `values`) cut where its
         line number goes, kept for the next time `text` comes."""
         form, pick = pieces
-        parts = (form % pick((*values, "\x00", "\x00"))).split("\x00")
+        parts: list[str] = (form % pick((*values, "\x00", "\x00"))).split("\x00")
         keep(self._rows, text, (template, parts))
         return parts
 
@@ -147,7 +147,8 @@ class ShapeTexts:
     @staticmethod
     def _fill(pieces: tuple[str, Callable[[tuple[Any, ...]], Any]], call: Any) -> str:
         form, pick = pieces
-        return form % pick((*call.values, call.line, call.end_line))
+        row: str = form % pick((*call.values, call.line, call.end_line))
+        return row
 
     def _made(self, item: ShapedRow) -> Any:
         """The pieces of the rows of `item`'s template in this input, or False when they do not give back its
@@ -183,7 +184,7 @@ def _kept_texts(reporter: Reporter, encode: Callable[[dict[str, Any]], str]) -> 
     texts = reporter.__dict__.get("_shape_texts")
     if texts is None:
         texts = reporter.__dict__["_shape_texts"] = ShapeTexts(encode)
-    return texts  # type: ignore[no-any-return]
+    return texts
 
 
 @register

@@ -1,0 +1,96 @@
+"""The `blaslog` command group: --version, --debug, signals and internal errors."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+import click
+
+from blaslog import __version__
+from blaslog.cli._common import EXIT_STATUS_FINDINGS, _defuse
+
+
+def version_text() -> str:
+    """`blaslog 0.1.0 (C speedups in use)`, or why they are not."""
+    from blaslog._fast._c import speedups
+
+    if speedups is not None:
+        how = "C speedups in use"
+    elif os.environ.get("BLASLOG_PURE_PYTHON"):
+        how = "C speedups off (BLASLOG_PURE_PYTHON): pure Python"
+    else:
+        how = "C speedups not built (no C compiler at install time): pure Python, slower on large logs"
+    return f"blaslog {__version__} ({how})"
+
+
+def _print_version(ctx: click.Context) -> None:
+    click.echo(version_text())
+    ctx.exit()
+
+
+# ---- commands ----------------------------------------------------------------------------------------------------
+
+
+def _exit_on_signals() -> None:
+    """SIGTERM and SIGHUP (a cancelled CI job, a closed terminal) end blaslog as an exception does, with status
+    128+N: worker processes are stopped and temporary files removed on the way out (the default action left a
+    worker running and /tmp/blaslog-* behind). `record` forwards them to its command instead, while it runs."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(number: int, frame: Any) -> None:
+        signal.signal(number, signal.SIG_DFL)  # a second one ends blaslog as before
+        raise SystemExit(128 + number)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is signal.SIG_DFL:
+            signal.signal(number, stop)
+
+
+class _Group(click.Group):
+    """The command group: an unexpected exception anywhere is exit 2 with one line and a hint to report it
+    (exit 1 always means findings, never a crash); --debug or BLASLOG_DEBUG=1 shows the traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        _exit_on_signals()
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if ctx.params.get("debug") or os.environ.get("BLASLOG_DEBUG"):
+                raise
+            click.echo(
+                f"blaslog: internal error: {type(exc).__name__}: {_defuse(str(exc))[:500]} (a bug in "
+                "blaslog: please report it with the command line; --debug shows the traceback)",
+                err=True,
+            )
+            sys.exit(2)
+
+
+@click.group(
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+    epilog=EXIT_STATUS_FINDINGS,
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, param, value: _print_version(ctx) if value else None,
+    help="Show the version, and whether the C speedups are in use, and exit.",
+)
+@click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
+def cli(debug: bool) -> None:
+    """Find the GEMM algorithm differences behind numerical mismatches.
+
+    Reads cuBLASLt (CUBLASLT_LOG_LEVEL=1..5), cuBLAS (CUBLAS_LOGINFO_DBG=1), rocBLAS (ROCBLAS_LAYER=1,2,4) and
+    hipBLASLt (HIPBLASLT_LOG_LEVEL, HIPBLASLT_LOG_MASK=32) logs. A LOG is a file (gzip too), a quoted glob
+    ('logs/**/*.log'), a folder (searched for BLAS logs), or - for standard input.
+    """
