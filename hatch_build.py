@@ -76,11 +76,9 @@ class SpeedupsHook(BuildHookInterface):  # type: ignore[type-arg]
 
 def warning(exc: BaseException, compiler_said: str = "") -> str:
     """The one line a build without the C extension prints: why, what it costs, what to do."""
-    why = " ".join(f"{type(exc).__name__}: {exc}".split())
-    if compiler_said and compiler_said not in why:
-        why += f"; {compiler_said}"
-    if len(why) > 300:
-        why = why[:297] + "..."
+    why = _clip(" ".join(f"{type(exc).__name__}: {exc}".split()), 160)
+    if compiler_said and compiler_said not in why:  # the compiler's own words survive a long command line
+        why += f"; {_clip(compiler_said, 200)}"
     if isinstance(exc, ImportError):
         what = f"setuptools, which compiles {SOURCE}, is not installed"
     elif any(sign in str(exc) for sign in NO_COMPILER):
@@ -91,6 +89,10 @@ def warning(exc: BaseException, compiler_said: str = "") -> str:
         f"{WARNING_PREFIX}{what} ({why}); installing the pure-Python parser, 1.4-1.6x slower on large logs "
         f"(same results); install gcc or clang (and the Python headers) and reinstall for the C speedups"
     )
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 @contextlib.contextmanager

@@ -23,9 +23,9 @@ def reads(monkeypatch):
     seen: list[str] = []
     real = inputs_module._read_one
 
-    def counting(name, options):
+    def counting(name, options, shapes):
         seen.append(name)
-        return real(name, options)
+        return real(name, options, shapes)
 
     monkeypatch.setattr(inputs_module, "_read_one", counting)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)

@@ -256,9 +256,9 @@ def test_the_reporter_fits_every_report(width):
     import blaslog
     from blaslog.views import check_report, parse_report, summary_report
 
-    rocblas = blaslog.parse_file(str(GENERATED / "rocblas_fp16_trace.log"))
+    rocblas = blaslog.parse(str(GENERATED / "rocblas_fp16_trace.log"))
     reports: list[Report] = [
-        parse_report(blaslog.parse_file(str(SEED / "sharded.log"))),
+        parse_report(blaslog.parse(str(SEED / "sharded.log"))),
         check_report(rocblas.gemms, rocblas.files),
         summary_report(rocblas.gemms, rocblas.files),
         Report("diff"),
