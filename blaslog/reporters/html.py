@@ -639,6 +639,9 @@ class HtmlReporter(Reporter):
     """A self-contained HTML page for people (needs the html extra)."""
 
     name = "html"
+    commands = ("summary", "check", "diff")
+    extra = "html"
+    requires = ("jinja2", "plotly")
     description = f"one self-contained HTML page: verdict, algorithm map, finding cards ({INSTALL_HINT})"
 
     def render(self, report: Report) -> str:
