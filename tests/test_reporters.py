@@ -53,19 +53,27 @@ def reports():
     }
 
 
+#: The formats blaslog has always had: the registry (found in the package, see blaslog.reporters) may grow, but a
+#: format missing (a module deleted, a class no longer registered, a declaration mistyped) fails here.
+KNOWN = {
+    "csv": ("parse", "summary", "check", "diff"),
+    "github": ("check", "diff"),
+    "gitlab": ("check", "diff"),
+    "html": ("summary", "check", "diff"),
+    "json": ("parse", "summary", "check", "diff", "emulate"),
+    "jsonl": ("parse", "summary", "check", "diff"),
+    "junit": ("parse", "summary", "check", "diff"),
+    "markdown": ("parse", "summary", "check", "diff", "emulate"),
+    "sarif": ("check", "diff"),
+    "table": ("parse", "summary", "check", "diff", "emulate"),
+}
+
+
 def test_the_registry_has_every_format():
-    assert sorted(REPORTERS) == [
-        "csv",
-        "github",
-        "gitlab",
-        "html",
-        "json",
-        "jsonl",
-        "junit",
-        "markdown",
-        "sarif",
-        "table",
-    ]
+    assert set(KNOWN) <= set(REPORTERS)
+    for name, commands in KNOWN.items():
+        assert set(REPORTERS[name].commands) == set(commands), name
+        assert REPORTERS[name].name == name and REPORTERS[name].description, name
 
 
 @pytest.mark.parametrize("fmt", sorted(REPORTERS))
@@ -261,25 +269,38 @@ def test_diff_csv_rows_carry_the_level_at_fail_on(reports):
 
 
 def test_every_format_module_registers_the_formats_it_is_named_for():
-    """The lazy registry imports a format's module on first use: each module listed registers exactly its
-    names, and a reporter registered from outside the package is listed too."""
+    """The lazy registry reads each format module's declarations from its text and imports the module on first
+    use: each module registers exactly the formats its text declares, with the declarations the text gives,
+    and a reporter registered from outside the package is listed too."""
     import importlib
 
-    from blaslog.reporters._base import MODULES, Reporter, register
+    from blaslog.reporters._base import Reporter, register
 
-    for module in set(MODULES.values()):
-        importlib.import_module(f"blaslog.reporters.{module}")
-    assert set(REPORTERS.loaded) == set(MODULES)  # type: ignore[attr-defined]
+    declared = REPORTERS.declared()  # type: ignore[attr-defined]
+    assert set(KNOWN) <= set(declared)
+    for name, where in declared.items():
+        importlib.import_module(where.module)
+        cls = REPORTERS.loaded[name]  # type: ignore[attr-defined]
+        assert cls.__module__ == where.module and cls.name == name
+        for attribute in ("commands", "extra", "requires", "description", "stable"):
+            if attribute in where.values:  # what the command line reads before importing is what the class says
+                assert where.values[attribute] == getattr(cls, attribute), (name, attribute)
+        assert cls.commands, f"{name} is offered by no command"
+    assert {n for n, c in REPORTERS.loaded.items() if c.__module__.startswith("blaslog.")} == set(declared)  # type: ignore[attr-defined]
 
     @register
     class Outside(Reporter):
         name = "outside-test"
+        commands = ("diff",)
 
         def render(self, report):
             return ""
 
     try:
         assert "outside-test" in list(REPORTERS) and isinstance(get_reporter("outside-test"), Outside)
+        from blaslog.reporters import offered
+
+        assert "outside-test" in offered("diff") and "outside-test" not in offered("parse")
     finally:
         del REPORTERS.loaded["outside-test"]  # type: ignore[attr-defined]
 

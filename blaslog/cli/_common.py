@@ -7,7 +7,7 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
@@ -31,14 +31,78 @@ Exit status:
   2    trouble: bad usage, unreadable input, nothing parsable or compared, --strict errors
   130  interrupted"""
 
-#: The output formats each reporting command can fill (CI annotation formats carry findings: diff and check).
-FORMATS = {
-    "parse": ("table", "json", "jsonl", "csv", "markdown", "junit", "parquet"),
-    "summary": ("table", "json", "jsonl", "csv", "markdown", "junit", "html"),
-    "check": ("table", "json", "jsonl", "csv", "markdown", "junit", "github", "sarif", "gitlab", "html"),
-    "diff": ("table", "json", "jsonl", "csv", "markdown", "junit", "github", "sarif", "gitlab", "html"),
-    "emulate": ("table", "json", "markdown"),
+FOLDER_FORMATS = {
+    "parse": {
+        "parquet": "-f only: Parquet files of the GEMM records under the --output folder, partitioned by run and "
+        "rank (pip install 'blaslog[parquet]')",
+    },
 }
+"""The --format values that write a folder, not a report (no reporter renders them; --report takes none)."""
+
+
+class _Formats(Mapping[str, tuple[str, ...]]):
+    """The output formats each reporting command can write, read from the reporters' declarations (see
+    blaslog.reporters: each declares its `commands`), the default first; parse adds its folder format."""
+
+    def __getitem__(self, command: str) -> tuple[str, ...]:
+        from blaslog.reporters import offered
+
+        names = (*offered(command), *FOLDER_FORMATS.get(command, {}))
+        if not names:
+            raise KeyError(command)
+        return tuple(sorted(names, key=lambda name: name != DEFAULT_FORMAT))  # a stable sort: the rest as offered
+
+    def __iter__(self) -> Iterator[str]:
+        from blaslog.reporters import REPORTERS
+
+        commands = {command: None for name in REPORTERS for command in REPORTERS.declaration(name, "commands", ())}
+        return iter({**commands, **dict.fromkeys(FOLDER_FORMATS)})
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+FORMATS: Mapping[str, tuple[str, ...]] = _Formats()
+"""The output formats each reporting command can fill (CI annotation formats carry findings: diff and check)."""
+
+DEFAULT_FORMAT = "table"
+"""The --format of every reporting command when none is given."""
+
+
+class FormatChoice(click.Choice[str]):
+    """The --format values of one command, asked of the registry each time (a format module added is offered)."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return FORMATS[self.command]
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        """Set by click.Choice.__init__; the choices are the registry's."""
+
+
+def describe_format(command: str, name: str) -> str:
+    """The one line of --help on a --format value of `command`."""
+    from blaslog.reporters import describe
+
+    folder = FOLDER_FORMATS.get(command, {})
+    return folder[name] if name in folder else describe(name)
+
+
+class ReportingCommand(click.Command):
+    """A command whose --help lists its output formats, each with its one line, under the options."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_options(ctx, formatter)
+        for param in self.params:
+            if isinstance(param.type, FormatChoice):
+                command = param.type.command
+                with formatter.section("Output formats (-f/--format, --report FORMAT=PATH)"):
+                    formatter.write_dl([(name, describe_format(command, name)) for name in FORMATS[command]])
 
 
 class CliError(click.ClickException):
@@ -103,10 +167,13 @@ def output_options(command: str) -> Callable[[Any], Any]:
             multiple=True,
             metavar="FORMAT=PATH",
             callback=functools.partial(_report_option, command),
-            help="Also write the report in FORMAT to the file PATH (repeatable): one read of the logs, several "
-            "reports (e.g. --report sarif=blaslog.sarif --report junit=junit.xml). Formats: "
-            + ", ".join(_report_formats(command))
-            + ".",
+            cls=_LazyHelpOption,
+            help_text=lambda: (
+                "Also write the report in FORMAT to the file PATH (repeatable): one read of the "
+                "logs, several reports (e.g. --report sarif=blaslog.sarif --report junit=junit.xml). Formats: "
+                + ", ".join(_report_formats(command))
+                + "."
+            ),
         )(func)
         func = click.option(
             "--output",
@@ -115,17 +182,17 @@ def output_options(command: str) -> Callable[[Any], Any]:
             callback=_output_path,
             help="Write the report to FILE (replaced only when "
             "the run succeeds) instead of stdout (`-`: stdout)"
-            + (" (a folder for --format parquet)." if "parquet" in FORMATS[command] else "."),
+            + (" (a folder for --format parquet)." if command in FOLDER_FORMATS else "."),
         )(func)
         func = click.option(
             "--format",
             "-f",
             "fmt",
-            type=click.Choice(FORMATS[command]),
-            default="table",
+            type=FormatChoice(command),
+            default=DEFAULT_FORMAT,
             show_default=True,
             callback=_format_ready,
-            help="Output format.",
+            help="Output format (listed below).",
         )(func)
         func = click.option(
             "--color",
@@ -142,18 +209,18 @@ def output_options(command: str) -> Callable[[Any], Any]:
 
 
 def _report_formats(command: str) -> tuple[str, ...]:
-    """The formats --report writes for `command` (a file each: not parquet, which is a folder)."""
-    return tuple(name for name in FORMATS[command] if name != "parquet")
+    """The formats --report writes for `command` (a file each: not a folder format, such as parquet)."""
+    return tuple(name for name in FORMATS[command] if name not in FOLDER_FORMATS.get(command, {}))
 
 
 def _extra_ready(fmt: str) -> None:
     """A format whose extra is not installed is refused when the options are read, before any input is."""
-    if fmt == "html":
-        from blaslog.reporters.html import MissingExtraError, _require
+    from blaslog.reporters import REPORTERS, ready
 
+    if fmt in REPORTERS:
         try:
-            _require()
-        except MissingExtraError as exc:
+            ready(fmt)
+        except BlaslogError as exc:
             raise CliError(str(exc)) from None
 
 

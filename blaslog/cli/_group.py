@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from blaslog import __version__
-from blaslog.cli._common import EXIT_STATUS_FINDINGS, _defuse
+from blaslog.cli._common import EXIT_STATUS_FINDINGS, ReportingCommand, _defuse
 
 
 def version_text() -> str:
@@ -55,6 +55,8 @@ def _exit_on_signals() -> None:
 class _Group(click.Group):
     """The command group: an unexpected exception anywhere is exit 2 with one line and a hint to report it
     (exit 1 always means findings, never a crash); --debug or BLASLOG_DEBUG=1 shows the traceback."""
+
+    command_class = ReportingCommand  # a command's --help lists its output formats
 
     def invoke(self, ctx: click.Context) -> Any:
         _exit_on_signals()

@@ -2,49 +2,156 @@
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import difflib
+import functools
 import importlib
+import pkgutil
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from blaslog.errors import BlaslogError
 from blaslog.report import Report
 
-MODULES = {
-    "csv": "csv",
-    "github": "github",
-    "gitlab": "gitlab",
-    "html": "html",
-    "json": "json",
-    "jsonl": "json",
-    "junit": "junit",
-    "markdown": "markdown",
-    "sarif": "sarif",
-    "table": "table",
-}
-"""Each ``--format`` value -> the module of ``blaslog.reporters`` that registers its reporter."""
-
 R = TypeVar("R", bound="type[Reporter]")
+
+#: A reporter class in a module's text: `@register` (perhaps among other decorators), then `class NAME(...):`, and
+#: the lines of its body up to its first method (or the module's next top-level line): where its declarations are.
+_DECLARED_CLASS = re.compile(
+    r"^@register[ \t]*\n(?:@.*\n)*(class \w+.*:[ \t]*\n(?:(?![ \t]+(?:@|def |async def ))(?:[ \t].*|[ \t]*)\n)*)",
+    re.M,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """A reporter class as its module's text declares it, read without importing the module (which may import
+    tabulate, an XML library or an extra)."""
+
+    module: str
+    """The module of ``blaslog.reporters`` that registers it."""
+    values: Mapping[str, Any]
+    """Its class attributes written as literals before its first method (`name`, `commands`, `requires` ...)."""
+
+
+def _declarations(module: str, source: str) -> list[Declared] | None:
+    """Each ``@register`` class of a module's text with its literal declarations; None when the text cannot be
+    read so (the module is then imported to learn its formats)."""
+    found = []
+    for match in _DECLARED_CLASS.finditer(source):
+        try:
+            (node,) = ast.parse(match.group(1) + "    pass\n").body
+        except (SyntaxError, ValueError):
+            return None
+        values: dict[str, Any] = {}
+        for statement in node.body if isinstance(node, ast.ClassDef) else ():
+            target, value = _assignment(statement)
+            if target is not None:
+                with contextlib.suppress(ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    values[target] = ast.literal_eval(value)  # type: ignore[arg-type]
+        if not isinstance(values.get("name"), str):
+            return None
+        found.append(Declared(module, values))
+    return found
+
+
+def _assignment(statement: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    """(name, value) of `name = value` or `name: type = value`; (None, None) for any other statement."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target, value = statement.targets[0], statement.value
+    elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        target, value = statement.target, statement.value
+    else:
+        return None, None
+    return (target.id, value) if isinstance(target, ast.Name) else (None, None)
 
 
 class _Registry(Mapping[str, "type[Reporter]"]):
-    """The formats by name; a format's module is imported when its class is first asked for."""
+    """The formats by name. Every module of ``blaslog.reporters`` whose name does not begin with ``_`` is one
+    (or more) formats: its ``@register`` classes are found in its text, and the module is imported when a class
+    is first asked for (``blaslog parse -f jsonl`` loads neither tabulate nor the XML library). A class
+    registered from outside the package (:func:`register`) is a format too."""
 
     def __init__(self) -> None:
         self.loaded: dict[str, type[Reporter]] = {}
 
+    def declared(self) -> dict[str, Declared]:
+        """Every format the modules of the package's path declare, by name."""
+        return _discover(tuple(importlib.import_module(__package__).__path__))
+
     def __getitem__(self, name: str) -> type[Reporter]:
-        if name not in self.loaded and name in MODULES:
-            importlib.import_module(f"blaslog.reporters.{MODULES[name]}")  # its @register fills `loaded`
+        if name not in self.loaded:
+            where = self.declared().get(name)
+            if where is None:
+                raise KeyError(name)
+            importlib.import_module(where.module)  # its @register fills `loaded`
+            if name not in self.loaded:
+                raise BlaslogError(f"{where.module} declares the output format {name!r} but registers none of it")
         return self.loaded[name]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self.loaded or name in self.declared()  # without importing the format's module
+
     def __iter__(self) -> Iterator[str]:
-        return iter({**dict.fromkeys(MODULES), **self.loaded})  # a format registered from outside too
+        return iter({**dict.fromkeys(self.declared()), **self.loaded})  # a format registered from outside too
 
     def __len__(self) -> int:
-        return len(MODULES.keys() | self.loaded.keys())
+        return len(self.declared().keys() | self.loaded.keys())
+
+    def declaration(self, name: str, attribute: str, default: Any = None) -> Any:
+        """A class attribute of the format `name`: from its class once imported, else from its module's text,
+        else (not written there as a literal) from its class, imported now."""
+        cls = self.loaded.get(name)
+        if cls is None:
+            values = self.declared()[name].values if name in self.declared() else {}
+            if attribute in values:
+                return values[attribute]
+            if attribute in _FROM_TEXT:  # not written: the default (a test holds the text to the classes)
+                return getattr(Reporter, attribute, default)
+            cls = self[name]
+        return getattr(cls, attribute, default)
+
+
+_FROM_TEXT = frozenset({"name", "commands", "extra", "requires"})
+"""The declarations the command line reads on every run: from a module's text only, never by importing it."""
+
+
+@functools.cache
+def _discover(path: tuple[str, ...]) -> dict[str, Declared]:
+    """The formats the modules on `path` (the package's ``__path__``) declare, by name, read from their text."""
+    found: dict[str, Declared] = {}
+    for info in pkgutil.iter_modules(list(path)):
+        if info.name.startswith("_") or info.ispkg:
+            continue
+        module = f"{__package__}.{info.name}"
+        spec = info.module_finder.find_spec(module, None)
+        source = _source(spec, module)
+        declarations = None if source is None else _declarations(module, source)
+        if declarations is None:  # no text to read (a compiled module), or not written as expected: ask the class
+            importlib.import_module(module)
+            declarations = [
+                Declared(module, {"name": name}) for name, cls in REPORTERS.loaded.items() if cls.__module__ == module
+            ]
+        for declared in declarations:
+            other = found.get(declared.values["name"])
+            if other is not None:
+                raise BlaslogError(
+                    f"the output format {declared.values['name']!r} is declared by {other.module} and by {module}"
+                )
+            found[declared.values["name"]] = declared
+    return found
+
+
+def _source(spec: Any, module: str) -> str | None:
+    loader = getattr(spec, "loader", None)
+    try:
+        return loader.get_source(module) if loader is not None else None
+    except (ImportError, OSError):
+        return None
 
 
 REPORTERS = _Registry()
@@ -55,10 +162,17 @@ class Reporter(ABC):
 
     name: ClassVar[str]
     """The --format value."""
-    stable: ClassVar[bool] = False
-    """True when the output is a machine-readable contract."""
+    commands: ClassVar[tuple[str, ...]] = ()
+    """The commands that offer it in --format and --report (`parse`, `summary`, `check`, `diff`, `emulate`)."""
     description: ClassVar[str] = ""
     """One line for --help."""
+    stable: ClassVar[bool] = False
+    """True when the output is a machine-readable contract."""
+    extra: ClassVar[str | None] = None
+    """The optional extra of blaslog it needs (``pip install 'blaslog[EXTRA]'``), or None."""
+    requires: ClassVar[tuple[str, ...]] = ()
+    """The modules of that extra it imports when rendering: without one, the format is refused before any
+    input is read (:func:`ready`)."""
     defuse_style: ClassVar[str] = "text"
     """How `##[` is escaped in this output (see :func:`defuse_commands`)."""
 
@@ -99,9 +213,44 @@ class Reporter(ABC):
 
 
 def register(cls: R) -> R:
-    """Class decorator: add a reporter to REPORTERS under its name."""
+    """Class decorator: add a reporter to REPORTERS under its name (ValueError when another class has it).
+
+    The declarations the command line needs before the module is imported (`name`, `commands`, `extra`,
+    `requires`; `description` too when it is a plain string) are written as literals in the class body, before
+    its first method: the registry reads them from the module's text."""
+    other = REPORTERS.loaded.get(cls.name)
+    if other is not None and (other.__module__, other.__qualname__) != (cls.__module__, cls.__qualname__):
+        raise ValueError(f"output format {cls.name!r} is registered already ({other.__module__}.{other.__qualname__})")
     REPORTERS.loaded[cls.name] = cls
     return cls
+
+
+def offered(command: str) -> tuple[str, ...]:
+    """The formats `command` writes (those that declare it in `commands`): the ones most commands write
+    first, then by name."""
+    names = [name for name in REPORTERS if command in REPORTERS.declaration(name, "commands", ())]
+    return tuple(sorted(names, key=lambda name: (-len(REPORTERS.declaration(name, "commands", ())), name)))
+
+
+def describe(name: str) -> str:
+    """The one line of --help on the format `name`."""
+    return str(REPORTERS.declaration(name, "description", "") or "")
+
+
+def ready(name: str) -> None:
+    """Nothing when the format `name` can be written here; BlaslogError naming the extra to install when a
+    module it requires is missing (checked by importing it, as rendering would)."""
+    requires = REPORTERS.declaration(name, "requires", ())
+    try:
+        for module in requires:
+            importlib.import_module(module)
+    except ImportError as exc:
+        extra = REPORTERS.declaration(name, "extra")
+        hint = f": pip install 'blaslog[{extra}]'" if extra else ""
+        missing = exc.name or "a module"
+        raise BlaslogError(
+            f"--format {name} needs {' and '.join(requires)} ({missing} is not installed){hint}"
+        ) from None
 
 
 def get_reporter(name: str) -> Reporter:

@@ -33,6 +33,7 @@ class CsvReporter(Reporter):
     """Comma-separated values."""
 
     name = "csv"
+    commands = ("parse", "summary", "check", "diff")
     stable = True
     description = "CSV of the records (parse), findings (diff, check) or signatures (summary)"
 

@@ -56,6 +56,7 @@ class GithubReporter(Reporter):
     """Annotations for GitHub Actions."""
 
     name = "github"
+    commands = ("check", "diff")
     description = "GitHub Actions annotations (::error/::warning/::notice), 10 per level"
 
     def render(self, report: Report) -> str:

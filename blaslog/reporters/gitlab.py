@@ -17,6 +17,7 @@ class GitlabReporter(Reporter):
     """GitLab Code Quality JSON."""
 
     name = "gitlab"
+    commands = ("check", "diff")
     stable = True
     description = "GitLab Code Quality report (JSON array)"
 

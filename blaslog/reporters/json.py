@@ -192,6 +192,7 @@ class JsonReporter(Reporter):
     """The whole result as one JSON document with schema_version."""
 
     name = "json"
+    commands = ("parse", "summary", "check", "diff", "emulate")
     defuse_style = "json"
     stable = True
     description = "one JSON document (schema_version, records or findings, summary)"
@@ -234,6 +235,7 @@ class JsonLinesReporter(Reporter):
     """One JSON object per line: each record (parse), finding (diff, check) or row (summary), then the summary."""
 
     name = "jsonl"
+    commands = ("parse", "summary", "check", "diff")
     defuse_style = "json"
     stable = True
     description = "JSON Lines: one object per record/finding/row, then a summary object"

@@ -42,6 +42,7 @@ class JunitReporter(Reporter):
     """JUnit XML for GitLab and JUnit-reading actions."""
 
     name = "junit"
+    commands = ("parse", "summary", "check", "diff")
     stable = True
     description = "JUnit XML: a test case per compared pair / signature / input, a failure per failing finding"
 

@@ -66,6 +66,7 @@ class MarkdownReporter(Reporter):
     """Markdown tables."""
 
     name = "markdown"
+    commands = ("parse", "summary", "check", "diff", "emulate")
     description = "GitHub-flavoured Markdown"
 
     def render(self, report: Report) -> str:

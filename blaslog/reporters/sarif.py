@@ -76,6 +76,7 @@ class SarifReporter(Reporter):
     report's --fail-on threshold, else its class's level (`warning`, or `note` for a CI `notice`)."""
 
     name = "sarif"
+    commands = ("check", "diff")
     stable = True
     description = "SARIF 2.1.0 (GitHub code scanning)"
 

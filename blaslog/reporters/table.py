@@ -509,6 +509,7 @@ class TableReporter(Reporter):
     """Tables for people."""
 
     name = "table"
+    commands = ("parse", "summary", "check", "diff", "emulate")
     description = "tables for people (default)"
 
     def __init__(self, terminal: Terminal = PLAIN) -> None:
