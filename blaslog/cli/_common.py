@@ -490,8 +490,11 @@ def _table_terminal(output: str | None) -> Any:
 
 
 def exit_status(report: Report, exit_zero: bool = False) -> int:
-    """2 when an input could not be read; else 1 for findings at or above the report's --fail-on (0 with
-    `exit_zero`); else 0."""
+    """The exit status of a command, from what it came to (a Report: what failed, the findings at its
+    --fail-on), the one place the commands map an outcome to one: 2 when something failed (an input not read
+    or cut short, no record anywhere, a probe that failed); else 1 for findings at or above the report's
+    --fail-on (0 with `exit_zero`); else 0. (Errors raised are exit 2 by translate_errors; `record` exits with
+    its command's own status.)"""
     if report.failed:
         return 2
     return 0 if exit_zero else report.exit_status()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
@@ -21,6 +21,7 @@ from blaslog.cli._common import (
     _report,
     _table_terminal,
     caps_option,
+    exit_status,
     input_options,
     output_options,
     report_targets,
@@ -29,7 +30,7 @@ from blaslog.cli._common import (
 )
 from blaslog.cli._group import cli
 from blaslog.records import FileSummary
-from blaslog.report import RecordKind
+from blaslog.report import FailOn, RecordKind, Report
 
 
 @cli.command("parse", epilog=EXIT_STATUS)
@@ -69,7 +70,8 @@ def parse_cmd(
     """Print the records of LOG... (every executed GEMM; with --kind all, every record).
 
     With --format json, jsonl or csv the records are written as they are read, in bounded memory; so is the
-    table when piped or written with -o (its columns aligned once the last record is read).
+    table when piped or written with -o (its columns aligned once the last record is read). With --report,
+    one report held in memory gives every output. Every way exits with the same status.
     """
     from blaslog.reporters import get_reporter
 
@@ -79,18 +81,46 @@ def parse_cmd(
         report_targets(reports, None if fmt == "parquet" else output, logs)
         options = _options(log_format, strict, jobs, quiet)
         if fmt == "parquet" or parquet_dir:
-            _parquet(logs, output if fmt == "parquet" else parquet_dir, run_name, options, quiet)
+            outcome = _parquet(logs, output if fmt == "parquet" else parquet_dir, run_name, options, quiet)
+            sys.exit(exit_status(outcome))
         reporter = get_reporter(fmt)
-        if fmt == "table" and _table_terminal(output).width is None:
-            # the plain table is streamed too: rows are spooled to a file, which gives the widths, then the lines
+        # the plain table is streamed too: rows are spooled to a file, which gives the widths, then the lines
+        plain_table = fmt == "table" and _table_terminal(output).width is None
+        if reports or not (reporter.streams or plain_table):  # several reports: rendered from one in memory
+            _report(
+                parse_report(logs, kind=kind, caps=caps_path, options=options),
+                fmt,
+                output,
+                quiet,
+                logs,
+                reports=reports,
+            )
+        if plain_table:
             from blaslog.views import parse_columns
 
             columns = parse_columns(kind, caps_path is not None)
-            _stream_parse(logs, get_reporter("jsonl"), kind, caps_path, options, output, quiet, columns)
-        if not reporter.streams or reports:  # several reports are rendered from one report in memory
-            report = parse_report(logs, kind=kind, caps=caps_path, options=options)
-            _report(report, fmt, output, quiet, logs, reports=reports)
-        _stream_parse(logs, reporter, kind, caps_path, options, output, quiet)
+            outcome = _stream_parse(logs, get_reporter("jsonl"), kind, caps_path, options, output, quiet, columns)
+        else:
+            outcome = _stream_parse(logs, reporter, kind, caps_path, options, output, quiet)
+        sys.exit(exit_status(outcome))
+
+
+def _outcome(failed: Sequence[str], files: Sequence[FileSummary]) -> Report:
+    """What a parse written as it was read (streamed, or to Parquet) came to, said as the plain parse's report
+    says it (api.parse_report): the inputs not read or cut short, and that no input held a record."""
+    report = Report("parse", files=list(files), fail_on=FailOn.NEVER)
+    report.failed = [*failed, *cut_short(files)]
+    if holds_nothing(files):
+        report.failed.append(nothing_found(files=files))
+    return report
+
+
+def _say_failed(outcome: Report) -> None:
+    """Each failure on stderr, but an input cut short: its accounting said so (an error of its own)."""
+    said = set(cut_short(outcome.files))
+    for message in outcome.failed:
+        if message not in said:
+            warn(f"blaslog: error: {message}")
 
 
 def _stream_parse(
@@ -102,9 +132,9 @@ def _stream_parse(
     output: str | None,
     quiet: bool,
     table: list[str] | None = None,
-) -> NoReturn:
+) -> Report:
     """`blaslog parse` in a streaming format: rows written as they are read (with `table`, the columns of a
-    plain table: `reporter` is jsonl, whose rows make it)."""
+    plain table: `reporter` is jsonl, whose rows make it); what it came to (for exit_status)."""
     from blaslog.stream import Output, parse_chunks, table_chunks, write_behind
 
     names, failed = parse_inputs(logs, options)
@@ -120,30 +150,30 @@ def _stream_parse(
         chunks = table_chunks(chunks, table, kind, summaries)
     if output is None:
         write_behind(_echo, chunks)
-        ok = True
+        outcome = _outcome(failed, summaries)
     else:
         with Output(output, names) as out:
             write_behind(out.write, chunks)
-            ok = not failed and not holds_nothing(summaries)
-            if ok:
+            outcome = _outcome(failed, summaries)
+            if exit_status(outcome) in (0, 1):  # as _report keeps a report file
                 out.keep()
     _account(summaries, quiet)
-    for message in failed:
-        warn(f"blaslog: error: {message}")
-    if holds_nothing(summaries):
-        warn(f"blaslog: error: {nothing_found(files=summaries)}")
-        sys.exit(2)
-    sys.exit(2 if failed or not ok or cut_short(summaries) else 0)
+    _say_failed(outcome)
+    return outcome
 
 
 def _parquet(
     logs: Sequence[str], folder: str | None, run_name: str | None, options: api.Options, quiet: bool
-) -> NoReturn:
+) -> Report:
+    """`blaslog parse --format parquet`: the GEMM records written under `folder`; what it came to (for
+    exit_status)."""
     from blaslog.parquet import write_parquet
 
     if not folder:
         raise CliError("--format parquet writes a folder: give it with --output DIR")
     names, failed = parse_inputs(logs, options)
+    if not names:
+        raise CliError("; ".join(failed))
     if options.scheduler:  # each input written by the worker that reads it
         from blaslog.cluster import write_parquet as write_on_cluster
 
@@ -161,10 +191,10 @@ def _parquet(
         files, notes = write_parquet(
             names, folder, lambda name, out: records([name], options=options, summaries=out), run=run_name
         )
+    outcome = _outcome(failed, files)
     _account(files, quiet)
     for note in notes:
         warn(f"note: {note}")
-    for message in failed:
-        warn(f"blaslog: error: {message}")
+    _say_failed(outcome)
     warn(f"wrote {sum(f.gemm_records for f in files)} GEMM records under {folder}")
-    sys.exit(2 if failed or all(f.gemm_records == 0 for f in files) else 0)
+    return outcome

@@ -16,11 +16,13 @@ from blaslog.cli._common import (
     _output_path,
     _write,
     deprecated_alias,
+    exit_status,
     translate_errors,
     warn,
 )
 from blaslog.cli._group import cli
 from blaslog.errors import BlaslogError
+from blaslog.report import Report
 
 
 @cli.command("decode-flags", epilog=EXIT_STATUS, context_settings={"ignore_unknown_options": True})
@@ -131,6 +133,7 @@ def probe_cmd(
             scale_type=scale_type,
             types=[t.strip() for t in types.split(",")],
         )
+        failed: list[str] = []  # what went wrong: a crash after some configurations, each one that failed
         try:
             probed = native.probe(configs)
         except BlaslogError as exc:
@@ -138,20 +141,24 @@ def probe_cmd(
             if partial is None:
                 raise
             warn(f"blaslog: error: {exc}")
+            failed.append(str(exc))
             probed = partial
         if fmt == "json" or as_json:
             _echo(dumps(api.probe_document(probed), indent=2) + "\n")
         else:
             _echo(_probe_text(probed))
         for config, error in probed.errors:
-            warn(f"blaslog: error: algoId {config.get('algoId')} {config.get('computeType')}: {error}")
+            failed.append(f"algoId {config.get('algoId')} {config.get('computeType')}: {error}")
+            warn(f"blaslog: error: {failed[-1]}")
         if out:
             existing = _caps(out) if os.path.exists(out) else None
             caps = api.caps_from_probe(probed, existing)
             _write(dumps(caps.to_json(), indent=2) + "\n", out, list(from_logs))
             warn(f"wrote {len(caps.entries)} configurations to {out}")
-        if probed.errors or not probed.entries:
-            sys.exit(2)
+        if not probed.entries and not failed:
+            failed.append("no configuration was probed")
+            warn(f"blaslog: error: {failed[-1]}")
+    sys.exit(exit_status(Report("probe", failed=failed)))
 
 
 RECORD_EXIT_STATUS = """\b
