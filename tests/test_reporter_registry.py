@@ -159,3 +159,35 @@ def test_a_command_imports_only_the_format_it_writes():
     )
     assert "STATUS 0 [] ['blaslog.reporters._base', 'blaslog.reporters.json']" in result.stderr, result.stderr
     assert '"k": 8' in result.stdout
+
+
+def test_declarations_are_read_from_the_text_as_a_class_is_written():
+    from blaslog.reporters._base import _declarations
+
+    text = textwrap.dedent(
+        '''
+        @register
+        class Wrapped(
+            Reporter,
+        ):  # a header on three lines
+            """Docstring first."""
+
+            name: ClassVar[str] = "wrapped"
+            commands = ("diff",)
+            description = f"not a literal: {HINT}"
+
+            def render(self, report):
+                name = "not a declaration"
+
+
+        @register
+        @functools.total_ordering
+        class Second(Reporter, metaclass=ABCMeta):
+            name = "second"
+        '''
+    )
+    wrapped, second = _declarations("m", text)  # type: ignore[misc]
+    assert dict(wrapped.values) == {"name": "wrapped", "commands": ("diff",)}
+    assert dict(second.values) == {"name": "second"}
+    assert _declarations("m", text + "\n@register\ndef not_a_class(cls):\n    return cls\n") is None  # import it
+    assert _declarations("m", "from x import register\n") == []  # a helper module of no format

@@ -22,7 +22,8 @@ R = TypeVar("R", bound="type[Reporter]")
 #: A reporter class in a module's text: `@register` (perhaps among other decorators), then `class NAME(...):`, and
 #: the lines of its body up to its first method (or the module's next top-level line): where its declarations are.
 _DECLARED_CLASS = re.compile(
-    r"^@register[ \t]*\n(?:@.*\n)*(class \w+.*:[ \t]*\n(?:(?![ \t]+(?:@|def |async def ))(?:[ \t].*|[ \t]*)\n)*)",
+    r"^@register[ \t]*\n(?:@.*\n)*(class \w+(?:\([^()]*\))?:[ \t]*(?:#.*)?\n"
+    r"(?:(?![ \t]+(?:@|def |async def ))(?:[ \t].*|[ \t]*)\n)*)",
     re.M,
 )
 
@@ -42,7 +43,9 @@ def _declarations(module: str, source: str) -> list[Declared] | None:
     """Each ``@register`` class of a module's text with its literal declarations; None when the text cannot be
     read so (the module is then imported to learn its formats)."""
     found = []
-    for match in _DECLARED_CLASS.finditer(source):
+    for match in _declared_classes(source):
+        if match is None:
+            return None
         try:
             (node,) = ast.parse(match.group(1) + "    pass\n").body
         except (SyntaxError, ValueError):
@@ -57,6 +60,17 @@ def _declarations(module: str, source: str) -> list[Declared] | None:
             return None
         found.append(Declared(module, values))
     return found
+
+
+def _declared_classes(source: str) -> Iterator[re.Match[str] | None]:
+    """_DECLARED_CLASS's match at each line of a module's text that begins with `@register` (None where the
+    class is not written as it expects). Each is found by str.find: the regex is tried only there, some ten
+    times faster than scanning the whole text."""
+    at = source.find("@register")
+    while at >= 0:
+        if at == 0 or source[at - 1] == "\n":
+            yield _DECLARED_CLASS.match(source, at)
+        at = source.find("@register", at + 1)
 
 
 def _assignment(statement: ast.stmt) -> tuple[str | None, ast.expr | None]:
