@@ -283,26 +283,16 @@ def assign_ranks(paths: Sequence[str], heads: Sequence[bytes], rank_from: str | 
     """Each path with its rank (see the module's docstring); `heads` holds the first bytes of each file.
 
     Raises InputError when `rank_from` is not a valid regular expression or two files claim one rank."""
-    pattern = None
-    if rank_from:
-        try:
-            pattern = re.compile(rank_from)
-        except re.error as exc:
-            raise InputError(f"--rank-from {rank_from!r}: not a valid regular expression ({exc})") from None
+    pattern = _rank_pattern(rank_from)
     recorded = [None if rank_from else manifest_rank(path) for path in paths]
     if any(rank is not None for rank in recorded):
-        # a run folder's logs: ranks as recorded (two libraries' logs of one rank share it); the others as below
-        rest = [(p, h) for p, h, r in zip(paths, heads, recorded, strict=True) if r is None]
-        others = {r.path: r for r in assign_ranks([p for p, _ in rest], [h for _, h in rest])} if rest else {}
-        return [
-            RankedInput(p, r, "manifest") if r is not None else others[p] for p, r in zip(paths, recorded, strict=True)
-        ]
+        return _with_manifest_ranks(paths, heads, recorded)
     out = [_named_rank(path, head, pattern) for path, head in zip(paths, heads, strict=True)]
     if len(paths) == 1:  # one input needs no rank: --rank-from (meant for the other side of a diff) may miss it
         return [out[0] or RankedInput(paths[0], None, "single input")]
     known = [r for r in out if r is not None]
     if len(known) == len(out) and len({r.rank for r in known}) == len(known):
-        return [r for r in out if r is not None]
+        return known
     if pattern is not None and len(known) < len(out):
         missing = [p for p, r in zip(paths, out, strict=True) if r is None]
         raise InputError(
@@ -312,6 +302,26 @@ def assign_ranks(paths: Sequence[str], heads: Sequence[bytes], rank_from: str | 
     # some names carry no rank, or two carry the same: fall back to natural name order, said to be a guess
     ordered = sorted(paths, key=natural_key)
     return [RankedInput(path, ordered.index(path), "name order (guessed)") for path in paths]
+
+
+def _rank_pattern(rank_from: str | None) -> re.Pattern[str] | None:
+    """`--rank-from` compiled (None when not given), or InputError."""
+    if not rank_from:
+        return None
+    try:
+        return re.compile(rank_from)
+    except re.error as exc:
+        raise InputError(f"--rank-from {rank_from!r}: not a valid regular expression ({exc})") from None
+
+
+def _with_manifest_ranks(
+    paths: Sequence[str], heads: Sequence[bytes], recorded: Sequence[int | None]
+) -> list[RankedInput]:
+    """A run folder's logs: ranks as recorded (two libraries' logs of one rank share it); the others as
+    :func:`assign_ranks` finds them."""
+    rest = [(p, h) for p, h, r in zip(paths, heads, recorded, strict=True) if r is None]
+    others = {r.path: r for r in assign_ranks([p for p, _ in rest], [h for _, h in rest])} if rest else {}
+    return [RankedInput(p, r, "manifest") if r is not None else others[p] for p, r in zip(paths, recorded, strict=True)]
 
 
 def _named_rank(path: str, head: bytes, pattern: re.Pattern[str] | None) -> RankedInput | None:

@@ -7,7 +7,7 @@ import stat
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from blaslog._fast.cache import SharedShapes
 from blaslog.caps import Caps, load_caps
@@ -18,6 +18,9 @@ from blaslog.parse import OnError
 from blaslog.ranks import HEAD, RankedInput, assign_ranks, find_inputs
 from blaslog.records import PARTIAL, TRUNCATED, FileSummary
 from blaslog.runs import CompactRun, duplicate_dialects, read_run
+
+if TYPE_CHECKING:
+    from blaslog.cluster import Read
 
 Paths: TypeAlias = "str | os.PathLike[str] | Sequence[str | os.PathLike[str]]"
 """Inputs as the API takes them: one path (a str or a PathLike is one path, never a sequence of names) or a
@@ -189,61 +192,83 @@ def read_run_files(names: Paths, options: Options | None = None) -> Inputs:
         return inputs
     read = None
     if options.scheduler and "-" not in good:  # the cluster's workers read the inputs (and their heads)
-        from blaslog.cluster import read_runs
-
-        read = read_runs(
-            good,
-            scheduler=options.scheduler,
-            log_format=options.formats,
-            on_error=options.on_error,
-            workers=options.jobs,
-        )
-        if read.failed and options.strict:
-            raise InputError(read.failed[0])
-        inputs.failed.extend(read.failed)
+        read = _read_on_cluster(good, options.scheduler, options, inputs)
         good = read.names
         if not good:
             return inputs
     ranked = assign_ranks(good, read.heads if read else [_head(name) for name in good], options.rank_from)
-    if any(r.how == "name order (guessed)" for r in ranked):
-        inputs.notes.append(
-            "ranks guessed from the order of the file names ("
-            + ", ".join(f"{r.path} = rank {r.rank}" for r in ranked[:8])
-            + (", ..." if len(ranked) > 8 else "")
-            + "); name the files by rank (rank3.log, rank_3/)"
-            + (" or give --rank-from REGEX" if options.rank_option else "")
-        )
-    processes = jobs_for(options.jobs, good) if read is None else 0
-    if read is not None:
-        pairs = read.pairs
-    elif processes > 1 and "-" not in good:
-        from blaslog._parallel import read_runs_parallel
-
-        pairs = read_runs_parallel(good, log_format=options.formats, on_error=options.on_error, jobs=processes)
-    else:
-        shapes = SharedShapes()  # the shapes the first file learns serve the next (per-rank logs say the same)
-        pairs = [_read_one(name, options, shapes) for name in good]
+    inputs.notes.extend(_guessed_ranks_note(ranked, options))
+    pairs = read.pairs if read is not None else _read_here(good, options)
     for rank, (calls, summary) in zip(ranked, pairs, strict=True):
         inputs.runs.append(Run(rank, calls, summary))
     for run in inputs.runs:
-        partial = sum(PARTIAL in p.message for p in run.summary.problems)
-        if partial and len(run.calls):
-            inputs.notes.append(
-                f"{run.summary.path}: {partial} partial GEMM record(s) (fields a person edited out) left out of the "
-                "analysis; `blaslog parse` lists them"
-            )
-        if run.calls.overflow:
-            inputs.notes.append(
-                f"{run.summary.path}: more than {run.calls.max_distinct:,} distinct GEMM calls: the "
-                f"first {run.calls.max_distinct:,} are kept, {run.calls.overflow:,} calls of further "
-                "distinct calls are counted only (in bounded memory)"
-            )
+        inputs.notes.extend(_run_notes(run))
     drop, notes = duplicate_dialects(call for run in inputs.runs for call in run.calls.calls)
     inputs.notes.extend(notes)
     for run in inputs.runs:
         if run.summary.path in drop:
             run.calls = run.calls.without(drop[run.summary.path])
     return inputs
+
+
+def _read_on_cluster(good: list[str], scheduler: str, options: Options, inputs: Inputs) -> Read:
+    """The inputs read by the cluster's workers (InputError for the first that failed when strict; else each
+    failure added to `inputs`)."""
+    from blaslog.cluster import read_runs
+
+    read = read_runs(
+        good,
+        scheduler=scheduler,
+        log_format=options.formats,
+        on_error=options.on_error,
+        workers=options.jobs,
+    )
+    if read.failed and options.strict:
+        raise InputError(read.failed[0])
+    inputs.failed.extend(read.failed)
+    return read
+
+
+def _read_here(good: list[str], options: Options) -> list[tuple[CompactRun, FileSummary]]:
+    """The inputs read in this process, or in a pool of processes for big inputs (see :func:`jobs_for`)."""
+    processes = jobs_for(options.jobs, good)
+    if processes > 1 and "-" not in good:
+        from blaslog._parallel import read_runs_parallel
+
+        return read_runs_parallel(good, log_format=options.formats, on_error=options.on_error, jobs=processes)
+    shapes = SharedShapes()  # the shapes the first file learns serve the next (per-rank logs say the same)
+    return [_read_one(name, options, shapes) for name in good]
+
+
+def _guessed_ranks_note(ranked: Sequence[RankedInput], options: Options) -> list[str]:
+    """A note saying the ranks are guessed from the files' names, when they are."""
+    if not any(r.how == "name order (guessed)" for r in ranked):
+        return []
+    return [
+        "ranks guessed from the order of the file names ("
+        + ", ".join(f"{r.path} = rank {r.rank}" for r in ranked[:8])
+        + (", ..." if len(ranked) > 8 else "")
+        + "); name the files by rank (rank3.log, rank_3/)"
+        + (" or give --rank-from REGEX" if options.rank_option else "")
+    ]
+
+
+def _run_notes(run: Run) -> list[str]:
+    """What a person should know of one run: partial records left out, distinct calls past the bound."""
+    notes = []
+    partial = sum(PARTIAL in p.message for p in run.summary.problems)
+    if partial and len(run.calls):
+        notes.append(
+            f"{run.summary.path}: {partial} partial GEMM record(s) (fields a person edited out) left out of the "
+            "analysis; `blaslog parse` lists them"
+        )
+    if run.calls.overflow:
+        notes.append(
+            f"{run.summary.path}: more than {run.calls.max_distinct:,} distinct GEMM calls: the "
+            f"first {run.calls.max_distinct:,} are kept, {run.calls.overflow:,} calls of further "
+            "distinct calls are counted only (in bounded memory)"
+        )
+    return notes
 
 
 def _log_test() -> Callable[[str], bool]:

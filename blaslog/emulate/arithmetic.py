@@ -423,24 +423,38 @@ NAMES: dict[str, str] = {
 }
 
 
+_NUMBER = re.compile(r"0x[0-9a-f]+|[0-9]+")
+_NAMED_FMA: dict[str, tuple[str, str]] = {
+    "fma-fp32": ("fp32", "fp32"),
+    "fma-fp16": ("fp16", "fp16"),
+    "fp64": ("fp64", "fp64"),
+}
+"""(inputs, accumulation) of each name of an FMA in k order (either vendor's)."""
+_NAMED_MATRIX: dict[str, tuple[str, str, str]] = {
+    "tf32": ("fp32", "tf32", "fp32"),
+    "xf32": ("fp32", "xf32", "fp32"),
+    "fp16": ("fp16", "fp16", "fp32"),
+    "fp16-acc16": ("fp16", "fp16", "fp16"),
+    "bf16": ("bf16", "bf16", "fp32"),
+    "fp8-e4m3": ("e4m3", "e4m3", "fp32"),
+    "fp8-e5m2": ("e5m2", "e5m2", "fp32"),
+}
+"""(inputs, multiplies, accumulation) of each name of a tensor-core / matrix-core MMA."""
+_AMD_LACKS = {"tf32": "TF32 (MI300X has XF32: --numerics xf32)", "fp16-acc16": "FP16-accumulating"}
+"""The matrix-core instructions AMD has not, by name."""
+_ALT_IMPL = {"fp16-alt-impl": 0x4, "fp16-alt-impl-rnz": 0x14}
+"""rocBLAS gemm flags of each fp16_alt_impl name."""
+
+
 def by_name(name: str, gpu: Gpu, output: str | None = None) -> Arithmetic:
     """The arithmetic --numerics names: a cuBLASLt flags value (`0x40202`), a rocBLAS flags value with `rocblas:`
     (`rocblas:0x4`), or one of NAMES."""
     text = name.strip().lower()
-    if re.fullmatch(r"0x[0-9a-f]+|[0-9]+", text):
-        flags = int(text, 0)
-        bits = next((v for b, v in _INPUT_BITS.items() if flags & b), "fp32")
-        inputs = "fp32" if bits == "tf32" else bits
-        found = from_cublaslt_flags(flags, gpu, inputs, output or _default_output(inputs))
-        if len(found) > 1:
-            raise NotModelled(
-                f"numerics {hex(flags)} leave the arithmetic open ({' or '.join(a.label for a in found)}): "
-                "give the one you mean by name (tf32, fma-fp32 ...)"
-            )
-        return found[0]
+    if _NUMBER.fullmatch(text):
+        return _by_cublaslt_flags(int(text, 0), gpu, output)
     if text.startswith("rocblas:"):
         value = text.split(":", 1)[1]
-        if not re.fullmatch(r"0x[0-9a-f]+|[0-9]+", value) or int(value, 0) >= 1 << 32:
+        if not _NUMBER.fullmatch(value) or int(value, 0) >= 1 << 32:
             raise NotModelled(f"--numerics {name!r}: give rocBLAS gemm flags as rocblas:0x4 (a number)")
         return from_rocblas(gpu, "fp16", "fp32", int(value, 0), output or "fp16")
     if text not in NAMES:
@@ -448,42 +462,42 @@ def by_name(name: str, gpu: Gpu, output: str | None = None) -> Arithmetic:
             f"unknown numerics {name!r}; give a cuBLASLt flags value (0x40202), rocblas:FLAGS, or "
             f"one of {', '.join(NAMES)}"
         )
-    if text.startswith("fp16-alt-impl"):
-        flags = 0x14 if text.endswith("rnz") else 0x4
+    if text in _ALT_IMPL:
         if gpu.arch != "CDNA2":
             raise NotModelled(f"fp16_alt_impl applies on MI200 (gfx90a) only; {gpu.describe()} ignores it")
-        return from_rocblas(gpu, "fp16", "fp32", flags, output or "fp16")
-    inputs = {
-        "fma-fp32": "fp32",
-        "tf32": "fp32",
-        "xf32": "fp32",
-        "fma-fp16": "fp16",
-        "fp16": "fp16",
-        "fp16-acc16": "fp16",
-        "bf16": "bf16",
-        "fp8-e4m3": "e4m3",
-        "fp8-e5m2": "e5m2",
-        "fp64": "fp64",
-    }[text]
+        return from_rocblas(gpu, "fp16", "fp32", _ALT_IMPL[text], output or "fp16")
+    if text in _NAMED_FMA:
+        inputs, accumulates = _NAMED_FMA[text]
+        return _fma(gpu, inputs, accumulates, output or _default_output(inputs), f"--numerics {text}")
+    return _matrix_core(text, gpu, output)
+
+
+def _by_cublaslt_flags(flags: int, gpu: Gpu, output: str | None) -> Arithmetic:
+    """The one arithmetic a cuBLASLt numerical-implementation flags value names."""
+    bits = next((v for b, v in _INPUT_BITS.items() if flags & b), "fp32")
+    inputs = "fp32" if bits == "tf32" else bits
+    found = from_cublaslt_flags(flags, gpu, inputs, output or _default_output(inputs))
+    if len(found) > 1:
+        raise NotModelled(
+            f"numerics {hex(flags)} leave the arithmetic open ({' or '.join(a.label for a in found)}): "
+            "give the one you mean by name (tf32, fma-fp32 ...)"
+        )
+    return found[0]
+
+
+def _matrix_core(text: str, gpu: Gpu, output: str | None) -> Arithmetic:
+    """The tensor-core (NVIDIA) or matrix-core (AMD) MMA of a name of _NAMED_MATRIX."""
+    inputs, multiplies, accumulates = _NAMED_MATRIX[text]
     out = output or _default_output(inputs)
-    source = f"--numerics {text}"
-    if text == "fma-fp32":
-        return _fma(gpu, inputs, "fp32", out, source)
-    if text == "fma-fp16":
-        return _fma(gpu, inputs, "fp16", out, source)
-    if text == "fp64":
-        return _fma(gpu, inputs, "fp64", out, source)
     if gpu.vendor == "amd":
-        if text in ("tf32", "fp16-acc16"):
-            what = "TF32 (MI300X has XF32: --numerics xf32)" if text == "tf32" else "FP16-accumulating"
-            raise NotModelled(f"{gpu.name} ({gpu.arch}) has no {what} matrix-core instruction")
+        if text in _AMD_LACKS:
+            raise NotModelled(f"{gpu.name} ({gpu.arch}) has no {_AMD_LACKS[text]} matrix-core instruction")
         if text == "xf32" and gpu.arch != "CDNA3":
             raise NotModelled(f"{gpu.name} ({gpu.arch}) has no XF32 matrix-core instruction (MI300X has)")
         return from_rocblas(gpu, inputs, "xf32" if text == "xf32" else "fp32", 0, out)
     if text == "xf32":
         raise NotModelled("XF32 is AMD's (MI300X); NVIDIA's is tf32")
-    multiplies = {"tf32": "tf32", "fp16-acc16": "fp16", "fp8-e4m3": "e4m3", "fp8-e5m2": "e5m2"}.get(text, inputs)
-    return _mma(gpu, inputs, multiplies, "fp16" if text == "fp16-acc16" else "fp32", out, source)
+    return _mma(gpu, inputs, multiplies, accumulates, out, f"--numerics {text}")
 
 
 def _default_output(inputs: str) -> str:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from blaslog.caps import Caps
-from blaslog.emulate.arithmetic import NotModelled, by_name
+from blaslog.emulate.arithmetic import Arithmetic, NotModelled, by_name
 from blaslog.emulate.findings import arithmetics, tp_of
 from blaslog.emulate.gpus import Gpu, detect
 from blaslog.emulate.predict import SideSpec
@@ -86,28 +86,9 @@ def cli_sides(
             if numerics or against or shape:
                 raise BlaslogError("with two records, their numerics come from --caps: leave out --shape, --numerics "
                                    "and --against")  # fmt: skip
-
-            sharded, unsharded = calls
-            _same_gemm(sharded, unsharded, records)
-            ranks = tp_of(sharded, unsharded)
-            k = unsharded.k or sharded.k or 0
-            first = SideSpec("sharded", arithmetics(sharded, caps, gpu), ranks)
-            second = SideSpec("unsharded", arithmetics(unsharded, caps, gpu), 1)
-            return k, first, second, source
+            return (*_record_sides(calls[0], calls[1], records, caps, gpu), source)
         if calls:
-            record = calls[0]
-            if shape:
-                raise BlaslogError("the record gives the shape: leave out --shape")
-            k = record.k or 0
-            if not numerics and not against:
-                raise BlaslogError(
-                    "one record alone has nothing to compare: give --numerics and/or --against (the other side's "
-                    "arithmetic), or a second LOG:LINE record"
-                )
-            known = arithmetics(record, caps, gpu)
-            out = known[0].output
-            mine = (by_name(numerics, gpu, out),) if numerics else known
-            other = (by_name(against, gpu, out),) if against else known
+            k, mine, other = _one_record_sides(calls[0], shape, numerics, against, caps, gpu)
         else:
             if not shape or not numerics or not against:
                 raise BlaslogError("give --shape, --numerics and --against (or a LOG:LINE record)")
@@ -119,6 +100,42 @@ def cli_sides(
         raise BlaslogError(f"--tp {tp} does not divide k={k}")
     roles = ("sharded", "unsharded") if tp > 1 else ("against", "numerics")
     return k, SideSpec(roles[0], other, tp), SideSpec(roles[1], mine, 1), source
+
+
+def _record_sides(
+    sharded: GemmCall, unsharded: GemmCall, records: Sequence[str], caps: Caps | None, gpu: Gpu
+) -> tuple[int, SideSpec, SideSpec]:
+    """(k, sharded side, unsharded side) of two records of one GEMM, their arithmetic as --caps knows it."""
+    _same_gemm(sharded, unsharded, records)
+    ranks = tp_of(sharded, unsharded)
+    k = unsharded.k or sharded.k or 0
+    first = SideSpec("sharded", arithmetics(sharded, caps, gpu), ranks)
+    second = SideSpec("unsharded", arithmetics(unsharded, caps, gpu), 1)
+    return k, first, second
+
+
+def _one_record_sides(
+    record: GemmCall,
+    shape: str | None,
+    numerics: str | None,
+    against: str | None,
+    caps: Caps | None,
+    gpu: Gpu,
+) -> tuple[int, tuple[Arithmetic, ...], tuple[Arithmetic, ...]]:
+    """(k, --numerics side's arithmetics, --against side's) of one record: each given one, else the record's."""
+    if shape:
+        raise BlaslogError("the record gives the shape: leave out --shape")
+    k = record.k or 0
+    if not numerics and not against:
+        raise BlaslogError(
+            "one record alone has nothing to compare: give --numerics and/or --against (the other side's "
+            "arithmetic), or a second LOG:LINE record"
+        )
+    known = arithmetics(record, caps, gpu)
+    out = known[0].output
+    mine = (by_name(numerics, gpu, out),) if numerics else known
+    other = (by_name(against, gpu, out),) if against else known
+    return k, mine, other
 
 
 __all__ = ["cli_sides", "parse_shape", "record_at"]

@@ -232,75 +232,13 @@ def emulate(first: SideSpec, second: SideSpec, k: int, settings: Settings, label
     """Both sides' outputs for the same sampled inputs, compared with each other and with FP64.
 
     `second` is the reference side of the verdict (the unsharded run, the first variant)."""
-    if not 1 <= k <= MAX_K:
-        raise BlaslogError(f"k={k}: the emulation takes 1 <= k <= {MAX_K}")
-    if not 1 <= settings.samples <= MAX_SAMPLES:
-        raise BlaslogError(f"--samples {settings.samples}: give 1 to {MAX_SAMPLES}")
-    if settings.samples * k > MAX_ELEMENTS:
-        raise BlaslogError(
-            f"{settings.samples} samples of k={k} are {settings.samples * k:,} input elements per matrix, more than "
-            f"the {MAX_ELEMENTS:,} the emulation holds in memory (about 2 GB): give --samples "
-            f"{max(1, MAX_ELEMENTS // k)} or fewer"
-        )
+    _check_size(k, settings)
     require()
     rng = np.random.default_rng(settings.seed)
     wide = any(a.inputs == "fp64" for side in (first, second) for a in side.arithmetics)
     base_a, base_b, inputs = draw(settings, k, rng, wide)
-    denominator: np.ndarray | None = None
-    prepared: dict[tuple[str, str], tuple[Operands, np.ndarray, np.ndarray]] = {}
-    outputs: dict[tuple[Any, ...], np.ndarray] = {}
-    errors: dict[str, np.ndarray] = {}
-    per_side: dict[str, list[tuple[Arithmetic, np.ndarray]]] = {}
-    jobs = [(side, arith) for side in (first, second) for arith in side.arithmetics]
-    for done, (side, arith) in enumerate(jobs, 1):
-        if settings.progress:
-            _progress(f"emulating{' ' + label if label else ''}: {side.role} {arith.label} ({done}/{len(jobs)})")
-        fmt = (arith.inputs, arith.gpu.vendor)
-        if fmt not in prepared:
-            ops = operands(base_a, base_b, *fmt)
-            if not (np.isfinite(ops.a).all() and np.isfinite(ops.b).all()):
-                raise BlaslogError(
-                    f"the inputs overflow {arith.inputs.upper()} (the {side.role} side's input format): give a "
-                    "smaller --scale"
-                )
-            prepared[fmt] = (ops, *reference(ops))
-        ops, exact, size = prepared[fmt]
-        if denominator is None:
-            denominator = np.where(size > 0, size, 1.0)
-        key = (arith.key(), arith.gpu.vendor, side.tp)
-        out = outputs.get(key)
-        if out is None:
-            with np.errstate(over="ignore", invalid="ignore"):
-                out = outputs[key] = side_output(arith, ops, side.tp)
-            bad = int(np.count_nonzero(~np.isfinite(out)))
-            if bad:
-                raise BlaslogError(
-                    f"{bad} of {len(out)} sampled outputs of the {side.role} side ({arith.label}) overflow "
-                    f"{arith.output.upper()} at this --scale: give a smaller one"
-                )
-        per_side.setdefault(side.role, []).append((arith, out))
-        rel = np.abs(out - exact) / denominator
-        worst = errors.get(side.role)
-        errors[side.role] = rel if worst is None or rel.max() > worst.max() else worst
-    if settings.progress:
-        _progress("")
-    assert denominator is not None
-    combinations = []
-    worst_pair: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-    for arith_x, x in per_side[first.role]:
-        for arith_y, y in per_side[second.role]:
-            rel = np.abs(x - y) / denominator
-            combinations.append(
-                {
-                    first.role: arith_x.label,
-                    second.role: arith_y.label,
-                    **{f"difference_{k}": v for k, v in _stats(rel).items()},
-                }
-            )
-            if worst_pair is None or rel.max() > worst_pair[0].max():
-                worst_pair = (rel, x, y)
-    assert worst_pair is not None
-    rel, x, y = worst_pair
+    denominator, per_side, errors = _side_outputs((first, second), base_a, base_b, settings, label)
+    combinations, (rel, x, y) = _combinations(first.role, second.role, per_side, denominator)
     prediction = Prediction(
         k=k,
         samples=settings.samples,
@@ -315,6 +253,107 @@ def emulate(first: SideSpec, second: SideSpec, k: int, settings: Settings, label
     if settings.tolerance is not None:
         prediction.verdict = verdict(x, y, settings.tolerance, settings, first.role, second.role)
     return prediction
+
+
+def _check_size(k: int, settings: Settings) -> None:
+    """BlaslogError unless k, the samples and the inputs they make are within the emulation's bounds."""
+    if not 1 <= k <= MAX_K:
+        raise BlaslogError(f"k={k}: the emulation takes 1 <= k <= {MAX_K}")
+    if not 1 <= settings.samples <= MAX_SAMPLES:
+        raise BlaslogError(f"--samples {settings.samples}: give 1 to {MAX_SAMPLES}")
+    if settings.samples * k > MAX_ELEMENTS:
+        raise BlaslogError(
+            f"{settings.samples} samples of k={k} are {settings.samples * k:,} input elements per matrix, more than "
+            f"the {MAX_ELEMENTS:,} the emulation holds in memory (about 2 GB): give --samples "
+            f"{max(1, MAX_ELEMENTS // k)} or fewer"
+        )
+
+
+Outputs = dict[str, list[tuple[Arithmetic, np.ndarray]]]
+"""Each side's outputs (by role), one per arithmetic of the side."""
+
+
+def _side_outputs(
+    sides: tuple[SideSpec, SideSpec], base_a: np.ndarray, base_b: np.ndarray, settings: Settings, label: str
+) -> tuple[np.ndarray, Outputs, dict[str, np.ndarray]]:
+    """(denominator Σ|a·b|, each side's outputs, each side's worst error against FP64) for the sampled inputs.
+
+    Inputs are rounded once per input format, and an output computed once per arithmetic, vendor and split."""
+    denominator: np.ndarray | None = None
+    prepared: dict[tuple[str, str], tuple[Operands, np.ndarray, np.ndarray]] = {}
+    outputs: dict[tuple[Any, ...], np.ndarray] = {}
+    errors: dict[str, np.ndarray] = {}
+    per_side: Outputs = {}
+    jobs = [(side, arith) for side in sides for arith in side.arithmetics]
+    for done, (side, arith) in enumerate(jobs, 1):
+        if settings.progress:
+            _progress(f"emulating{' ' + label if label else ''}: {side.role} {arith.label} ({done}/{len(jobs)})")
+        fmt = (arith.inputs, arith.gpu.vendor)
+        if fmt not in prepared:
+            prepared[fmt] = _prepared(base_a, base_b, fmt, side.role)
+        ops, exact, size = prepared[fmt]
+        if denominator is None:
+            denominator = np.where(size > 0, size, 1.0)
+        key = (arith.key(), arith.gpu.vendor, side.tp)
+        out = outputs.get(key)
+        if out is None:
+            out = outputs[key] = _output(arith, ops, side)
+        per_side.setdefault(side.role, []).append((arith, out))
+        rel = np.abs(out - exact) / denominator
+        worst = errors.get(side.role)
+        errors[side.role] = rel if worst is None or rel.max() > worst.max() else worst
+    if settings.progress:
+        _progress("")
+    assert denominator is not None
+    return denominator, per_side, errors
+
+
+def _prepared(
+    base_a: np.ndarray, base_b: np.ndarray, fmt: tuple[str, str], role: str
+) -> tuple[Operands, np.ndarray, np.ndarray]:
+    """The inputs rounded to an input format (inputs, vendor), with their exact products and Σ|a·b|."""
+    ops = operands(base_a, base_b, *fmt)
+    if not (np.isfinite(ops.a).all() and np.isfinite(ops.b).all()):
+        raise BlaslogError(
+            f"the inputs overflow {fmt[0].upper()} (the {role} side's input format): give a smaller --scale"
+        )
+    return (ops, *reference(ops))
+
+
+def _output(arith: Arithmetic, ops: Operands, side: SideSpec) -> np.ndarray:
+    """The side's sampled outputs in one of its arithmetics; BlaslogError when some overflow."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = side_output(arith, ops, side.tp)
+    bad = int(np.count_nonzero(~np.isfinite(out)))
+    if bad:
+        raise BlaslogError(
+            f"{bad} of {len(out)} sampled outputs of the {side.role} side ({arith.label}) overflow "
+            f"{arith.output.upper()} at this --scale: give a smaller one"
+        )
+    return out
+
+
+def _combinations(
+    first: str, second: str, per_side: Outputs, denominator: np.ndarray
+) -> tuple[list[dict[str, Any]], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """How far each arithmetic of the `first` side is from each of the `second`, and the worst pair
+    (difference relative to Σ|a·b|, first's outputs, second's)."""
+    combinations = []
+    worst_pair: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    for arith_x, x in per_side[first]:
+        for arith_y, y in per_side[second]:
+            rel = np.abs(x - y) / denominator
+            combinations.append(
+                {
+                    first: arith_x.label,
+                    second: arith_y.label,
+                    **{f"difference_{k}": v for k, v in _stats(rel).items()},
+                }
+            )
+            if worst_pair is None or rel.max() > worst_pair[0].max():
+                worst_pair = (rel, x, y)
+    assert worst_pair is not None
+    return combinations, worst_pair
 
 
 def verdict(

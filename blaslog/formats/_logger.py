@@ -425,20 +425,18 @@ def _desc(pairs: dict[str, Any], name: str) -> dict[str, Any]:
     return value
 
 
-def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
-    """GemmCall keyword arguments from the pairs of a cuBLASLt or hipBLASLt matmul trace line."""
-    a, b, c, d = (_desc(pairs, f"{x}desc") for x in "ABCD")
-    compute = _desc(pairs, "computeDesc")
-    algo = _desc(pairs, "algo")
-    for group, values, known in (
-        ("", pairs, _TOP_KEYS - {"Adesc", "Bdesc", "Cdesc", "Ddesc", "computeDesc", "algo"}),
-        *((f"{x}desc.", desc, _DESC_KEYS) for x, desc in zip("ABCD", (a, b, c, d), strict=True)),
-        ("computeDesc.", compute, _COMPUTE_KEYS),
-        ("algo.", algo, set(_ALGO_KEYS)),
-    ):
+def _check_scalars(pairs: dict[str, Any], groups: tuple[tuple[str, dict[str, Any], set[str]], ...]) -> None:
+    """RecordError when a key the library writes as a value holds a group `[...]`."""
+    top = ("", pairs, _TOP_KEYS - {"Adesc", "Bdesc", "Cdesc", "Ddesc", "computeDesc", "algo"})
+    for group, values, known in (top, *((f"{name}.", values, known) for name, values, known in groups)):
         for key in known & values.keys():
             if isinstance(values[key], dict):
                 raise RecordError(f"{group}{key} is a group `[...]` where the library writes a value")
+
+
+def _shape(layouts: tuple[dict[str, Any], ...], compute: dict[str, Any]) -> dict[str, Any]:
+    """m, n, k and the transposes, from the layouts (A, B, C, D) and the compute descriptor."""
+    a, b, _, d = layouts
     if not a:
         raise RecordError("the matmul line has no Adesc")
     transa = transpose(compute.get("transa", compute.get("transA")), "computeDesc.transa")
@@ -451,9 +449,13 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
         n = to_int(b.get("cols" if transb == "N" else "rows"), "Bdesc.cols")
     else:
         raise RecordError("the matmul line has neither Ddesc nor Bdesc")
-    out: dict[str, Any] = {"m": m, "n": n, "k": k, "transa": transa, "transb": transb}
+    return {"m": m, "n": n, "k": k, "transa": transa, "transb": transb}
+
+
+def _layout_fields(out: dict[str, Any], layouts: tuple[dict[str, Any], ...]) -> None:
+    """Each layout's type, leading dimension and batch stride; the batch count; the row-major layouts."""
     batch, batched = 1, False
-    for letter, desc in zip("abcd", (a, b, c, d), strict=False):
+    for letter, desc in zip("abcd", layouts, strict=False):
         if not desc:
             continue
         out[f"{letter}_type"] = desc.get("type")
@@ -468,10 +470,14 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     out["batch_count"] = batch
     orders = [
         f"{x}={desc['order']}"
-        for x, desc in zip("ABCD", (a, b, c, d), strict=False)
+        for x, desc in zip("ABCD", layouts, strict=False)
         if desc.get("order") not in (None, "col", "ORDER_COL")
     ]
     out["order"] = " ".join(orders) or None
+
+
+def _compute_fields(out: dict[str, Any], compute: dict[str, Any]) -> None:
+    """The compute descriptor's fields."""
     out["compute_type"] = compute.get("computeType")
     out["scale_type"] = compute.get("scaleType")
     epilogue = compute.get("epilogue")
@@ -480,6 +486,10 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     out["scale_pointers"] = any(not _null(compute.get(f"{x}ScalePointer")) for x in "abcd")
     if "smCountTarget" in compute:
         out["sm_count_target"] = to_int(compute["smCountTarget"], "computeDesc.smCountTarget")
+
+
+def _algo_and_call_fields(out: dict[str, Any], algo: dict[str, Any], pairs: dict[str, Any]) -> None:
+    """The algorithm's fields, then the call's own (workspace, scalars, stream, pointers)."""
     for key, (name, numeric) in _ALGO_KEYS.items():
         if key in algo:
             out[name] = to_int(algo[key], f"algo.{key}", low=None) if numeric else algo[key]
@@ -493,35 +503,56 @@ def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     out["stream"] = pairs.get("stream")
     for letter in "ABCD":
         out[f"{letter.lower()}_ptr"] = pairs.get(letter)
+
+
+_SCALE_POINTERS = ("biasPointer", "aScalePointer", "bScalePointer", "cScalePointer", "dScalePointer")
+"""The compute descriptor's pointers, kept among a record's pointers besides the fields they give."""
+
+
+def _unmodelled(
+    pairs: dict[str, Any], groups: tuple[tuple[str, dict[str, Any], set[str]], ...]
+) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(extra, pointers): every key no field models, flat (`group.key`), pointers apart."""
     extra: list[tuple[str, Any]] = []
     pointers: list[tuple[str, Any]] = []
+
+    def keep(items: list[tuple[str, Any]]) -> None:
+        for name, one in items:
+            (pointers if _pointer_like(one) else extra).append((name, one))
+
+    for group, values, known in groups:
+        for key, value in values.items():
+            if key not in known:  # a group nested in a group (a key a later version adds) is kept flat too
+                keep(_flat(f"{group}.{key}", value))
+        if group == "computeDesc":
+            pointers.extend((f"computeDesc.{key}", values[key]) for key in _SCALE_POINTERS if key in values)
+    for key, value in pairs.items():
+        if key not in _TOP_KEYS:
+            keep(_flat(key, value))
+    return extra, pointers
+
+
+def _flat(name: str, value: Any) -> list[tuple[str, Any]]:
+    """[(name, value)], or for a group its pairs, flat (`name.key`)."""
+    return _flatten_dict(value, f"{name}.") if isinstance(value, dict) else [(name, value)]
+
+
+def matmul_fields(pairs: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """GemmCall keyword arguments from the pairs of a cuBLASLt or hipBLASLt matmul trace line."""
+    layouts = tuple(_desc(pairs, f"{x}desc") for x in "ABCD")
+    compute = _desc(pairs, "computeDesc")
+    algo = _desc(pairs, "algo")
     groups = (
-        ("Adesc", a, _DESC_KEYS),
-        ("Bdesc", b, _DESC_KEYS),
-        ("Cdesc", c, _DESC_KEYS),
-        ("Ddesc", d, _DESC_KEYS),
+        *((f"{x}desc", desc, _DESC_KEYS) for x, desc in zip("ABCD", layouts, strict=True)),
         ("computeDesc", compute, _COMPUTE_KEYS),
         ("algo", algo, set(_ALGO_KEYS)),
     )
-    for group, values, known in groups:
-        for key, value in values.items():
-            if key in known:
-                continue
-            # a group nested in a group (a key a later version adds) is kept flat, as top-level groups are
-            items = _flatten_dict(value, f"{group}.{key}.") if isinstance(value, dict) else [(f"{group}.{key}", value)]
-            for name, one in items:
-                (pointers if _pointer_like(one) else extra).append((name, one))
-        if group == "computeDesc":
-            names = ("biasPointer", "aScalePointer", "bScalePointer", "cScalePointer", "dScalePointer")
-            pointers.extend((f"computeDesc.{key}", values[key]) for key in names if key in values)
-    for key, value in pairs.items():
-        if key in _TOP_KEYS:
-            continue
-        if isinstance(value, dict):
-            for sub, subvalue in _flatten_dict(value, key + "."):
-                (pointers if _pointer_like(subvalue) else extra).append((sub, subvalue))
-        else:
-            (pointers if _pointer_like(value) else extra).append((key, value))
+    _check_scalars(pairs, groups)
+    out = _shape(layouts, compute)
+    _layout_fields(out, layouts)
+    _compute_fields(out, compute)
+    _algo_and_call_fields(out, algo, pairs)
+    extra, pointers = _unmodelled(pairs, groups)
     out["extra"] = tuple(extra)
     out["pointers"] = tuple(pointers)
     return out

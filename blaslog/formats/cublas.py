@@ -280,41 +280,8 @@ def _enum(value: Any, prefix: str = "") -> str | None:
     return name[len(prefix) :] if prefix and name.startswith(prefix) else name
 
 
-def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"library": "cublas", "function": function}
-    out["transa"] = transpose(_enum(args.get("transa")), "transa")
-    out["transb"] = transpose(_enum(args.get("transb")), "transb")
-    for name in ("m", "n", "k"):
-        out[name] = to_int(args[name], name) if name in args else None
-    for name in ("lda", "ldb", "ldc"):
-        if name in args:
-            out[name] = to_int(args[name], name)
-    for letter in "abc":
-        key = f"stride{letter.upper()}"
-        if key in args:
-            out[f"stride_{letter}"] = to_int(args[key], key, low=None)
-    if "batchCount" in args:
-        out["batch_count"] = to_int(args["batchCount"], "batchCount")
-    typed = re.match(r"cublas([SDCHZ])gemm", function)
-    for letter in "ABC":
-        value = args.get(f"{letter}type")
-        out[f"{letter.lower()}_type"] = (
-            _enum(value, "CUDA_") if value is not None else (_TYPED[typed.group(1)] if typed else None)
-        )
-    out["d_type"] = out["c_type"]
-    compute = args.get("computeType")
-    # CUBLAS_COMPUTE_32F(68) since CUDA 11; CUDA 10 passed a cudaDataType_t such as CUDA_R_32F(0)
-    out["compute_type"] = (
-        _enum(compute, "CUDA_" if (_enum(compute) or "").startswith("CUDA_") else "CUBLAS_")
-        if compute is not None
-        else out["c_type"]
-    )
-    if "algo" in args:
-        out["requested_algo"] = _enum(args["algo"])
-    for letter in "ABC":
-        out[f"{letter.lower()}_ptr"] = args.get(letter)
-    out["alpha"] = None
-    known = {
+_GEMM_ARGS = frozenset(
+    {
         "handle",
         "transa",
         "transb",
@@ -339,8 +306,64 @@ def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context:
         "alpha",
         "beta",
     }
-    extra = [(name, _text(value)) for name, value in args.items() if name not in known and not _is_pointer(value)]
-    pointers = [(name, value) for name, value in args.items() if name not in known and _is_pointer(value)]
+)
+"""The arguments of a cuBLAS GEMM that fields model (the others are kept as extra or pointers)."""
+
+
+def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"library": "cublas", "function": function}
+    out["transa"] = transpose(_enum(args.get("transa")), "transa")
+    out["transb"] = transpose(_enum(args.get("transb")), "transb")
+    _gemm_sizes(out, args)
+    _gemm_types(out, function, args)
+    if "algo" in args:
+        out["requested_algo"] = _enum(args["algo"])
+    for letter in "ABC":
+        out[f"{letter.lower()}_ptr"] = args.get(letter)
+    out["alpha"] = None
+    extra, pointers = _unmodelled(args, context)
+    out["extra"] = tuple(extra)
+    out["pointers"] = tuple(pointers)
+    return out
+
+
+def _gemm_sizes(out: dict[str, Any], args: dict[str, Any]) -> None:
+    """m, n, k, the leading dimensions, the batch strides and the batch count."""
+    for name in ("m", "n", "k"):
+        out[name] = to_int(args[name], name) if name in args else None
+    for name in ("lda", "ldb", "ldc"):
+        if name in args:
+            out[name] = to_int(args[name], name)
+    for letter in "abc":
+        key = f"stride{letter.upper()}"
+        if key in args:
+            out[f"stride_{letter}"] = to_int(args[key], key, low=None)
+    if "batchCount" in args:
+        out["batch_count"] = to_int(args["batchCount"], "batchCount")
+
+
+def _gemm_types(out: dict[str, Any], function: str, args: dict[str, Any]) -> None:
+    """The matrices' types (given, or the typed function's: cublasSgemm) and the compute type."""
+    typed = re.match(r"cublas([SDCHZ])gemm", function)
+    for letter in "ABC":
+        value = args.get(f"{letter}type")
+        out[f"{letter.lower()}_type"] = (
+            _enum(value, "CUDA_") if value is not None else (_TYPED[typed.group(1)] if typed else None)
+        )
+    out["d_type"] = out["c_type"]
+    compute = args.get("computeType")
+    # CUBLAS_COMPUTE_32F(68) since CUDA 11; CUDA 10 passed a cudaDataType_t such as CUDA_R_32F(0)
+    out["compute_type"] = (
+        _enum(compute, "CUDA_" if (_enum(compute) or "").startswith("CUDA_") else "CUBLAS_")
+        if compute is not None
+        else out["c_type"]
+    )
+
+
+def _unmodelled(args: dict[str, Any], context: dict[str, Any]) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """(extra, pointers): the arguments and trailer values no field models, pointers apart."""
+    extra = [(name, _text(value)) for name, value in args.items() if name not in _GEMM_ARGS and not _is_pointer(value)]
+    pointers = [(name, value) for name, value in args.items() if name not in _GEMM_ARGS and _is_pointer(value)]
     pointers += [(name, args[name]) for name in ("handle", "alpha", "beta") if name in args]
     for key, value in context.items():
         if key in ("Thread",):
@@ -348,9 +371,7 @@ def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context:
         (pointers if _is_pointer(value) or key in ("Process", "Handle", "StreamId") else extra).append(
             (f"context.{key}", _text(value))
         )
-    out["extra"] = tuple(extra)
-    out["pointers"] = tuple(pointers)
-    return out
+    return extra, pointers
 
 
 def _is_pointer(value: Any) -> bool:

@@ -391,6 +391,27 @@ def layout(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int, pr
     The room left then goes to the columns by their natural width, headers wrapping at their words first and
     then the widest cells giving way, so that the columns that wrap are the long ones."""
     count = len(headers)
+    natural, soft, floor = _column_widths(headers, rows)
+    rank = {name: place for place, name in enumerate(priority)}
+    order = sorted(range(count), key=lambda i: (rank.get(headers[i], len(rank)), i))  # most wanted first
+    shown = sorted(order)
+    while len(shown) > 1 and sum(floor[i] for i in shown) + 2 * (len(shown) - 1) > width:
+        shown.remove(next(i for i in reversed(order) if i in shown))
+    room = width - 2 * (len(shown) - 1)
+    if sum(natural[i] for i in shown) <= room:
+        widths = [natural[i] for i in shown]
+    elif len(shown) == 1:
+        widths = [max(room, 1)]
+    else:  # headers wrap first, then the widest cells give way
+        target = natural if sum(soft[i] for i in shown) <= room else soft
+        widths = _shared_out(shown, order, floor, target, room)
+    return Layout(tuple(shown), tuple(widths), tuple(i for i in range(count) if i not in shown))
+
+
+def _column_widths(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[list[int], list[int], list[int]]:
+    """(natural, soft, floor) width of each column: its widest cell or header; its widest cell or header's
+    longest word (the header wrapped at its words); its floor (see :func:`layout`)."""
+    count = len(headers)
     body = [0] * count  # the widest cell
     longest = [max((text_width(p) for w in words_of(h) for p in w), default=0) for h in headers]
     header_floor = list(longest)
@@ -406,33 +427,26 @@ def layout(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int, pr
         min(soft[i], max(6, header_floor[i], min(max(longest[i], -(-body[i] // _MOST_LINES)), _WORD_FLOOR)))
         for i in range(count)
     ]
-    rank = {name: place for place, name in enumerate(priority)}
-    order = sorted(range(count), key=lambda i: (rank.get(headers[i], len(rank)), i))  # most wanted first
-    shown = sorted(order)
-    while len(shown) > 1 and sum(floor[i] for i in shown) + 2 * (len(shown) - 1) > width:
-        shown.remove(next(i for i in reversed(order) if i in shown))
-    room = width - 2 * (len(shown) - 1)
-    if sum(natural[i] for i in shown) <= room:
-        widths = [natural[i] for i in shown]
-    elif len(shown) == 1:
-        widths = [max(room, 1)]
-    else:  # headers wrap first, then the widest cells give way: each column is cut to a level (not below
-        # its floor) that fits, and what is left over widens the columns most wanted
-        target = natural if sum(soft[i] for i in shown) <= room else soft
-        low, high = 0, max(target[i] for i in shown)
-        while low < high:
-            level = (low + high + 1) // 2
-            if sum(max(floor[i], min(target[i], level)) for i in shown) <= room:
-                low = level
-            else:
-                high = level - 1
-        widths = [max(floor[i], min(target[i], low)) for i in shown]
-        spare = room - sum(widths)
-        for place in sorted(range(len(shown)), key=lambda k: order.index(shown[k])):
-            grow = max(min(spare, target[shown[place]] - widths[place]), 0)
-            widths[place] += grow
-            spare -= grow
-    return Layout(tuple(shown), tuple(widths), tuple(i for i in range(count) if i not in shown))
+    return natural, soft, floor
+
+
+def _shared_out(shown: list[int], order: list[int], floor: list[int], target: list[int], room: int) -> list[int]:
+    """The widths of the `shown` columns in `room`: each column cut to a level (not below its floor) that fits,
+    and what is left over widening the columns first in `order` (the most wanted) up to their `target`."""
+    low, high = 0, max(target[i] for i in shown)
+    while low < high:
+        level = (low + high + 1) // 2
+        if sum(max(floor[i], min(target[i], level)) for i in shown) <= room:
+            low = level
+        else:
+            high = level - 1
+    widths = [max(floor[i], min(target[i], low)) for i in shown]
+    spare = room - sum(widths)
+    for place in sorted(range(len(shown)), key=lambda k: order.index(shown[k])):
+        grow = max(min(spare, target[shown[place]] - widths[place]), 0)
+        widths[place] += grow
+        spare -= grow
+    return widths
 
 
 def fit_table(
