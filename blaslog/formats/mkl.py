@@ -72,7 +72,7 @@ _BANNER = re.compile(r"MKL_VERBOSE\s+(?:Intel\(R\) MKL|oneMKL|Intel\(R\) oneAPI)
 
 class _Transformer(LeafTransformer):
     def start(self, children: list[Any]) -> Any:
-        return ("call", children)
+        return ("call", [c for c in children if not (isinstance(c, str) and c == "**")])
 
     def arg(self, children: list[Any]) -> Any:
         return ("arg", children[0] if children else "")
