@@ -261,3 +261,20 @@ def test_bold_times_hit_the_shape_cache():
     records = list(parser.records())
     assert len(records) == 2_000 and {r.timestamp for r in records[:3]} == {"0.00us", "1.01us", "2.02us"}
     assert parser.cache.stats.grammar_runs <= 3, parser.cache.stats.to_dict()
+
+
+def test_thread_counts_and_wdiv_hit_the_shape_cache():
+    """Real lines carry counts of two digits (`NThr:40`) and `WDiv:HOST:+0.000` (fixtures/real/mkl_*): values
+    that vary are passed on as they are, so such lines share one template."""
+    line = (REAL / "mkl_2019.0_mxnet-docs-mkldnn-readme-sgemm.log").read_text(encoding="utf-8").splitlines()[4]
+    text = "".join(
+        line.replace("8.93ms", f"{i % 97}.{i % 89:02d}ms").replace("NThr:40", f"NThr:{i % 64 + 10}") + "\n"
+        for i in range(3_000)
+    )
+    parser = _FileParser(text_reader(text, "mkl.log"), Sniffer(), "warn", events=True)
+    records = list(parser.records())
+    assert [(r.thread, dict(r.extra)["NThr"], dict(r.extra)["WDiv"]) for r in records[:2]] == [
+        ("0", "10", "HOST:+0.000"),
+        ("0", "11", "HOST:+0.000"),
+    ]
+    assert len(records) == 3_000 and parser.cache.stats.grammar_runs <= 3, parser.cache.stats.to_dict()

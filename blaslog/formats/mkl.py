@@ -78,7 +78,7 @@ class _Transformer(LeafTransformer):
         return ("arg", children[0] if children else "")
 
     def field(self, children: list[Any]) -> Any:
-        return ("field", children[0])
+        return ("field", (str(children[0])[:-1], children[1] if len(children) > 1 else ""))
 
     def device(self, children: list[Any]) -> Any:
         return ("device", children[0])
@@ -176,7 +176,7 @@ class MklVerbose(LogFormat):
         fields = [value for kind, value in tagged if kind == "field"]
         devices = [("device", value) for kind, value in tagged if kind == "device"]
         duration = next(c for c in children[1:] if type(c) is not tuple)
-        pairs = [(str(f).partition(":")[0], str(f).partition(":")[2]) for f in fields]
+        pairs = [(key, value) for key, value in fields]  # values passed on as they are (see grammars/mkl.lark)
         thread = next((value for key, value in pairs if key == "TID"), None)
         extra = (*((key, value) for key, value in pairs if key != "TID"), *devices)
         common = {"library": self.library, "function": function, "thread": thread, "log_format": self.name}
