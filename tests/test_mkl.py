@@ -244,7 +244,8 @@ def test_gemm_line_the_grammar_rejects_is_reported_not_passed_over():
 
 def test_other_call_the_grammar_rejects_is_a_named_call_event():
     """A non-GEMM call the grammar cannot read whole (ScaLAPACK prints `(nil)` and `{...}` among its arguments) is
-    a `call` event that names its function, without an error."""
+    a `call` event that names its function, without an error. The arguments are as a public MKL_VERBOSE parser's
+    docstring quotes them (without the time, which is added here)."""
     line = (
         "MKL_VERBOSE PDPOTRF(l,1024,(nil),1,1,0x7fff5c591294,0,nb={1024,1024},myid={8,0},process_grid={32,1})"
         " 1.20ms CNR:OFF Dyn:1 FastMM:1 TID:0  NThr:1"
