@@ -279,3 +279,14 @@ def test_thread_counts_and_wdiv_hit_the_shape_cache():
         ("0", "11", "HOST:+0.000"),
     ]
     assert len(records) == 3_000 and parser.cache.stats.grammar_runs <= 3, parser.cache.stats.to_dict()
+
+
+def test_gemm_with_an_argument_missing_is_reported():
+    """A GEMM line that parses but lacks an argument (a person's edit) is an error naming what MKL prints, not a
+    call event; SGEMM_BATCH, whose arguments MKL itself cuts, stays a call event."""
+    line = SGEMM.format(time="969.47us").replace(",0xd3ba70,75)", ",0xd3ba70)")
+    batch = "MKL_VERBOSE SGEMM_BATCH(N,N,0x7ffcdacca2fc,0x7 22.83us CNR:OFF Dyn:1 FastMM:1 TID:0  NThr:8"
+    result = parse_text(line + "\n" + batch + "\n", name="edited.log")
+    assert [(r.kind, r.function) for r in result.records] == [("event", "SGEMM_BATCH")]
+    (problem,) = result.files[0].problems
+    assert problem.line == 1 and "SGEMM with 12 arguments; MKL prints 13" in problem.message

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from blaslog.formats._base import LeafTransformer, LogFormat, to_int, transpose
+from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, to_int, transpose
 from blaslog.formats._switch import LogSwitch, per_level
 from blaslog.records import Event, GemmCall
 
@@ -57,7 +57,7 @@ _DPCPP = ("queue", "transa", "transb", "m", "n", "k", "alpha", "a", "lda", "b", 
 """Arguments of a DPC++ GEMM (`oneapi::mkl::blas::dgemm`) as MKL prints them, with the layout after the queue
 when the call names one (`ColumnMajor`); scalars by value. What follows `ldc` (`0,0,0`) is kept as `rest`."""
 _LAYOUTS = {"ColumnMajor": None, "RowMajor": "RowMajor"}
-_DPCPP_TRANSPOSES = {"NonTranspose": "N", "Transpose": "T", "ConjTranspose": "C", "Trans": "T", "NoTrans": "N"}
+_DPCPP_TRANSPOSES = {"NonTranspose": "N", "Transpose": "T", "ConjTranspose": "C"}
 
 _CALL = re.compile(r"\s*([A-Za-z_][\w:]*)\((?!R\))")
 """A call line's function, after `MKL_VERBOSE` (the banner's `Intel(R)` is none)."""
@@ -213,11 +213,16 @@ class MklVerbose(LogFormat):
         function: str, args: list[Any]
     ) -> tuple[dict[str, Any], tuple[str, str, str], bool, tuple[Any, ...]] | None:
         """A GEMM's arguments by name, its types, whether it prints alpha and beta by value (DPC++), and what
-        else it prints (the layout, the DPC++ arguments after `ldc`); None for any other call."""
+        else it prints (the layout, the DPC++ arguments after `ldc`); None for any other call. A GEMM printed with
+        too few or too many arguments is reported (RecordError), not passed over as a call."""
         if "::" not in function:
             fortran = _GEMMS.get(function.upper())
-            if fortran is None or len(args) != len(fortran[0]):
+            if fortran is None:
                 return None
+            if len(args) != len(fortran[0]):
+                raise RecordError(
+                    f"{function} with {len(args)} arguments; MKL prints {len(fortran[0])} ({','.join(fortran[0])})"
+                )
             return dict(zip(fortran[0], args, strict=True)), fortran[1], False, ()
         known = _GEMMS.get(function.rsplit("::", 1)[-1].upper())
         if known is None or known[0] is not _PLAIN:
@@ -225,7 +230,9 @@ class MklVerbose(LogFormat):
         layout = args[1] if len(args) > 1 and isinstance(args[1], str) and args[1] in _LAYOUTS else None
         given = [args[0], *args[2:]] if layout is not None else args
         if len(given) < len(_DPCPP):
-            return None
+            raise RecordError(
+                f"{function} with {len(args)} arguments; MKL prints at least {len(_DPCPP)} ({','.join(_DPCPP)})"
+            )
         named = dict(zip(_DPCPP, given, strict=False))
         more: list[tuple[str, Any]] = []
         if layout is not None and _LAYOUTS[layout] is not None:
