@@ -5,7 +5,7 @@ from __future__ import annotations
 from blaslog import parse_text
 from blaslog.formats import Sniffer
 from blaslog.inputs import text_reader
-from blaslog.parse import _FileParser
+from blaslog.parse._lines import _FileParser
 from blaslog.record import logging_environment
 
 BANNER = (
