@@ -8,8 +8,9 @@ from typing import Any, cast
 
 from lark.exceptions import LarkError
 
+from blaslog._fast.known import UNKNOWN, Known, bound, is_gemm, known_record
 from blaslog._fast.lazy import ShapedCall
-from blaslog._fast.templates import LineTemplate, RecordCut, RecordError
+from blaslog._fast.templates import RecordCut, RecordError
 from blaslog.formats._base import describe_error
 from blaslog.parse._accounting import Accounting
 from blaslog.parse._state import _Pending
@@ -72,31 +73,21 @@ class Building(Accounting):
         return self._accept(fmt, record, warnings, first, span[2], text)
 
     def _from_line(self, pending: _Pending, span: tuple[int, int, int]) -> Record | ShapedCall | object | None:
-        """:meth:`_finish` of a one-line record from the template bound to its SHAPE key; _UNFIT when there is
-        none or its values do not fit it."""
-        fmt, shape, line, cache = pending.fmt, pending.shape, pending.lines[0], self.cache
+        """:meth:`_finish` of a one-line record, when the speed layer knows the record of its SHAPE key; _UNFIT
+        when it does not."""
+        fmt, shape, line = pending.fmt, pending.shape, pending.lines[0]
         assert shape is not None
-        template = cache.line_template(fmt, shape)
-        if template is None:
-            return _UNFIT
-        if pending.outer is not None:
-            cache.shortcut(shape, fmt, template, pending.outer)
         first, last, count = span
-        if template.cls is Event and not self.events:
-            # a known non-GEMM shape that nobody asked to see: count it, build nothing
-            cache.stats.hits += 1
-            self._count(fmt, False, template.warnings, first, count, line)
-            return None
-        result = self._from_template(fmt, template, cache.shaper.values(line), first, last, count, line)
-        if result is not _UNFIT:
-            cache.stats.hits += 1
-        return result
+        place = (self.reader.name, first, last)
+        found = known_record(self.cache, fmt, shape, None, line, place, self.wanted, pending.outer)
+        return _UNFIT if found is UNKNOWN else self._known(fmt, found, first, count, line)
 
     def _from_lines(
         self, pending: _Pending, span: tuple[int, int, int], text: str
     ) -> tuple[str, list[tuple[str, list[str]]], Any, str]:
-        """:meth:`_finish` of a record of several lines (cuBLAS `i!` lines) from the template bound to its SHAPE
-        key: (the key, (key, values) of each line where they were split, the record or _UNFIT, its text).
+        """:meth:`_finish` of a record of several lines (cuBLAS `i!` lines), when the speed layer knows the record
+        of its SHAPE key: (the key, (key, values) of each line where they were split, the record or _UNFIT, its
+        text).
 
         Its SHAPE key is its lines' keys joined, as no SHAPE match holds a line end and the look-arounds read a
         line end as they read the text's edges."""
@@ -110,18 +101,23 @@ class Building(Accounting):
         else:  # assembled in one step (see _follow): the key is known, and which lines hold values
             key, valued_lines = pending.bound
             valued = [split(lines[i])[1] for i in valued_lines]
-        template = cache.line_template(fmt, key)
-        if template is None:
+        if not bound(cache, fmt, key):
             return key, parts, _UNFIT, text
         self._learn_record(pending, key, parts)
         values = [value for part in valued for value in part]
-        if template.warnings and not text:
-            text = "\n".join(lines)
         first, last, count = span
-        result = self._from_template(fmt, template, values, first, last, count, text)
-        if result is not _UNFIT:
-            cache.stats.hits += 1
-        return key, parts, result, text
+        found = known_record(cache, fmt, key, values, "", (self.reader.name, first, last), self.wanted)
+        if found is UNKNOWN:
+            return key, parts, _UNFIT, text
+        if cast("Known", found)[2] and not text:  # warnings: reported with the record's text
+            text = "\n".join(lines)
+        return key, parts, self._known(fmt, found, first, count, text), text
+
+    def _known(self, fmt: Any, found: Any, first: int, count: int, text: str) -> Record | ShapedCall | None:
+        """Count a record the speed layer knew (see ``blaslog._fast.known``), and hand it on where it is wanted."""
+        record, gemm, warnings = found
+        self._count(fmt, gemm, warnings, first, count, text)
+        return record if gemm or self.events else None
 
     def _learn(
         self,
@@ -138,7 +134,7 @@ class Building(Accounting):
             cache.learn(fmt, pending.shape, text, how, warnings, pending.outer)
         elif key is not None:
             cache.learn_record(fmt, key, text, how)
-            if cache.line_template(fmt, key) is not None:
+            if bound(cache, fmt, key):
                 self._learn_record(pending, key, parts)  # bound now (at the key's second record)
 
     def _learn_record(self, pending: _Pending, key: str, parts: list[tuple[str, list[str]]]) -> None:
@@ -190,30 +186,9 @@ class Building(Accounting):
         )
         return self._accept(fmt, partial, (), first, count, text)
 
-    def _from_template(
-        self, fmt: Any, template: LineTemplate, values: list[str], first: int, last: int, count: int, text: str
-    ) -> Record | ShapedCall | object | None:
-        """What :meth:`_finish` gives for a record of a template bound to its SHAPE key, from the record's SHAPE
-        `values`; _UNFIT when they do not fit the key (the plain path then reads the text and reports it)."""
-        name = self.reader.name
-        if len(values) == template.count:
-            if self.sink is not None and template.uniform:
-                # a GEMM equal to every other of its shape: the sink keeps one record and where each call was
-                self.sink.add_shaped(template, values, name, first, last)
-                self._count(fmt, True, template.warnings, first, count, text)
-                return None
-            if self.lazy and template.verbatim:
-                # each value that varies goes in as it stands (no conversion that could fail): built when written
-                call = ShapedCall(template, values, name, first, last)
-                return self._accept(fmt, call, template.warnings, first, count, text)
-        fields = template.fields(values, name, first, last)
-        if fields is None:
-            return _UNFIT
-        return self._accept(fmt, template.make(fields), template.warnings, first, count, text)
-
     def _accept(
         self, fmt: Any, record: Record | ShapedCall, warnings: tuple[str, ...], first: int, count: int, text: str
     ) -> Record | ShapedCall | None:
-        gemm = isinstance(record, GemmCall) or (type(record) is ShapedCall and record.template.cls is GemmCall)
+        gemm = is_gemm(record)
         self._count(fmt, gemm, warnings, first, count, text)
         return record if gemm or self.events else None

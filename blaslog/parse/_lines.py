@@ -7,12 +7,13 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from itertools import compress, islice
 from typing import Any, cast
 
+from blaslog._fast.known import marked_record
 from blaslog._fast.lazy import Built, Records, ShapedCall, ShapedRun
-from blaslog._fast.plan import plan
+from blaslog._fast.plan import every_line, plan
 from blaslog._fast.shapes import keep
 from blaslog._fast.templates import LineTemplate
 from blaslog.inputs import Batch
@@ -60,17 +61,11 @@ class _FileParser(Joining):
         summary = self.summary
         for batch in self.reader.batches():
             summary.lines += len(batch.lines)
-            if batch.shapes is not None and not batch.problems and (not self.events or self.sink is None):
-                visit, marks = self._classify(batch)
-                # the marked lines are not assembled
-                self.cache.stats.visited += marks.count(None) if isinstance(marks, list) else len(visit) - len(marks)
-                if isinstance(marks, list) and self.lazy:  # every record wanted: the marks go by position
-                    yield from self._in_runs(batch, marks)
-                else:
-                    yield from self._lines(batch, visit, marks)
+            visit, marks = self._classify(batch)
+            if isinstance(marks, list) and self.lazy:  # every record wanted: the marks go by position
+                yield from self._in_runs(batch, marks)
             else:
-                self.cache.stats.visited += len(batch.lines)
-                yield from self._lines(batch, range(len(batch.lines)))
+                yield from self._lines(batch, visit, marks)
             if self.progress is not None:
                 self.progress(self.reader.size, summary.gemm_records)
         if self.pending is not None:
@@ -84,14 +79,11 @@ class _FileParser(Joining):
         layer's plan for the batch, see ``blaslog._fast.plan``); return the indices of the others, for
         :meth:`_lines`, and the marks among those (by index, for the marked GEMM lines visited; a list of every
         line's mark when every record is wanted, every line visited then)."""
-        assert batch.shapes is not None and batch.counts is not None
+        if batch.shapes is None or batch.counts is None or batch.problems or (self.events and self.sink is not None):
+            return every_line(len(batch.lines), self.cache).visit, {}
         found = plan(batch.lines, batch.shapes, batch.counts, self.cache, self.events)
         summary, formats = self.summary, self.summary.formats
-        for mark, count in found.tally.items():
-            if not count:
-                continue
-            self.cache.stats.hits += count
-            fmt, gemm = (mark[0], mark[1].cls is GemmCall) if type(mark) is tuple else (mark, False)
+        for (fmt, gemm), count in found.tally.items():
             summary.record_lines += count
             if gemm:
                 summary.gemm_records += count  # handed on by _lines
@@ -144,7 +136,8 @@ class _FileParser(Joining):
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
         GEMMs of a uniform shape, handed on without being assembled."""
         walk = _Walk(batch, indices, marks)
-        lines, start, shapes, problems, known = batch.lines, batch.start, batch.shapes, batch.problems, self.cache.known
+        lines, start, shapes, problems = batch.lines, batch.start, batch.shapes, batch.problems
+        dialect: Callable[[str], Any] = self.cache.dialect  # who begins a record on lines of a SHAPE key, if known
         previous = -1
         for position, index in walk.steps:
             text = lines[index]
@@ -165,7 +158,7 @@ class _FileParser(Joining):
             if problem is not None and self._problem_line(problem, number, text):
                 continue
             shape = shapes[text] if shapes is not None else None
-            fmt = known.get(shape) if shape is not None else None
+            fmt = dialect(shape) if shape is not None else None
             if self.pending is not None:
                 taken, record = self._goes_on(text, shape, fmt, number)
                 if record is not None:
@@ -185,23 +178,18 @@ class _FileParser(Joining):
             self.number = start + len(lines) - 1
 
     def _marked_line(self, walk: _Walk, template: LineTemplate, text: str, number: int) -> Record | ShapedCall | None:
-        """A GEMM of a uniform shape, counted already (see :meth:`_classify`): handed to the sink, or made.
+        """A GEMM of a uniform shape, counted already (see :meth:`_classify`): what the speed layer makes of it.
 
         Its line's SHAPE values fit the template, as their number is that of the NULs in its key (a batch with NUL
         bytes has no shapes)."""
         values, name = self.cache.shaper.values, self.reader.name
-        if self.sink is not None:
-            self.sink.add_shaped(template, values(text), name, number, number)
-            return None
-        if not self.lazy:
-            return template.make(template.build_fields(values(text), name, number, number))  # type: ignore[no-any-return]
-        if walk.counts[text] == 1:
-            return ShapedCall(template, values(text), name, number, number)
+        if walk.counts[text] == 1 or not self.lazy:
+            return marked_record(template, values(text), name, number, self.wanted)
         # a line the batch holds again: its values are taken once, and a writer may key by it
         line_values = walk.memo.get(text)
         if line_values is None:
             line_values = walk.memo[text] = values(text)
-        return ShapedCall(template, line_values, name, number, number, text)
+        return marked_record(template, line_values, name, number, self.wanted, text)
 
     def _begin(self, walk: _Walk, pending: _Pending, position: int) -> int:
         """Make `pending` the record being assembled, and take the lines that follow its first in one step where
@@ -289,6 +277,4 @@ class _FileParser(Joining):
         pending.shape = None
         pending.width = len(lines[end])
         next(islice(walk.steps, count - 1, None))
-        self.cache.stats.visited -= count
-        self.cache.stats.followed += 1
         return end

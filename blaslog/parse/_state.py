@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from blaslog._fast.cache import ShapeCache, SharedShapes, in_process
 from blaslog._fast.follow import Follow
+from blaslog._fast.known import Wanted
 from blaslog.formats import Sniffer
 from blaslog.formats._base import LogFormat
 from blaslog.inputs import Batch, Reader
@@ -143,11 +144,27 @@ class ParserState:
         """The record being assembled."""
         self.number = 0
         """Number of the last line seen."""
-        self.sink: Any = None
-        """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
-        self.lazy = False
-        """Yield a ShapedCall, not the record, for a line of a known shape (when there is no sink)."""
+        self.wanted = Wanted(events)
+        """What is wanted of the records (what the speed layer is told when it makes one)."""
         self.follow = Follow()
         """Records of several lines taken in one step by their lines' SHAPE keys (see :meth:`_follow`)."""
         self._sniffed: dict[str, Any] = {}
         """Lines that came again in a batch -> what the sniffer says of them."""
+
+    @property
+    def sink(self) -> Any:
+        """A CompactRun to hand GEMMs of a known shape to without building them, or None."""
+        return self.wanted.sink
+
+    @sink.setter
+    def sink(self, sink: Any) -> None:
+        self.wanted.sink = sink
+
+    @property
+    def lazy(self) -> bool:
+        """Records of a known shape come not built yet (a lazy read: see ``_lines._FileParser.items``)."""
+        return self.wanted.lazy
+
+    @lazy.setter
+    def lazy(self, lazy: bool) -> None:
+        self.wanted.lazy = lazy
