@@ -365,10 +365,12 @@ def test_runs_of_a_lazy_parse_build_the_records_of_a_plain_parse():
     """With every record wanted and written lazily, stretches of lines of known shapes come as ShapedRuns: built,
     they are the records a plain parse gives, in order."""
     from blaslog._fast.lazy import ShapedRun
-    from blaslog.parse import built
+    from blaslog.parse import Records, built
 
     text = _level5_text()
     items = list(_parser(text, events=True).items())
+    assert all(isinstance(item, Records) for item in items)  # one type for callers, whichever way it was made
+    assert {type(item).__name__ for item in items} == {"Built", "ShapedCall", "ShapedRun"}
     runs = [item for item in items if type(item) is ShapedRun]
     assert runs and sum(map(len, runs)) > len(items)  # most records come in runs
     lazy = [record.to_dict() for record in built(items)]
