@@ -125,6 +125,14 @@ def main() -> None:
         help="size of the level-5 log of the paired headline rows (issue 16's targets; 0: none)",
     )
     parser.add_argument("--only-headline", action="store_true", help="measure the paired headline rows only")
+    parser.add_argument(
+        "--per-rank",
+        type=int,
+        default=64,
+        metavar="N",
+        help="the per-rank-files row: N level-5 logs of about 300 KB each against the same bytes in one file (0: none)",
+    )
+    parser.add_argument("--only-per-rank", action="store_true", help="measure the per-rank-files row only")
     args = parser.parse_args()
     blaslog = [PY, "-m", "blaslog"]
     # byte-compile the package first, as pip does when it installs it: with PYTHONDONTWRITEBYTECODE set (or a
@@ -150,6 +158,10 @@ def main() -> None:
         )
         return seconds
 
+    if args.per_rank:
+        per_rank(args.per_rank, blaslog)
+    if args.only_per_rank:
+        return
     if args.headline:
         headline(args.headline, blaslog)
     if args.only_headline:
@@ -319,6 +331,53 @@ def shapes(size: int, blaslog: list[str]) -> None:
                 f"{theirs[1] / mine[1]:.2f} |",
                 flush=True,
             )
+
+
+PER_RANK_KB = 300
+"""Size of each per-rank log of the per-rank-files row (the layout `blaslog record`, torchrun and CI write)."""
+
+
+def per_rank(count: int, blaslog: list[str]) -> None:
+    """`count` per-rank level-5 logs of PER_RANK_KB each (bench/generate.py --per-rank) against the same bytes in
+    one file, alternating (A B A B ...), medians of three: the line shapes the first file teaches serve the next
+    (issue 34's target: the files cost at most 1.5x the one file)."""
+    folder = DATA / f"per_rank_{count}x{PER_RANK_KB}kb"
+    if not folder.exists():
+        subprocess.run(
+            [
+                PY,
+                str(HERE / "generate.py"),
+                "--per-rank",
+                str(count),
+                "--size",
+                str(count * PER_RANK_KB / 1000),
+                "--out",
+                str(folder),
+            ],
+            check=True,
+        )
+    files = [str(folder / f"rank{rank}.log") for rank in range(count)]
+    whole = DATA / f"per_rank_{count}x{PER_RANK_KB}kb_joined.log"
+    if not whole.exists():
+        with open(whole, "wb") as out:
+            for name in files:
+                out.write(Path(name).read_bytes())
+    mb = whole.stat().st_size / 1e6
+    print(
+        f"\n| {count} per-rank logs ({mb:.1f} MB in all) | {count} files wall / CPU s | peak MB | the same bytes in one "
+        "file wall / CPU s | files / one file (wall) | (CPU) |\n|---|---|---|---|---|---|"
+    )
+    for command in (
+        ["parse", "-f", "jsonl", "-j", "1"],
+        ["parse", "-f", "jsonl", "--kind", "all", "-j", "1"],
+        ["summary", "-j", "1"],
+    ):
+        mine, theirs = paired([*blaslog, *command, *files, "-q"], [*blaslog, *command, str(whole), "-q"])
+        print(
+            f"| `{' '.join(command)}` | {mine[0]:.2f} / {mine[1]:.2f} | {mine[2]:.0f} | {theirs[0]:.2f} / "
+            f"{theirs[1]:.2f} | {mine[0] / theirs[0]:.2f} | {mine[1] / theirs[1]:.2f} |",
+            flush=True,
+        )
 
 
 def headline(size: int, blaslog: list[str]) -> None:

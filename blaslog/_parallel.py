@@ -22,7 +22,8 @@ from blaslog._fast import _c
 from blaslog._fast.cache import share_in_process
 from blaslog.formats import Sniffer, boundary_regex
 from blaslog.inputs import Reader, read_as_it_lies
-from blaslog.parse import _FileParser, parse_file
+from blaslog.parse import parse_file
+from blaslog.parse._lines import _FileParser
 from blaslog.records import FileSummary, ParseResult
 from blaslog.runs import CompactRun, merge, read_run
 

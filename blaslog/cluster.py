@@ -37,7 +37,7 @@ from blaslog._parallel import Piece, PieceRead
 from blaslog.errors import BlaslogError, InputError, LogParseError
 from blaslog.formats import Sniffer
 from blaslog.inputs import ENDS_EARLY, Reader, _decoded
-from blaslog.parse import _FileParser
+from blaslog.parse._lines import _FileParser
 from blaslog.ranks import HEAD, find_inputs, natural_key, rank_from_tags
 from blaslog.records import FileSummary, GemmCall, Problem
 from blaslog.runs import CompactRun, merge
@@ -259,8 +259,7 @@ class _Rows:
     render: Callable[..., Iterable[str]]
 
     def __call__(self, parser: _FileParser) -> bytes:
-        parser.lazy = True
-        chunks = list(self.render(parser.records()))
+        chunks = list(self.render(parser.items()))
         return zlib.compress(pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL), 1)
 
 

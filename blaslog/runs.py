@@ -226,10 +226,10 @@ def read_run(
     summaries: list[Any] = []
     run = CompactRun(name)
     run.extend(
-        iter_file(
+        iter_file(  # type: ignore[call-overload]
             name,
             log_format=log_format,
-            on_error=on_error,  # type: ignore[arg-type]
+            on_error=on_error,
             summary_out=summaries,
             events=False,
             progress=progress,

@@ -40,7 +40,7 @@ from blaslog.reporters._base import defuse_commands
 from blaslog.views import event_text, record_rows
 
 if TYPE_CHECKING:
-    from blaslog.parse import _FileParser
+    from blaslog.parse._lines import _FileParser
 
 
 def parse_chunks(
@@ -195,8 +195,7 @@ def _whole_lines(handle: IO[bytes], size: int = 1 << 20) -> Iterator[bytes]:
 def _rows(parser: _FileParser, reporter: Reporter, caps: Caps | None, first: bool) -> Iterator[str]:
     """The text of the rows of a piece's records in `reporter`'s streaming format (`first`: no row came before
     them)."""
-    parser.lazy = True
-    return reporter.stream_rows(record_rows(parser.records(), caps, reporter.shaped_rows), first)
+    return reporter.stream_rows(record_rows(parser.items(), caps, reporter.shaped_rows), first)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from blaslog.caps import Caps
 from blaslog.check import batch_invariance, check_run
 from blaslog.diff import DiffResult
 from blaslog.explain import describe_flags
-from blaslog.formats._base import ShapedCall, ShapedRun
 from blaslog.inputs import ENDS_EARLY
+from blaslog.parse import Records
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
 from blaslog.report import FINDING_CLASSES, Case, Finding, Location, RecordKind, Report, fold_ranks, sort_findings
 from blaslog.runs import CompactRun
 from blaslog.summary import summarize, summarize_runs
 from blaslog.tunableop import TUNED_FORMATS as _TUNING_FORMATS
+
+if TYPE_CHECKING:
+    from blaslog._fast.lazy import ShapedCall
 
 PARSE_COLUMNS = [
     "file",
@@ -48,8 +51,8 @@ def record_row(record: Record, caps: Caps | None = None) -> dict[str, Any]:
 
 
 class ShapedRow:
-    """The row of a record read from a line of a known shape (a ShapedCall), for writers that encode the
-    rows of one shape from cached pieces (see ``reporters.json.ShapeTexts``)."""
+    """The row of a record read from a line of a known shape, for writers that encode the rows of one shape from
+    cached pieces (see ``reporters.json.ShapeTexts``)."""
 
     __slots__ = ("call", "caps")
 
@@ -66,19 +69,24 @@ class ShapedRow:
         """The ordinary row (as :func:`record_row` gives it)."""
         return record_row(self.call.record(), self.caps)
 
-    def marked_row(self, marks: list[str], line: Any, end_line: Any) -> dict[str, Any]:
-        """The row with `marks` where the SHAPE values go and `line`, `end_line` as the line numbers."""
-        return record_row(self.call.marked(marks, line, end_line), self.caps)
+    def marked_row(self, marks: list[str], line: Any, end_line: Any, path: str | None = None) -> dict[str, Any]:
+        """The row with `marks` where the SHAPE values go, `line`, `end_line` as the line numbers (and `path` as
+        the input's name, where given)."""
+        return record_row(self.call.marked(marks, line, end_line, path), self.caps)
 
 
 class ShapedRows:
-    """The rows of a ShapedRun (consecutive records of known line shapes), for the same writers as ShapedRow."""
+    """The rows of records of known line shapes (a lazy read's item whose rows may be written by shape: see
+    :meth:`blaslog.parse.Records.by_shape`), for the same writers as ShapedRow."""
 
     __slots__ = ("caps", "run")
 
-    def __init__(self, run: ShapedRun, caps: Caps | None) -> None:
+    def __init__(self, run: Records, caps: Caps | None) -> None:
         self.run = run
         self.caps = caps
+
+    def __len__(self) -> int:
+        return len(self.run)
 
     def row(self, offset: int) -> ShapedRow:
         """The ShapedRow of the record `offset` records into the run."""
@@ -90,23 +98,17 @@ class ShapedRows:
 
 
 def record_rows(
-    items: Iterable[Record | ShapedCall | ShapedRun], caps: Caps | None = None, shaped: bool = False
-) -> Iterator[dict[str, Any] | ShapedRow | ShapedRows]:
-    """Rows of records (and of the ShapedCalls and ShapedRuns of ``iter_file(lazy=True)``: ShapedRow and
-    ShapedRows when `shaped`)."""
+    items: Iterable[Records], caps: Caps | None = None, shaped: bool = False
+) -> Iterator[dict[str, Any] | ShapedRows]:
+    """Rows of a lazy read's items (:class:`blaslog.parse.Records`): a row per record, or ShapedRows where
+    `shaped` (the writer takes them) and the item's rows may be written by shape."""
+    with_caps = caps is not None
     for item in items:
-        if type(item) is ShapedCall:
-            # numerics from caps are looked up by the algorithm: only a template of one call has one for all rows
-            one = shaped and (caps is None or item.template.same_call)
-            yield ShapedRow(item, caps) if one else record_row(item.record(), caps)
-        elif type(item) is ShapedRun:
-            if shaped:
-                yield ShapedRows(item, caps)
-            else:
-                for call in item.calls():
-                    yield record_row(call.record(), caps)
+        if shaped and item.by_shape(with_caps):
+            yield ShapedRows(item, caps)
         else:
-            yield record_row(item, caps)  # type: ignore[arg-type]
+            for record in item:
+                yield record_row(record, caps)
 
 
 def file_rows(files: Sequence[FileSummary]) -> list[dict[str, Any]]:

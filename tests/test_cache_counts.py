@@ -17,7 +17,7 @@ import pytest
 
 from blaslog.formats import Sniffer
 from blaslog.inputs import Reader, text_reader
-from blaslog.parse import _FileParser
+from blaslog.parse._lines import _FileParser
 from tests.conftest import BAD, FIXTURES, GENERATED, NVIDIA, SEED
 
 GOLDEN = Path(__file__).parent / "data" / "cache_counts.json"

@@ -125,7 +125,7 @@ def test_a_registered_dialect_is_sniffed_and_parsed(toy):
 def test_a_registered_dialect_is_served_from_the_shape_cache(toy):
     """Lines of one shape go through the grammar once, whatever their sizes, pointers and thread ids."""
     from blaslog.inputs import text_reader
-    from blaslog.parse import _FileParser
+    from blaslog.parse._lines import _FileParser
 
     parser = _FileParser(text_reader("".join(_toy_line(i) + "\n" for i in range(300))), Sniffer(), "warn")
     assert len([r for r in parser.records() if isinstance(r, GemmCall)]) == 300

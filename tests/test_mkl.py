@@ -13,7 +13,7 @@ import blaslog
 from blaslog import parse_text
 from blaslog.formats import Sniffer
 from blaslog.inputs import text_reader
-from blaslog.parse import _FileParser
+from blaslog.parse._lines import _FileParser
 from blaslog.record import logging_environment
 from blaslog.records import Event, GemmCall
 

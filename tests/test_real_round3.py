@@ -8,11 +8,19 @@ from pathlib import Path
 import pytest
 
 import blaslog
+from blaslog._fast import _c
+from blaslog._fast.cache import ShapeCache
 from blaslog.records import Event
 
 
 def _events(result):
     return [r for r in result.records if isinstance(r, Event)]
+
+
+def _switch_cache(monkeypatch, cache):
+    """Turn the shape cache on ("1") or off ("0") through the one switch (blaslog/_fast/_c.py), for this test."""
+    monkeypatch.setattr(_c, "shape_cache", cache == "1")
+    assert ShapeCache().enabled is (cache == "1")
 
 
 def _balanced(result):
@@ -77,7 +85,7 @@ PROFILE_2019 = (
 
 @pytest.mark.parametrize("cache", ["1", "0"])
 def test_the_2019_profile_form_without_the_dash_is_read(cache, monkeypatch):
-    monkeypatch.setenv("BLASLOG_SHAPE_CACHE", cache)
+    _switch_cache(monkeypatch, cache)
     text = PROFILE_2019 + "\n" + PROFILE_2019.replace("M: 4096", "M: 2048").replace("call_count: 12", "call_count: 3")
     result = blaslog.parse_text(text + "\n")
     assert [(g.m, g.n, g.k, g.trans, g.call_count, g.log_format) for g in result.gemms] == [
@@ -104,7 +112,7 @@ COUNTED = (
 @pytest.mark.parametrize("cache", ["1", "0"])
 @pytest.mark.parametrize("tag", ["", "[rank0]: "])
 def test_a_bench_line_behind_a_count_stands_for_that_many_calls(cache, tag, monkeypatch):
-    monkeypatch.setenv("BLASLOG_SHAPE_CACHE", cache)
+    _switch_cache(monkeypatch, cache)
     text = "".join(tag + line + "\n" for line in COUNTED.splitlines())
     result = blaslog.parse_text(text + text.replace("     12 ", "     40 "))
     assert [(g.function, g.k, g.call_count, g.solution_index) for g in result.gemms] == [
@@ -140,7 +148,7 @@ ELIDED_PROFILE = (
 
 @pytest.mark.parametrize("cache", ["1", "0"])
 def test_an_edited_record_keeps_the_gemm_its_visible_fields_define(cache, monkeypatch):
-    monkeypatch.setenv("BLASLOG_SHAPE_CACHE", cache)
+    _switch_cache(monkeypatch, cache)
     result = blaslog.parse_text("\n".join([ELIDED_BENCH, NOTED_BENCH, ELIDED_PROFILE, "step 3"]) + "\n")
     got = [(g.line, g.m, g.n, g.k, g.trans, g.a_type, g.compute_type, g.call_count, g.missing) for g in result.gemms]
     assert got == [
@@ -416,7 +424,7 @@ def test_a_rank_that_logged_two_libraries_into_two_files_is_paired_per_library(t
 
 @pytest.mark.parametrize("cache", ["1", "0"])
 def test_an_edited_matmul_line_keeps_its_gemm(cache, monkeypatch):
-    monkeypatch.setenv("BLASLOG_SHAPE_CACHE", cache)
+    _switch_cache(monkeypatch, cache)
     line = _TRACE.format(thread=7, algo=31)
     edited = line.replace("B=0X1523C0000000 ", "B=... ").replace(
         "C=0X1523C0400000 Cdesc=[type=R_16F rows=768 cols=2048 ld=768]", "..."

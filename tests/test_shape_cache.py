@@ -16,7 +16,7 @@ from blaslog._fast.shapes import SHAPE, Shaper, mark
 from blaslog.formats import Sniffer
 from blaslog.formats.cublas import Cublas
 from blaslog.inputs import Reader, text_reader
-from blaslog.parse import _FileParser
+from blaslog.parse._lines import _FileParser
 from blaslog.runs import CompactRun, read_run
 from tests.conftest import BAD, FIXTURES, GENERATED, NVIDIA, SEED
 
@@ -46,12 +46,18 @@ def test_shaper_keys_are_the_shape_mask(path):
     assert all(keys[line] == SHAPE.sub(lambda m: mark(m.group(1)), line) for line in lines)
 
 
-def _parser(text, events, block=4096, lazy=False):
+def _parser(text, events, block=4096):
     """A parser over `text` in small batches: the shapes one batch learns serve the next ones."""
     parser = _FileParser(text_reader(text, "x"), Sniffer(), "warn", events=events)
     parser.reader.block = block
-    parser.lazy = lazy
     return parser
+
+
+def _records(parser, lazy):
+    """The parser's records, read lazily (its items, each built) or built as read."""
+    from blaslog.parse import built
+
+    return list(built(parser.items())) if lazy else list(parser.records())
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
@@ -89,7 +95,7 @@ def test_compact_run_from_shapes_equals_run_from_records(path, tmp_path, monkeyp
     assert [r.to_dict() for r in records] == [r.to_dict() for r in plain]
     assert _run_rows(fast) == _run_rows(CompactRun("x").extend(plain))
     reporter = JsonLinesReporter()
-    lazy = "".join(reporter.stream_rows(record_rows(_parser(text, False, lazy=True).records(), shaped=True), False))
+    lazy = "".join(reporter.stream_rows(record_rows(_parser(text, False).items(), shaped=True), False))
     assert lazy == "".join(reporter.stream_rows((record_row(r) for r in plain), False))
     log = tmp_path / "x.log"
     log.write_text(text)
@@ -172,9 +178,8 @@ def test_a_shape_whose_pieces_do_not_give_its_row_back_is_encoded_whole(monkeypa
     text = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
     items = list(_FileParser(text_reader(text, "x"), Sniffer(), "warn", events=False).records())
     parser = _FileParser(text_reader(text, "x"), Sniffer(), "warn", events=False)
-    parser.lazy = True
-    rows = list(record_rows(parser.records(), shaped=True))
-    assert sum(type(row).__name__ == "ShapedRow" for row in rows) > 30
+    rows = list(record_rows(parser.items(), shaped=True))
+    assert sum(type(row).__name__ == "ShapedRows" for row in rows) > 30
     numbers = count()
     texts = ShapeTexts(lambda row: dumps({"n": next(numbers), **row}))
     got = [texts.text(row) for row in rows]
@@ -359,11 +364,13 @@ def _level5_text() -> str:
 def test_runs_of_a_lazy_parse_build_the_records_of_a_plain_parse():
     """With every record wanted and written lazily, stretches of lines of known shapes come as ShapedRuns: built,
     they are the records a plain parse gives, in order."""
-    from blaslog._fast.templates import ShapedRun
-    from blaslog.parse import built
+    from blaslog._fast.lazy import ShapedRun
+    from blaslog.parse import Records, built
 
     text = _level5_text()
-    items = list(_parser(text, events=True, lazy=True).records())
+    items = list(_parser(text, events=True).items())
+    assert all(isinstance(item, Records) for item in items)  # one type for callers, whichever way it was made
+    assert {type(item).__name__ for item in items} == {"Built", "ShapedCall", "ShapedRun"}
     runs = [item for item in items if type(item) is ShapedRun]
     assert runs and sum(map(len, runs)) > len(items)  # most records come in runs
     lazy = [record.to_dict() for record in built(items)]
@@ -375,17 +382,18 @@ def test_runs_of_a_lazy_parse_build_the_records_of_a_plain_parse():
 def test_a_run_is_written_as_its_rows_one_by_one(fmt, caps, generated_caps):
     """A writer given a ShapedRows writes what it writes for the run's rows one at a time, as the first rows of
     the output too (the json format writes no comma before its first row)."""
-    from blaslog._fast.templates import ShapedRun
+    from blaslog._fast.lazy import Built, ShapedRun
     from blaslog.reporters import get_reporter
     from blaslog.views import record_rows
 
-    run = next(item for item in _parser(_level5_text(), events=True, lazy=True).records() if type(item) is ShapedRun)
+    run = next(item for item in _parser(_level5_text(), events=True).items() if type(item) is ShapedRun)
+    calls = [run.call(offset) for offset in range(len(run))]
     assert len(run) > 2
     reporter, caps = get_reporter(fmt), generated_caps if caps else None
     for first in (True, False):
         as_run = "".join(reporter.stream_rows(record_rows([run], caps, reporter.shaped_rows), first))
-        as_rows = "".join(reporter.stream_rows(record_rows(list(run.calls()), caps, reporter.shaped_rows), first))
-        built = "".join(reporter.stream_rows(record_rows([c.record() for c in run.calls()], caps), first))
+        as_rows = "".join(reporter.stream_rows(record_rows(calls, caps, reporter.shaped_rows), first))
+        built = "".join(reporter.stream_rows(record_rows([Built(c.record()) for c in calls], caps), first))
         assert as_run == as_rows == built and as_run.count("\n") >= len(run)
 
 
@@ -397,8 +405,8 @@ def test_every_record_written_lazily_is_what_a_plain_parse_gives(path):
     from blaslog.parse import built
 
     text = _text(path) * 2
-    lazy = _parser(text, events=True, lazy=True)
-    records = [record.to_dict() for record in built(lazy.records())]
+    lazy = _parser(text, events=True)
+    records = [record.to_dict() for record in built(lazy.items())]
     plain = blaslog.parse_text(text, name="x")
     assert records == [record.to_dict() for record in plain.records]
     assert lazy.summary.to_dict(max_problems=10_000) == plain.files[0].to_dict(max_problems=10_000)
@@ -697,11 +705,9 @@ def test_records_of_one_shape_whose_values_differ_in_kind_or_range_read_as_the_g
             line = line.replace(old, new, 1)
         text += line + "\n"
 
-    from blaslog.parse import built
-
     def parse():
-        parser = _parser(text, True, lazy=lazy)
-        return [r.to_dict() for r in built(parser.records())], parser.summary.to_dict(max_problems=10**6)
+        parser = _parser(text, True)
+        return [r.to_dict() for r in _records(parser, lazy)], parser.summary.to_dict(max_problems=10**6)
 
     records, summary = parse()
     assert (records, summary) == _without_cache(monkeypatch, parse)
@@ -729,13 +735,12 @@ _HEAD = "[2026-06-06 15:31:4{}][cublasLt][{}][Api][cublasLtMatmulDescCreate] "
 def test_a_value_of_another_kind_in_a_known_shape_reads_as_the_grammar_reads_it(lines, events, lazy, monkeypatch):
     """Shapes differ by their values' kinds (a key holds a NUL and the kind's letter for each value): a line
     whose value at some place is of another kind than its shape's earlier lines is not read by their template."""
-    from blaslog.parse import built
 
     text = "\n".join(lines * 2) + "\n"
 
     def parse():
-        parser = _parser(text, events, lazy=lazy)
-        return [r.to_dict() for r in built(parser.records())], parser.summary.to_dict(max_problems=10**6)
+        parser = _parser(text, events)
+        return [r.to_dict() for r in _records(parser, lazy)], parser.summary.to_dict(max_problems=10**6)
 
     assert parse() == _without_cache(monkeypatch, parse)
 
@@ -759,7 +764,6 @@ def test_values_swapped_for_other_kinds_read_as_the_grammar_reads_them(path, mon
     import random
 
     from blaslog._fast.shapes import VOLATILE
-    from blaslog.parse import built
 
     rng = random.Random(path.name)
     lines = []
@@ -772,8 +776,8 @@ def test_values_swapped_for_other_kinds_read_as_the_grammar_reads_them(path, mon
     text = "\n".join(lines) + "\n"
 
     def parse(events, lazy):
-        parser = _parser(text, events, lazy=lazy)
-        return [r.to_dict() for r in built(parser.records())], parser.summary.to_dict(max_problems=10**6)
+        parser = _parser(text, events)
+        return [r.to_dict() for r in _records(parser, lazy)], parser.summary.to_dict(max_problems=10**6)
 
     for events, lazy in ((True, True), (True, False), (False, False)):
         assert parse(events, lazy) == _without_cache(monkeypatch, functools.partial(parse, events, lazy))

@@ -32,14 +32,16 @@ from typing import Any, Protocol
 from lark.exceptions import LarkError
 
 from blaslog._fast import _c
+from blaslog._fast.lazy import ShapedCall
 from blaslog._fast.shapes import KEPT, Shaper, keep, mask
 from blaslog._fast.templates import (
     FALLBACK,
     UNCACHEABLE,
     LineTemplate,
     RecordError,
-    ShapedCall,
     Template,
+    family_template,
+    template_of,
 )
 from blaslog.records import Event, Record
 
@@ -55,8 +57,8 @@ class Dialect(Protocol):
     @property
     def fallback_rule(self) -> str | None: ...
     def parser(self, rule: str | None = None) -> Any: ...
-    def template(self, tree: Any, text: str) -> Any: ...
-    def family_template(self, tree: Any, text: str, words: tuple[tuple[int, int] | None, ...]) -> Any: ...
+    def transformer(self, spans: dict[tuple[int, int], Any]) -> Any: ...
+    def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]: ...
     def record(self, tree: Any, path: str, line: int, end_line: int) -> tuple[Record, tuple[str, ...]]: ...
     def fallback(self, tree: Any, path: str, line: int, end_line: int) -> Record | None: ...
 
@@ -217,7 +219,7 @@ class ShapeCache:
                     stats.misses += 1
                     if template is None:
                         tree = self._grammar(fmt, text)
-                        template = fmt.template(tree, text)
+                        template = template_of(fmt, tree, text)
                         keep(table, key, template)
                         if template is not UNCACHEABLE:
                             if family is not None and "\x00" not in text:
@@ -276,8 +278,8 @@ class ShapeCache:
         if known is None:
             known = _Family(len(values))
         while True:
-            made = fmt.family_template(
-                tree, text, tuple(None if i in known.kept else span for i, span in enumerate(spans))
+            made = family_template(
+                fmt, tree, text, tuple(None if i in known.kept else span for i, span in enumerate(spans))
             )
             if type(made) is not int:
                 break

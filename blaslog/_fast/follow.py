@@ -51,7 +51,8 @@ class Follow:
         in order), begins no record (no key after the first is `known` to the cache), and continues the record
         (the dialect's `continues` says so by key, and said so of the lines of that record). The record's second
         line is not as long as its first (a record whose lines are all as long as its first is taken for one
-        line cut at that width). The caller sees that no width was seen cut and that the batch has no problems.
+        line cut at that width). The caller sees that no width was seen cut and that the batch has no problems,
+        and takes the lines (counted in the cache's `stats`).
         """
         positions, marked_at = marks
         index = indices[position]
@@ -74,6 +75,8 @@ class Follow:
                 continue
             if marked_at and bisect_right(marked_at, end) != bisect_right(marked_at, index):
                 continue
+            cache.stats.visited -= count  # the parser takes them in one step
+            cache.stats.followed += 1
             return count, entry[1]
         return None
 

@@ -16,6 +16,7 @@ from itertools import compress
 from typing import Any
 
 from blaslog._fast.cache import ShapeCache
+from blaslog.records import GemmCall
 
 _IS_NONE = functools.partial(operator.is_, None)
 
@@ -29,9 +30,10 @@ class Plan:
     marks: dict[int, Any] | list[Any]
     """The marked lines among those: by index, for the GEMM lines built from their template (only GEMMs are
     wanted); or every line's mark (None: assembled the ordinary way) when every record is wanted."""
-    tally: dict[Any, int]
-    """Mark -> how many lines of it are counted (whole records, handed on by the parser where marked
-    (dialect, template) and wanted, else only counted)."""
+    tally: dict[tuple[Any, bool], int]
+    """(dialect, whether they are GEMMs) -> how many lines of such records are counted (whole records, handed on
+    by the parser where marked (dialect, template) and wanted, else only counted; served from learnt shapes, in
+    the cache's `stats.hits`)."""
 
 
 def plan(lines: list[str], shapes: dict[str, str], counts: dict[str, int], cache: ShapeCache, events: bool) -> Plan:
@@ -59,14 +61,35 @@ def plan(lines: list[str], shapes: dict[str, str], counts: dict[str, int], cache
             tally[mark] = tally.get(mark, 0) + counts[line]
     for i in before:
         tally[marks[lines[i]]] -= 1
+    counted = _counted(tally)
+    cache.stats.hits += sum(counted.values())
     if events:
         # every mark is (dialect, template), so every line is visited: the marks go by position
         of = list(map(marks.__getitem__, lines))
         for i in before:
             of[i] = None
-        return Plan(range(len(lines)), of, tally)
+        cache.stats.visited += of.count(None)  # the marked lines are not assembled
+        return Plan(range(len(lines)), of, counted)
     visit, by_index = _gemms(lines, marks, plain, others, few, before)
-    return Plan(visit, by_index, tally)
+    cache.stats.visited += len(visit) - len(by_index)
+    return Plan(visit, by_index, counted)
+
+
+def every_line(count: int, cache: ShapeCache) -> Plan:
+    """The plan for a batch of `count` lines whose shapes are not known (the batch holds NUL bytes or lines the
+    reader reported, or GEMMs go to a sink while every record is wanted): the parser assembles every line."""
+    cache.stats.visited += count
+    return Plan(range(count), {}, {})
+
+
+def _counted(tally: dict[Any, int]) -> dict[tuple[Any, bool], int]:
+    """The tally by mark as (dialect, whether GEMMs) -> count (a mark is a dialect, or (dialect, template))."""
+    counted: dict[tuple[Any, bool], int] = {}
+    for mark, count in tally.items():
+        if count:
+            what = (mark[0], mark[1].cls is GemmCall) if type(mark) is tuple else (mark, False)
+            counted[what] = counted.get(what, 0) + count
+    return counted
 
 
 def _ended(
@@ -115,4 +138,4 @@ def _gemms(
     return visit, of
 
 
-__all__ = ["Plan", "plan"]
+__all__ = ["Plan", "every_line", "plan"]

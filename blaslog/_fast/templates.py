@@ -3,8 +3,7 @@
 A dialect's build step runs once per shape on a tree whose volatile values are :class:`Slot` objects; what it
 returns, with the slots where it put them, is the shape's :class:`Template`. A :class:`LineTemplate` binds a
 Template to a line's SHAPE key (see ``shapes.py``), with the values SHAPE leaves in the key put in once, so
-that a later line of that key needs only its SHAPE values. :class:`ShapedCall` and :class:`ShapedRun` are such
-records not built yet (inside the speed layer and its writers only: callers get records).
+that a later line of that key needs only its SHAPE values (records not built yet are ``lazy.py``'s).
 
 Dialect modules see this only as :class:`Slot` values in a build step (re-exported by ``formats/_base.py``).
 """
@@ -15,14 +14,15 @@ import bisect
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from lark import Token, Transformer
+from lark.exceptions import VisitError
 
 from blaslog._fast import _c
-from blaslog._fast.shapes import SHAPE, VOLATILE
+from blaslog._fast.shapes import SHAPE, VOLATILE, kind_of
 from blaslog.records import GemmCall, Record, record_maker
 
 
@@ -368,6 +368,87 @@ def _patch(fields: Any, edits: list[tuple[Any, int, int, Any]]) -> None:
         fields[key] = tuple(tuple(pair) for pair in items)
 
 
+class _Binding:
+    """A Template's slots bound to one SHAPE key (see LineTemplate): each slot whose value SHAPE leaves in the key
+    put in as a constant (`kwargs`), the others by their SHAPE index, at their field's position."""
+
+    def __init__(
+        self, template: Template, where: dict[int, int], volatile: list[str], position: dict[str, int]
+    ) -> None:
+        self.template = template
+        self.where = where
+        """VOLATILE index -> SHAPE index."""
+        self.volatile = volatile
+        """The VOLATILE values of the key's first line."""
+        self.position = position
+        """Field name -> position."""
+        self.kwargs = dict(template.kwargs)
+        """The template's keyword arguments with the key's constants put in."""
+
+    def constant(self, slot: Slot) -> Any:
+        """The value of a slot SHAPE leaves in the key (converted; RecordError where it does not convert)."""
+        value = self.volatile[slot.index]
+        return slot.convert(value) if type(slot) is IntSlot else value
+
+    def direct(self) -> list[tuple[int, int, IntSlot | None]]:
+        """(position, SHAPE index, IntSlot or None) of each field that is a line's SHAPE value."""
+        direct = []
+        for name, slot in self.template.direct:
+            if slot.index in self.where:
+                direct.append((self.position[name], self.where[slot.index], slot if type(slot) is IntSlot else None))
+            else:
+                self.kwargs[name] = self.constant(slot)
+        return direct
+
+    def composed(self, text: Text) -> tuple[Any, ...]:
+        """The text's parts: strings (its constant pieces and the volatile values SHAPE leaves in the key) and
+        SHAPE indices of the line's values."""
+        where, volatile = self.where, self.volatile
+        merged: list[Any] = []
+        for p in text.parts:
+            part = p if isinstance(p, str) else where[p.index] if p.index in where else volatile[p.index]
+            if type(part) is str and merged and type(merged[-1]) is str:
+                merged[-1] += part
+            else:
+                merged.append(part)
+        return tuple(merged)
+
+    def nested(self) -> list[tuple[int, int, int, Any, IntSlot | None]]:
+        """(position, i, j, SHAPE index or composed text, IntSlot or None) of each value at `field[i][j]` that
+        varies between the key's lines; the others put in `kwargs`."""
+        nested: list[tuple[int, int, int, Any, IntSlot | None]] = []
+        constants: list[tuple[str, int, int, Any]] = []
+        for name, i, j, what in self.template.nested:
+            if isinstance(what, Text):
+                parts = self.composed(what)
+                if any(type(part) is int for part in parts):
+                    nested.append((self.position[name], i, j, parts, None))
+                    continue
+                value: Any = "".join(parts)
+            elif what.index in self.where:
+                slot = what if type(what) is IntSlot else None
+                nested.append((self.position[name], i, j, self.where[what.index], slot))
+                continue
+            else:
+                value = self.constant(what)
+            constants.append((name, i, j, value))
+        _patch(self.kwargs, constants)
+        return nested
+
+    def texts(self) -> list[tuple[int, tuple[Any, ...]]]:
+        """(position, composed text) of each text field."""
+        return [(self.position[name], self.composed(text)) for name, text in self.template.texts]
+
+
+def _thread_source(at: int | None, direct: list[Any], texts: list[Any], values: list[Any]) -> Any:
+    """Where a line's thread id comes from (see LineTemplate.thread), the thread field being at position `at`."""
+    return (
+        next((("value", j, slot) for p, j, slot in direct if p == at), None)
+        or next((("text", parts, None) for p, parts in texts if p == at), None)
+        or ("constant", values[at] if at else None, None)
+    )
+
+
 class LineTemplate:
     """A Template bound to one SHAPE key: the volatile values that SHAPE leaves in the key (sizes, numbers)
     are the same for every line of the key, so they are put in and converted once; only the SHAPE values
@@ -392,63 +473,21 @@ class LineTemplate:
     def __init__(self, template: Template, where: dict[int, int], volatile: list[str]) -> None:
         """`where`: VOLATILE index -> SHAPE index of the key's first line; `volatile`: that line's values.
         Raises RecordError when a constant does not convert."""
-
-        def constant(slot: Slot) -> Any:
-            value = volatile[slot.index]
-            return slot.convert(value) if type(slot) is IntSlot else value
-
         self.cls = template.cls
         self.warnings = template.warnings
         self.count = len(where)
         names, self.make = _makers(template.cls)
-        position = {name: i for i, name in enumerate(names)}
-        kwargs = dict(template.kwargs)
-        direct = []
-        for name, slot in template.direct:
-            if slot.index in where:
-                direct.append((position[name], where[slot.index], slot if type(slot) is IntSlot else None))
-            else:
-                kwargs[name] = constant(slot)
-
-        def composed(text: Text) -> tuple[Any, ...]:
-            """The text's parts: strings (its constant pieces and the volatile values SHAPE leaves in the key)
-            and SHAPE indices of the line's values."""
-            parts = [
-                p if isinstance(p, str) else where[p.index] if p.index in where else volatile[p.index]
-                for p in text.parts
-            ]
-            merged: list[Any] = []
-            for part in parts:
-                if type(part) is str and merged and type(merged[-1]) is str:
-                    merged[-1] += part
-                else:
-                    merged.append(part)
-            return tuple(merged)
-
-        nested: list[tuple[int, int, int, Any, IntSlot | None]] = []
-        constants: list[tuple[str, int, int, Any]] = []
-        for name, i, j, what in template.nested:
-            if isinstance(what, Text):
-                parts = composed(what)
-                if any(type(part) is int for part in parts):
-                    nested.append((position[name], i, j, parts, None))
-                    continue
-                value: Any = "".join(parts)
-            elif what.index in where:
-                nested.append((position[name], i, j, where[what.index], what if type(what) is IntSlot else None))
-                continue
-            else:
-                value = constant(what)
-            constants.append((name, i, j, value))
-        _patch(kwargs, constants)
-        texts = [(position[name], composed(text)) for name, text in template.texts]
+        binding = _Binding(template, where, volatile, {name: i for i, name in enumerate(names)})
+        direct, nested, texts = binding.direct(), binding.nested(), binding.texts()
         defaults = {f.name: f.default for f in dataclasses.fields(template.cls)}
+        kwargs = binding.kwargs
         self.values: list[Any] = [kwargs[name] if name in kwargs else defaults[name] for name in names]
         if any(value is dataclasses.MISSING for value in self.values):
             raise RecordError("a required field is missing")  # the plain path reports it
         self.direct = tuple(direct)
         self.nested = tuple(nested)
         self.texts = tuple(texts)
+        position = binding.position
         self.where = (position["file"], position["line"], position["end_line"])
         compared = [f.compare for f in dataclasses.fields(template.cls)]
         self.varying = sorted({entry[0] for entry in direct + nested + texts} | set(self.where))
@@ -458,12 +497,7 @@ class LineTemplate:
         conversion that could fail): such records can be written from pieces (see ShapedCall)."""
         self.uniform = self.verbatim and template.cls is GemmCall and not any(compared[p] for p in self.varying)
         """Every record of this key is equal (==) to every other: only fields outside the comparison vary."""
-        at = position.get("thread")
-        self.thread: Any = (
-            next((("value", j, slot) for p, j, slot in direct if p == at), None)
-            or next((("text", parts, None) for p, parts in texts if p == at), None)
-            or ("constant", self.values[at] if at else None, None)
-        )
+        self.thread: Any = _thread_source(position.get("thread"), direct, texts, self.values)
         """Where a line's thread id comes from: ("value", SHAPE index, IntSlot or None), ("text", parts, None)
         or ("constant", the thread id of every line, None)."""
 
@@ -541,95 +575,6 @@ class LineTemplate:
         return fields
 
 
-class ShapedCall:
-    """A record read from a line of a known shape, not built yet (``iter_file(lazy=True)``).
-
-    Its template is a LineTemplate (the line's SHAPE key is known) or a Template (its VOLATILE shape is). Records
-    of one template differ only where the values (SHAPE's, or VOLATILE's) and the place go, each put in as it
-    stands (an integer as it is printed), so a writer that encoded the template's first record with marks there
-    can write later ones by putting the values between the pieces."""
-
-    __slots__ = ("end_line", "line", "path", "template", "text", "values")
-
-    def __init__(
-        self,
-        template: LineTemplate | Template,
-        values: list[str],
-        path: str,
-        line: int,
-        end_line: int,
-        text: str | None = None,
-    ) -> None:
-        self.template = template
-        self.values = values
-        """The line's SHAPE values (a LineTemplate's), or the record's VOLATILE values (a Template's)."""
-        self.path = path
-        self.line = line
-        self.end_line = end_line
-        self.text = text
-        """The one line the record was read from, given where the line comes again nearby (its SHAPE values are
-        all that tells it apart from other lines of its template: a writer may key what it wrote by it)."""
-
-    def record(self) -> Record:
-        """The record."""
-        return self.template.make(self.template.build_fields(self.values, self.path, self.line, self.end_line))
-
-    def marked(self, marks: list[str], line: Any, end_line: Any) -> Record:
-        """The record with `marks` in place of the values and of the line numbers."""
-        return self.template.make(self.template.build_fields(marks, self.path, line, end_line, convert=False))
-
-
-class ShapedRun:
-    """Consecutive one-line records of known shapes, not built yet (``iter_file(lazy=True)`` when every record is
-    wanted): what a ShapedCall per line would say, without an object per record. A level-5 log's batch is
-    mostly such a run."""
-
-    __slots__ = ("counts", "first", "marks", "path", "texts", "values")
-
-    def __init__(
-        self,
-        marks: list[tuple[Any, LineTemplate]],
-        texts: list[str],
-        first: int,
-        path: str,
-        counts: dict[str, int],
-        values: Callable[[str], list[str]],
-    ) -> None:
-        self.marks = marks
-        """(dialect, template) of each record."""
-        self.texts = texts
-        """Each record's line."""
-        self.first = first
-        """Number of the first line."""
-        self.path = path
-        self.counts = counts
-        """How often each line comes in its batch (a writer keeps what it wrote only for lines that come again)."""
-        self.values = values
-        """A line's SHAPE values."""
-
-    def __len__(self) -> int:
-        return len(self.texts)
-
-    def again(self, text: str) -> bool:
-        """Whether the line `text` comes again in its batch (a ShapedCall then carries it: see ShapedCall.text)."""
-        return self.counts.get(text, 0) > 1
-
-    def call(self, offset: int) -> ShapedCall:
-        """The ShapedCall of the record `offset` records into the run."""
-        text, number = self.texts[offset], self.first + offset
-        kept = text if self.again(text) else None
-        return ShapedCall(self.marks[offset][1], self.values(text), self.path, number, number, kept)
-
-    def calls(self) -> Iterator[ShapedCall]:
-        return map(self.call, range(len(self.texts)))
-
-    def after(self, offset: int) -> ShapedRun:
-        """The run without its first `offset` records."""
-        return ShapedRun(
-            self.marks[offset:], self.texts[offset:], self.first + offset, self.path, self.counts, self.values
-        )
-
-
 def _makers(cls: type) -> tuple[tuple[str, ...], Any]:
     """(field names, make) of records.record_maker, make in C where the extension is in use."""
     return _made(cls, _c.speedups)
@@ -664,6 +609,119 @@ def _rebuilds(fmt: Any, template: Template, tree: Any, values: list[str]) -> boo
         return False
     same: bool = warnings == template.warnings and fresh.to_dict() == again.to_dict()
     return same
+
+
+Words = tuple[tuple[int, int] | None, ...]
+"""Spans of a record's text that are words of its dialect (``LogFormat.words``) taken as slots; None for one kept."""
+
+
+def template_of(fmt: Any, tree: Any, text: str) -> Any:
+    """The Template of `text`'s VOLATILE shape from its tree (`fmt`'s grammar read it), or UNCACHEABLE when the
+    dialect's build step computes with a volatile value (or fails: the plain path then reports why)."""
+    made = family_template(fmt, tree, text, ())
+    return UNCACHEABLE if isinstance(made, int) else made
+
+
+def family_template(fmt: Any, tree: Any, text: str, words: Words) -> Any:
+    """The Template of `text`'s VOLATILE shape with its `words` as slots too, numbered after VOLATILE's values:
+    the template of every shape that differs from this one only in those words (see ``ShapeCache``).
+    UNCACHEABLE when `fmt`'s build step computes with a volatile value, or the index in `words` of a word it
+    computes with (which must then stay in the shape).
+
+    The build step runs on the tree with Slots where the values go (``fmt.transformer(spans)`` puts them in
+    the leaves); what it returns, with the slots where it put them, is the template."""
+    spans, values = _slots(text, words)
+    first = len(values) - len(words)
+    try:
+        cls, kwargs, warnings = fmt.build(fmt.transformer(spans).transform(tree))
+    except Exception as exc:
+        # let the plain path raise the real error, or build what needs the real values
+        if isinstance(exc, VisitError):
+            exc = exc.orig_exc
+        if isinstance(exc, Volatile) and exc.slot.index >= first:
+            return exc.slot.index - first
+        return UNCACHEABLE
+    placed = _placed(kwargs)
+    if placed is None:
+        return UNCACHEABLE
+    direct, nested, texts = placed
+    # A volatile value the record does not hold (Bdesc rows, say, implied by k and n) is not needed to
+    # rebuild it; one that a build step computed with raised TypeError above. Either way the template
+    # reproduces what a fresh build of the next record of this shape would give.
+    template = Template(cls, kwargs, warnings, tuple(direct), tuple(nested), tuple(texts))
+    holds_text = bool(texts) or any(type(entry[3]) is Text for entry in nested)
+    if (holds_text or any(words)) and not _rebuilds(fmt, template, tree, values):
+        return UNCACHEABLE
+    return template
+
+
+def _slots(text: str, words: Words) -> tuple[dict[tuple[int, int], Slot], list[str]]:
+    """(span -> Slot, the values) of `text`'s VOLATILE values and then of its `words`."""
+    spans: dict[tuple[int, int], Slot] = {}
+    values = []
+    for index, match in enumerate(VOLATILE.finditer(text)):
+        value = match.group(1)
+        spans[match.span(1)] = Slot(index, kind_of(value))
+        values.append(value)
+    first = len(values)
+    for index, span in enumerate(words):
+        if span is not None:
+            spans[span] = Slot(first + index, "word")
+        values.append("" if span is None else text[span[0] : span[1]])
+    return spans, values
+
+
+_Placed = tuple[list[tuple[str, Slot]], list[tuple[str, int, int, Slot | Text]], list[tuple[str, Text]]]
+
+
+def _placed(kwargs: dict[str, Any]) -> _Placed | None:
+    """Where a build step put the slots in its keyword arguments: (field, Slot) of the fields that are one,
+    (field, i, j, Slot or Text) of those inside a tuple of pairs, (field, Text) of composed texts; None when a
+    slot is where a template cannot put a value back (a Text holding an integer, a slot in a tuple not of pairs,
+    a value of another type)."""
+    direct: list[tuple[str, Slot]] = []
+    nested: list[tuple[str, int, int, Slot | Text]] = []
+    texts: list[tuple[str, Text]] = []
+    for name, value in kwargs.items():
+        if isinstance(value, Slot):
+            direct.append((name, value))
+        elif isinstance(value, Text):
+            if _holds_integer(value):
+                return None
+            texts.append((name, value))
+        elif isinstance(value, tuple):
+            if not _place_pairs(name, value, nested):
+                return None
+        elif not _plain(value):
+            return None
+    return direct, nested, texts
+
+
+def _place_pairs(name: str, value: tuple[Any, ...], nested: list[tuple[str, int, int, Slot | Text]]) -> bool:
+    """Add the slots of field `name`, a tuple of pairs, to `nested`; False when one cannot be put back."""
+    for i, item in enumerate(value):
+        if not isinstance(item, tuple):
+            if isinstance(item, Slot) or not _plain(item):
+                return False
+            continue
+        for j, sub in enumerate(item):
+            if isinstance(sub, Slot):
+                nested.append((name, i, j, sub))
+            elif isinstance(sub, Text):  # free text holding volatile values (`GCC 8.5.0 20210514`)
+                if _holds_integer(sub):
+                    return False
+                nested.append((name, i, j, sub))
+            elif not _plain(sub):
+                return False
+    return True
+
+
+def _holds_integer(text: Text) -> bool:
+    return any(type(part) is IntSlot for part in text.parts)
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
 
 
 _DECIMAL = re.compile(r"[-+]?[0-9]+", re.ASCII)

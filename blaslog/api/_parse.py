@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from blaslog._fast.cache import SharedShapes
+from blaslog._fast.lazy import Built
 from blaslog.api._inputs import (
     CapsLike,
     Options,
@@ -97,15 +98,16 @@ def records(
     shapes: SharedShapes | None = None,
 ) -> Iterator[Any]:
     """Stream the records of inputs (GEMMs, or every record with `kind="all"`); each input's FileSummary is
-    appended to `summaries` once it is read. With `lazy`, records of a known line or call shape come unbuilt
-    (``.record()`` builds one; see :func:`blaslog.parse.iter_file` and :mod:`blaslog.stream`). The line shapes
+    appended to `summaries` once it is read. With `lazy`, every item is a :class:`blaslog.parse.Records` (records
+    of a known line or call shape not built until it is iterated; see :func:`blaslog.parse.iter_file` and
+    :mod:`blaslog.stream`). The line shapes
     the first input teaches serve the next (and those inputs read before with the same `shapes`)."""
     names = _names(names)
     options = options or Options()
     if options.scheduler and "-" not in names:
         from blaslog import cluster
 
-        yield from cluster.records(
+        found = cluster.records(
             names,
             scheduler=options.scheduler,
             kind=kind,
@@ -114,6 +116,7 @@ def records(
             workers=options.jobs,
             summaries=summaries if summaries is not None else [],
         )
+        yield from map(Built, found) if lazy else found  # the workers' records come built
         return
     shapes = shapes if shapes is not None else SharedShapes()
     for name in names:

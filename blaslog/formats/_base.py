@@ -28,25 +28,19 @@ from lark.exceptions import (
     UnexpectedEOF,
     UnexpectedInput,
     UnexpectedToken,
-    VisitError,
 )
 
-from blaslog._fast.shapes import VOLATILE, kind_of, mask
+from blaslog._fast.shapes import VOLATILE, mask
 from blaslog._fast.templates import (
     FALLBACK,
     UNCACHEABLE,
-    IntSlot,
     LeafTransformer,
     LineTemplate,
     RecordCut,
     RecordError,
-    ShapedCall,
-    ShapedRun,
     Slot,
     Template,
     Text,
-    Volatile,
-    _rebuilds,
     concat,
     to_int,
 )
@@ -216,81 +210,9 @@ class LogFormat:
         rule's error."""
         return None
 
-    def template(self, tree: Any, text: str) -> Any:
-        """The Template of `text`'s VOLATILE shape from its tree, or UNCACHEABLE when its build step computes
-        with a volatile value (or fails: the plain path then reports why)."""
-        made = self.family_template(tree, text, ())
-        return UNCACHEABLE if isinstance(made, int) else made
-
-    def family_template(self, tree: Any, text: str, words: tuple[tuple[int, int] | None, ...]) -> Any:
-        """The Template of `text`'s VOLATILE shape with its `words` (spans of `text`, matches of :attr:`words`;
-        None for one that stays as it is) as slots too, numbered after VOLATILE's values: the template of every
-        shape that differs from this one only in those words (see ``ShapeCache``). UNCACHEABLE when the build
-        step computes with a volatile value, or the index in `words` of a word it computes with (which must then
-        stay in the shape)."""
-        spans: dict[tuple[int, int], Slot] = {}
-        values = []
-        for index, match in enumerate(VOLATILE.finditer(text)):
-            value = match.group(1)
-            spans[match.span(1)] = Slot(index, kind_of(value))
-            values.append(value)
-        first = len(values)
-        for index, span in enumerate(words):
-            if span is not None:
-                spans[span] = Slot(first + index, "word")
-            values.append("" if span is None else text[span[0] : span[1]])
-        try:
-            cls, kwargs, warnings = self.build(self.transformer(spans).transform(tree))
-        except Exception as exc:
-            # let the plain path raise the real error, or build what needs the real values
-            if isinstance(exc, VisitError):
-                exc = exc.orig_exc
-            if isinstance(exc, Volatile) and exc.slot.index >= first:
-                return exc.slot.index - first
-            return UNCACHEABLE
-        direct: list[tuple[str, Slot]] = []
-        nested: list[tuple[str, int, int, Slot | Text]] = []
-        texts: list[tuple[str, Text]] = []
-        for name, value in kwargs.items():
-            if isinstance(value, Slot):
-                direct.append((name, value))
-            elif isinstance(value, Text):
-                if any(type(part) is IntSlot for part in value.parts):
-                    return UNCACHEABLE
-                texts.append((name, value))
-            elif isinstance(value, tuple):
-                for i, item in enumerate(value):
-                    if not isinstance(item, tuple):
-                        if isinstance(item, Slot) or not _plain(item):
-                            return UNCACHEABLE
-                        continue
-                    for j, sub in enumerate(item):
-                        if isinstance(sub, Slot):
-                            nested.append((name, i, j, sub))
-                        elif isinstance(sub, Text):  # free text holding volatile values (`GCC 8.5.0 20210514`)
-                            if any(type(part) is IntSlot for part in sub.parts):
-                                return UNCACHEABLE
-                            nested.append((name, i, j, sub))
-                        elif not _plain(sub):
-                            return UNCACHEABLE
-            elif not _plain(value):
-                return UNCACHEABLE
-        # A volatile value the record does not hold (Bdesc rows, say, implied by k and n) is not needed to
-        # rebuild it; one that a build step computed with raised TypeError above. Either way the template
-        # reproduces what a fresh build of the next record of this shape would give.
-        template = Template(cls, kwargs, warnings, tuple(direct), tuple(nested), tuple(texts))
-        holds_text = bool(texts) or any(type(entry[3]) is Text for entry in nested)
-        if (holds_text or any(words)) and not _rebuilds(self, template, tree, values):
-            return UNCACHEABLE
-        return template
-
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         """Turn the Transformer's output into (record class, keyword arguments, warnings)."""
         raise NotImplementedError
-
-
-def _plain(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float, bool))
 
 
 _TERMINAL_NAMES = {
@@ -379,8 +301,6 @@ __all__ = [
     "LogFormat",
     "RecordCut",
     "RecordError",
-    "ShapedCall",
-    "ShapedRun",
     "Slot",
     "Template",
     "Text",

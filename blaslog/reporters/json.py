@@ -9,7 +9,6 @@ from operator import itemgetter
 from typing import Any
 
 from blaslog._fast.shapes import keep
-from blaslog._fast.templates import ShapedCall
 from blaslog.records import SCHEMA_VERSION
 from blaslog.report import Report
 from blaslog.reporters._base import Reporter, defuse_commands, register
@@ -87,7 +86,7 @@ class ShapeTexts:
         self._pieces, self._rows = {}, {}
 
     def text(self, item: Any) -> str:
-        """The text of a row: a ShapedRow, or a plain dict; or the texts of the rows of a ShapedRows, joined."""
+        """The text of a row (a plain dict, or a ShapedRow), or the texts of the rows of a ShapedRows, joined."""
         if type(item) is ShapedRows:
             return self._run(item)
         if type(item) is not ShapedRow:
@@ -123,7 +122,9 @@ class ShapeTexts:
     def _run(self, rows: ShapedRows) -> str:
         """The texts of a run's rows: those of lines kept (see :meth:`text`) with their numbers put in, the
         others through :meth:`text`."""
-        run = rows.run
+        if len(rows) == 1:
+            return self.text(rows.row(0))
+        run: Any = rows.run  # more than one record: a run of one-line records (``blaslog._fast.lazy.ShapedRun``)
         if run.path != self._path:
             self._input(run.path)
         kept, made = self._rows.get, self._pieces.get
@@ -166,8 +167,7 @@ class ShapeTexts:
         call = item.call
         count = len(call.values)
         marks = [f"\x00{j}\x00" for j in range(count + 2)]
-        marked = ShapedRow(ShapedCall(call.template, call.values, "\x00file\x00", 0, 0), item.caps)
-        text = self._encode(marked.marked_row(marks[:count], marks[count], marks[count + 1]))
+        text = self._encode(item.marked_row(marks[:count], marks[count], marks[count + 1], "\x00file\x00"))
         for j in (*call.template.numbers, count, count + 1):  # integers: their marks take the quotes with them
             text = text.replace(f'"\\u0000{j}\\u0000"', f"\\u0000{j}\\u0000")
         parts = _MARK.split(text)
@@ -221,7 +221,7 @@ class JsonReporter(Reporter):
                     if rest is not None:
                         yield texts.text(rest)
                 else:
-                    yield "\n    " + dumps(row.row() if type(row) is ShapedRow else row)
+                    yield "\n    " + dumps(row)
                 break
         yield from _chunks(map(texts.text, rows))
 

@@ -215,7 +215,7 @@ def test_shape_cache_changes_nothing(lines, events, prefix):
     from blaslog._fast import _c
     from blaslog.formats import Sniffer
     from blaslog.inputs import text_reader
-    from blaslog.parse import _FileParser
+    from blaslog.parse._lines import _FileParser
 
     lines = [prefix + line for line in lines]
     moved = [re.sub(r"0[xX][0-9a-fA-F]+", lambda m: m.group(0) + "1", line) for line in lines]
