@@ -1,9 +1,6 @@
 """No function of blaslog is more complex than MAX_COMPLEXITY (radon's cyclomatic complexity), and no module is
 longer than MAX_LINES lines (issue 34): a function past the limit is split into small named steps (a table or
 a dispatch dict where its branches are data), a module past it into modules of one concern each.
-
-The allowances below name what another change is bringing under the limits; each is checked to be still needed,
-so that it is removed as soon as its function or module is fixed.
 """
 
 from __future__ import annotations
@@ -17,23 +14,6 @@ MAX_COMPLEXITY = 25
 """The most cyclomatic complexity (as `radon cc` counts it) a function, method or closure may have."""
 MAX_LINES = 800
 """The most lines a module may have."""
-
-ALLOWED_FUNCTIONS = frozenset(
-    {
-        # being split by another engineer (issue 34, requirement 1): remove once under the limit
-        "blaslog/_fast/templates.py::LineTemplate.__init__",
-        # being split by another engineer (issue 34, requirement 1): remove once under the limit
-        "blaslog/formats/_base.py::LogFormat.family_template",
-    }
-)
-"""Functions over MAX_COMPLEXITY for now: each must still be over it (else the test asks to remove it)."""
-ALLOWED_MODULES = frozenset(
-    {
-        # being split into modules of one concern by another engineer (issue 34): remove once under the limit
-        "blaslog/parse.py",
-    }
-)
-"""Modules over MAX_LINES for now: each must still be over it (else the test asks to remove it)."""
 
 
 def _functions(blocks: list[Function | Class], prefix: str = "") -> list[tuple[str, Function]]:
@@ -76,7 +56,7 @@ def _listed(found: dict[str, str]) -> str:
 
 
 def test_no_function_is_too_complex() -> None:
-    over = {name: what for name, what in too_complex(PACKAGE).items() if name not in ALLOWED_FUNCTIONS}
+    over = too_complex(PACKAGE)
     assert not over, (
         f"functions over cyclomatic complexity {MAX_COMPLEXITY} (radon cc): split each into small named steps "
         f"(a table or a dispatch dict where its branches are data):{_listed(over)}"
@@ -84,21 +64,8 @@ def test_no_function_is_too_complex() -> None:
 
 
 def test_no_module_is_too_long() -> None:
-    over = {name: what for name, what in too_long(PACKAGE).items() if name not in ALLOWED_MODULES}
+    over = too_long(PACKAGE)
     assert not over, f"modules over {MAX_LINES} lines: split each into modules of one concern:{_listed(over)}"
-
-
-def test_every_allowance_is_still_needed() -> None:
-    fixed = sorted(ALLOWED_FUNCTIONS - too_complex(PACKAGE).keys())
-    assert not fixed, (
-        f"now at most complexity {MAX_COMPLEXITY} (or gone): remove from ALLOWED_FUNCTIONS in {Path(__file__).name}: "
-        + ", ".join(fixed)
-    )
-    short = sorted(ALLOWED_MODULES - too_long(PACKAGE).keys())
-    assert not short, (
-        f"now at most {MAX_LINES} lines (or gone): remove from ALLOWED_MODULES in {Path(__file__).name}: "
-        + ", ".join(short)
-    )
 
 
 def _branches(count: int) -> str:
