@@ -160,10 +160,13 @@ class ShapeTexts:
             form = self._make(item)
             keep(self._forms, call.template, form)
         pieces = (form[0].replace(_FILE, self._file), form[1])
-        return pieces if self._fill(pieces, call) == self._encode(item.row()) else False
+        if form[2] is None:  # checked on the first row of the first input: the name is put in the same way
+            form[2] = self._fill(pieces, call) == self._encode(item.row())
+        return pieces if form[2] else False
 
     def _make(self, item: ShapedRow) -> Any:
-        """(form, pick) of the rows of `item`'s template: `form` with a mark where the input's name goes."""
+        """[form, pick, verdict] of the rows of `item`'s template: `form` with a mark where the input's name goes;
+        verdict, once checked, whether the pieces give back a whole encoding of a row (None: not checked yet)."""
         call = item.call
         count = len(call.values)
         marks = [f"\x00{j}\x00" for j in range(count + 2)]
@@ -176,7 +179,7 @@ class ShapeTexts:
         order = [int(j) for j in parts[1::2]]
         getter = itemgetter(*order) if order else (lambda values: ())
         pick = getter if len(order) != 1 else (lambda values: (getter(values),))
-        return form, pick
+        return [form, pick, None]
 
 
 def _kept_texts(reporter: Reporter, encode: Callable[[dict[str, Any]], str]) -> ShapeTexts:
