@@ -98,13 +98,13 @@ def _environment() -> Any:
 
 
 @cache
-def _script() -> tuple[Any, str]:
+def _script() -> tuple[Any, Any]:
     """The page's script (templates/report.js) and its CSP source (`'sha256-...'`): the page runs that script
     and no other, so not even markup that slipped past the escaping could run one."""
     # (tests/test_html.py checks that it holds no "</script" and that defuse_commands leaves it as it is)
     source = str(_environment().loader.get_source(_environment(), "report.js")[0])
     digest = base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii")
-    return _markup(source), f"'sha256-{digest}'"
+    return _markup(source), _markup(f"'sha256-{digest}'")
 
 
 def _markup(text: str) -> Any:
