@@ -840,3 +840,58 @@ def test_the_gemm_frame_takes_rank_and_run_when_known():
     assert frame.groupby("file", observed=True)["rank"].first().tolist() == [0, 1, 2, 3]
     assert set(frame["run"]) == {"tp4"}
     assert "rank" not in blaslog.to_frame(result).columns  # only when asked
+
+
+# ---- open times (measured, never asserted: `python tests/test_html.py PAGE.html ...`) ------------------------------
+
+OPENED = """new Promise(resolve => {
+    const ready = () => document.readyState === 'complete'
+        && Array.from(document.querySelectorAll('div.plot')).every(d => d.dataset.rendered === '1');
+    const check = () => ready() ? requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now())))
+                                : setTimeout(check, 2);
+    check();
+})"""
+
+
+def open_time(browser: Browser, page: Path) -> float:
+    """Milliseconds from the start of the navigation (the page's own clock) to the first frame after its load
+    event, charts drawn (a page that draws them in script marks each `div.plot` with data-rendered="1" when done,
+    as the Plotly pages before SVG did)."""
+    with browser._lock:
+        browser.events.clear()
+    browser.call("Page.navigate", session=True, url=page.resolve().as_uri())
+    deadline = time.monotonic() + 60
+    while not any(event.get("method") == "Page.loadEventFired" for event in list(browser.events)):
+        assert time.monotonic() < deadline, f"{page} did not load"
+        time.sleep(0.002)
+    return float(browser.evaluate(OPENED))
+
+
+def main(paths: list[str], runs: int = 5, reloads: int = 5) -> None:
+    """Print each page's size and open times: cold (the first load in a freshly started Chromium with a new
+    profile, `runs` times) and warm (`reloads` loads more in each of those browsers), median and range."""
+    import statistics
+    import tempfile
+
+    executable = _chromium()
+    if executable is None:
+        sys.exit("no Chromium (apt-get install chromium, or set BLASLOG_CHROMIUM)")
+    for page in map(Path, paths):
+        cold, warm = [], []
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory() as profile:
+                browser = Browser(executable, Path(profile))
+                try:
+                    cold.append(open_time(browser, page))
+                    warm += [open_time(browser, page) for _ in range(reloads)]
+                finally:
+                    browser.close()
+        print(
+            f"{page}: {page.stat().st_size} bytes; open cold {statistics.median(cold):.0f} ms "
+            f"({min(cold):.0f}-{max(cold):.0f}, {runs} browsers), warm {statistics.median(warm):.0f} ms "
+            f"({min(warm):.0f}-{max(warm):.0f}, {len(warm)} loads)"
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
