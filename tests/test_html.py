@@ -143,7 +143,7 @@ def test_the_map_is_svg_with_a_cell_per_signature_and_row_and_a_ring_linking_eac
     assert svg.count('<rect class="ring"') == len(ringed) > 0
     for target in re.findall(r'<a class="finding-link" href="#(finding-\d+)"', svg):
         assert f'<article class="card" id="{target}"' in text
-    assert f">#{len(tp4_report.gemm_map['columns'])}<title>" in svg  # the last column is labelled
+    assert f">{len(tp4_report.gemm_map['columns'])}<title>" in svg  # the last column is labelled
 
 
 def test_the_verdict_comes_first_with_classes_coverage_and_tp(pages):
@@ -315,8 +315,10 @@ def test_the_cli_writes_the_page(tmp_path):
 
 
 def _chromium() -> str | None:
-    for candidate in (os.environ.get("BLASLOG_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
-        if candidate and shutil.which(candidate):
+    """$BLASLOG_CHROMIUM when set (and only it), else the first Chromium on PATH."""
+    named = os.environ.get("BLASLOG_CHROMIUM")
+    for candidate in (named,) if named else ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(candidate):
             return shutil.which(candidate)
     return None
 
@@ -500,7 +502,11 @@ class Browser:
 def browser(tmp_path_factory):
     executable = _chromium()
     if executable is None:
-        message = "no Chromium to run the browser tests with (apt-get install chromium, or set BLASLOG_CHROMIUM)"
+        message = (
+            f"no Chromium at $BLASLOG_CHROMIUM ({os.environ['BLASLOG_CHROMIUM']})"
+            if os.environ.get("BLASLOG_CHROMIUM")
+            else "no Chromium to run the browser tests with (apt-get install chromium, or set BLASLOG_CHROMIUM)"
+        )
         if os.environ.get("CI"):  # .ci/run installs Chromium: in CI these tests must run, never skip
             pytest.fail(message)
         pytest.skip(message)
@@ -770,6 +776,26 @@ def test_tables_sort_and_filter(browser, pages):
             .filter(r => r.style.display !== 'none').length; })()""")
     assert shown == 0
     assert not browser.errors(), browser.errors()
+
+
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_without_chromium_the_browser_tests_skip_except_under_ci(tmp_path, ci):
+    """What .ci/run says: without Chromium the browser tests skip, saying so, but fail where $CI is set."""
+    env = dict(os.environ, BLASLOG_CHROMIUM=str(tmp_path / "no-chromium"), CI=ci, PYTHONPATH=str(ROOT))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-k", "renders and seed", __file__],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    said = f"no Chromium at $BLASLOG_CHROMIUM ({tmp_path / 'no-chromium'})"
+    assert said in result.stdout, result.stdout
+    if ci:
+        assert result.returncode == 1 and "1 error" in result.stdout, result.stdout
+    else:
+        assert result.returncode == 0 and "1 skipped" in result.stdout, result.stdout
 
 
 # ---- notebooks: short reprs, HTML reprs, frames ----------------------------------------------------------------------

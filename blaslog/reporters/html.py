@@ -324,7 +324,7 @@ def _map_chart(report: Report, ids: dict[str, str]) -> Any:
     ]
     svg = _svg.grid(
         labels,
-        [_svg.Label(f"#{index + 1}", str(column["label"])) for index, column in enumerate(columns)],
+        [_svg.Label(str(index + 1), str(column["label"])) for index, column in enumerate(columns)],
         cells,
         x_title="GEMM signatures, in call order",
         label=f"Algorithm map: {len(columns)} GEMM signatures by {len(rows)} runs or ranks",
