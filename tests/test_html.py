@@ -185,6 +185,26 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("values", "log"), [((1, 2, 3), False), ((256, 1024), False), ((1, 64, 128, 32768), True), ((5, 5), False)]
+)
+def test_range_charts_place_values_in_order_inside_the_plot(values, log):
+    from blaslog.reporters import _svg
+
+    spans = [_svg.Span(v, v, 0, "#000", [str(v)]) for v in values]
+    svg = _svg.ranges([_svg.Label("a", "a")], spans, x_title="m", label="m", svg_id="c")
+    ground = re.search(r'<rect class="ground" x="(\d+)" y="\d+" width="(\d+)"', svg)
+    assert ground
+    left, width = int(ground.group(1)), int(ground.group(2))
+    xs = [float(x) for x in re.findall(r'<circle cx="([\d.]+)"', svg)]
+    assert len(xs) == len(values) and xs == sorted(xs) and left < xs[0] and xs[-1] < left + width
+    if len(set(values)) > 1:
+        assert len(set(xs)) == len(set(values))
+    ticks = [float(x) for x in re.findall(r'<line class="grid-line" x1="([\d.]+)"', svg)]
+    assert len(ticks) >= 2 and all(left <= x <= left + width for x in ticks)
+    assert svg.endswith("</svg>") and ("(log scale)" in svg) == log
+
+
 def _hostile_report(evil: str) -> Report:
     """A report with `evil` in every text a log or a file name can bring: finding title, explanation, field
     values, file names, a note, a section, the map's signature, row, shape and algorithm (in a ringed cell that
