@@ -1,17 +1,19 @@
 """One self-contained HTML page (`--format html`): the verdict first, an algorithm map, a batch-invariance chart,
 a card per finding and sortable, filterable tables.
 
-Built with Jinja2 (autoescaped: every log text is untrusted) and Plotly (its plotly.js embedded in the page,
-so the file works offline and asks the network for nothing), both from the optional extra
-``pip install 'blaslog[html]'``. The page shows what the Report aggregated (signatures, not calls), so a large
-run gives a page of the same size as a small one, plus the embedded plotly.js.
+Built with Jinja2 (autoescaped: every log text is untrusted), from the optional extra ``pip install
+'blaslog[html]'``. The charts are inline SVG drawn here when the page is built (blaslog/reporters/_svg.py), so
+the page reads the same with JavaScript off; its one small script (templates/report.js, allowed by its hash in
+the page's Content-Security-Policy) adds hover boxes, the map's filters, sortable and filterable tables. The
+page loads nothing. It shows what the Report aggregated (signatures, not calls), so a large run gives a page of
+about the size of a small one.
 """
 
 from __future__ import annotations
 
-import html
+import base64
+import hashlib
 import json
-import math
 import os
 from collections.abc import Sequence
 from functools import cache
@@ -19,6 +21,7 @@ from typing import Any
 
 from blaslog.errors import BlaslogError
 from blaslog.report import FINDING_CLASSES, Finding, Report, finding_class, rank_span
+from blaslog.reporters import _svg
 from blaslog.reporters._base import Reporter, defuse_commands, printable, register
 from blaslog.reporters.table import class_summary
 
@@ -66,24 +69,23 @@ PALETTE = (
 
 
 class MissingExtraError(BlaslogError):
-    """The html extra (jinja2, plotly) is not installed."""
+    """The html extra (jinja2) is not installed."""
 
 
-def _require() -> tuple[Any, Any]:
-    """(jinja2, plotly.graph_objects), or MissingExtraError naming the extra."""
+def _require() -> Any:
+    """The jinja2 module, or MissingExtraError naming the extra."""
     try:
         import jinja2
-        import plotly.graph_objects as go
     except ImportError as exc:
         raise MissingExtraError(
-            f"--format html needs jinja2 and plotly ({exc.name or exc} is not installed): {INSTALL_HINT}"
+            f"--format html needs jinja2 ({exc.name or exc} is not installed): {INSTALL_HINT}"
         ) from None
-    return jinja2, go
+    return jinja2
 
 
 @cache
 def _environment() -> Any:
-    jinja2, _ = _require()
+    jinja2 = _require()
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("blaslog.reporters", "templates"),
         autoescape=True,  # every value from a log is untrusted
@@ -92,15 +94,24 @@ def _environment() -> Any:
         lstrip_blocks=True,
     )
     env.filters["text"] = _text
-    env.filters["json"] = lambda value: markupsafe_markup()(_json_for_script(value))
     return env
 
 
-def markupsafe_markup() -> Any:
-    """markupsafe.Markup (installed with jinja2)."""
+@cache
+def _script() -> tuple[Any, Any]:
+    """The page's script (templates/report.js) and its CSP source (`'sha256-...'`): the page runs that script
+    and no other, so not even markup that slipped past the escaping could run one."""
+    # (tests/test_html.py checks that it holds no "</script" and that defuse_commands leaves it as it is)
+    source = str(_environment().loader.get_source(_environment(), "report.js")[0])
+    digest = base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii")
+    return _markup(source), _markup(f"'sha256-{digest}'")
+
+
+def _markup(text: str) -> Any:
+    """`text` as markup the template puts in as it is (markupsafe comes with jinja2: imported when needed)."""
     from markupsafe import Markup
 
-    return Markup
+    return Markup(text)
 
 
 def _text(value: object, limit: int = 0) -> str:
@@ -108,40 +119,9 @@ def _text(value: object, limit: int = 0) -> str:
     return printable("-" if value is None else str(value).replace("\n", " "), limit)
 
 
-def _json_for_script(value: object) -> str:
-    """JSON to put inside a <script type="application/json"> element: nothing in it can end the element or
-    read as markup, and `##[` is spelled with a JSON escape (see defuse_commands)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    for raw, escaped in (
-        ("&", "\\u0026"),
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("'", "\\u0027"),
-        ("##[", "##\\u005b"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(raw, escaped)
-    return text
-
-
-@cache
-def _plotly_js() -> str:
-    from plotly.offline import get_plotlyjs
-
-    # a script element ends at the first "</script": plotly.js holds none today; make sure it never can
-    return str(get_plotlyjs()).replace("</script", "<\\/script")
-
-
 def card_id(index: int) -> str:
     """The element id of the card of the `index`-th finding (1-based)."""
     return f"finding-{index}"
-
-
-def _e(value: object, limit: int = 0) -> str:
-    """Text for Plotly's labels and hover boxes, which read a subset of HTML: escaped, printable."""
-    # quote=False: Plotly decodes &lt; &gt; &amp; but shows &quot; and &#x27; as they are written
-    return html.escape(printable(value, limit), quote=False)
 
 
 def _color(index: int) -> str:
@@ -313,112 +293,50 @@ def _cell_text(value: object) -> str:
     return _text(value, 2000)
 
 
-# ---- the figures (Plotly), as JSON for Plotly.newPlot -------------------------------------------------------------
+# ---- the charts (inline SVG, drawn by _svg) -----------------------------------------------------------------------
 
 
-def _figure_json(figure: Any) -> dict[str, Any]:
-    return json.loads(figure.to_json())  # type: ignore[no-any-return]
-
-
-def _map_figure(report: Report, go: Any, ids: dict[str, str]) -> dict[str, Any] | None:
-    """The algorithm map: a heatmap of signatures (x, in call order) by run or rank (y), coloured by the
-    algorithm that ran, with a ring in the class colour on every cell that showed a finding."""
+def _map_chart(report: Report, ids: dict[str, str]) -> Any:
+    """The algorithm map: a grid of signatures (columns, in call order) by run or rank (rows), coloured by the
+    algorithm that ran, with a ring in the class colour on every cell that showed a finding (a link to it)."""
     gemm_map = report.gemm_map
     columns, rows = gemm_map.get("columns") or [], gemm_map.get("rows") or []
     if not columns or not rows:
         return None
-    algorithms = gemm_map.get("algorithms") or []
-    colour_of = {algo: index for index, algo in enumerate(algorithms)}
-    x = [f"#{i + 1}" for i in range(len(columns))]
-    y = [_row_label(row, index) for index, row in enumerate(rows)]
-    z: list[list[float | None]] = []
-    text: list[list[str]] = []
-    custom: list[list[str]] = []
-    marks: dict[str, dict[str, list[Any]]] = {}
+    colour_of = {algo: index for index, algo in enumerate(gemm_map.get("algorithms") or [])}
+    cells = []
     for r_index, row in enumerate(rows):
-        cells = {int(k): v for k, v in row["cells"].items()}
-        z_row: list[float | None] = []
-        t_row: list[str] = []
-        c_row: list[str] = []
-        for c_index, column in enumerate(columns):
-            cell = cells.get(c_index)
-            if cell is None:
-                z_row.append(None)
-                t_row.append(f"{_e(column['label'])}<br>{_e(row['label'])}: not called")
-                c_row.append("")
-                continue
-            z_row.append(colour_of.get(cell["algo"], 0))
-            target = ids.get(cell.get("finding") or "", "")
-            c_row.append(target)
-            t_row.append(_hover(column, row, cell))
-            if cell.get("cls"):
-                mark = marks.setdefault(cell["cls"], {"x": [], "y": [], "id": [], "text": []})
-                mark["x"].append(x[c_index])
-                mark["y"].append(y[r_index])
-                mark["id"].append(target)
-                mark["text"].append(t_row[-1])
-        z.append(z_row)
-        text.append(t_row)
-        custom.append(c_row)
-    n = max(len(algorithms), 1)
-    scale = []
-    for index in range(n):
-        scale += [[index / n, _color(index)], [(index + 1) / n, _color(index)]]
-    figure = go.Figure()
-    figure.add_trace(
-        go.Heatmap(
-            x=x,
-            y=y,
-            z=z,
-            customdata=custom,
-            hovertext=text,
-            hoverinfo="text",
-            colorscale=scale,
-            zmin=-0.5,
-            zmax=n - 0.5,
-            showscale=False,
-            xgap=1,
-            ygap=1,
-            name="algorithm",
-            hoverongaps=False,
-        )
-    )
-    for name, row in FINDING_CLASSES.items():  # most severe first, so the legend reads like the verdict
-        if name not in marks:
-            continue
-        mark = marks[name]
-        figure.add_trace(
-            go.Scatter(
-                x=mark["x"],
-                y=mark["y"],
-                customdata=mark["id"],
-                hovertext=mark["text"],
-                hoverinfo="text",
-                mode="markers",
-                name=_e(name),
-                marker={
-                    "symbol": "square-open",
-                    "size": 16,
-                    "color": row.color,
-                    "line": {"width": 3, "color": row.color},
-                },
+        for c_index, cell in sorted((int(k), v) for k, v in row["cells"].items()):
+            cls = cell.get("cls") or ""
+            cells.append(
+                _svg.Cell(
+                    r_index,
+                    c_index,
+                    _color(colour_of.get(cell["algo"], 0)),
+                    _hover(columns[c_index], row, cell),
+                    ring=finding_class(cls).color if cls else "",
+                    cls=cls,
+                    href=ids.get(cell.get("finding") or "", ""),
+                )
             )
-        )
-    height = 120 + 34 * len(rows)
-    figure.update_layout(
-        height=height,
-        width=max(560, 260 + 24 * len(columns)),
-        margin={"l": 10, "r": 10, "t": 50, "b": 40},
-        showlegend=bool(marks),
-        xaxis={"type": "category", "title": {"text": "GEMM signatures, in call order"}, "side": "bottom"},
-        yaxis={"type": "category", "autorange": "reversed", "automargin": True},
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-        plot_bgcolor="#f3f4f6",
-        paper_bgcolor="#ffffff",
-        hovermode="closest",
-        clickmode="event",
+    labels = [
+        _svg.Label(_row_label(row, index), str(row.get("file") or row.get("label"))) for index, row in enumerate(rows)
+    ]
+    svg = _svg.grid(
+        labels,
+        [_svg.Label(str(index + 1), str(column["label"])) for index, column in enumerate(columns)],
+        cells,
+        x_title="GEMM signatures, in call order",
+        label=f"Algorithm map: {len(columns)} GEMM signatures by {len(rows)} runs or ranks",
+        svg_id="algorithm-map",
     )
-    return _figure_json(figure)
+    return _markup(svg)
+
+
+def _map_classes(report: Report) -> list[dict[str, str]]:
+    """The finding classes ringed in the map (most severe first): its legend and its class filter."""
+    present = {cell.get("cls") for row in report.gemm_map.get("rows") or [] for cell in row["cells"].values()}
+    return [{"name": name, "color": row.color} for name, row in FINDING_CLASSES.items() if name in present]
 
 
 def _row_label(row: dict[str, Any], index: int) -> str:
@@ -427,30 +345,29 @@ def _row_label(row: dict[str, Any], index: int) -> str:
         base = f"rank {row.get('rank')} · {base}"
     elif row.get("role") == "unsharded":
         base = f"reference · {base}"
-    return _e(f"{index + 1}. {base}", 60)
+    return printable(f"{index + 1}. {base}", 60)
 
 
-def _hover(column: dict[str, Any], row: dict[str, Any], cell: dict[str, Any]) -> str:
+def _hover(column: dict[str, Any], row: dict[str, Any], cell: dict[str, Any]) -> list[str]:
+    """A map cell's hover text, line by line (escaped where it is drawn)."""
     lines = [
-        f"<b>{_e(column['label'], 120)}</b>",
-        f"{_e(row['label'], 120)}, here {_e(cell['shape'])}",
+        printable(column["label"], 120),
+        f"{printable(row['label'], 120)}, here {cell['shape']}",
         f"{cell['calls']} call(s), first at line {cell['line']}",
     ]
-    for algo, count in cell["algos"][:4]:
-        lines.append(f"{_e(algo, 160)} x{count}")
+    lines += [f"{printable(algo, 160)} x{count}" for algo, count in cell["algos"][:4]]
     if len(cell["algos"]) > 4:
         lines.append(f"... {len(cell['algos']) - 4} more algorithms")
     if cell.get("cls"):
-        lines.append(f"<b>{_e(cell['cls'])}</b> finding: click to open it")
-    return "<br>".join(lines)
+        lines.append(f"{cell['cls']} finding: click to open it")
+    return lines
 
 
-def _batch_figures(report: Report, go: Any, ids: dict[str, str]) -> list[dict[str, Any]]:
+def _batch_charts(report: Report) -> list[dict[str, Any]]:
     """One chart per batch-invariance finding: the varying dimension on x, the algorithm (split-K included)
-    on y, one segment per range of that dimension that ran one algorithm."""
-    figures: list[dict[str, Any]] = []
-    algorithms = report.gemm_map.get("algorithms") or []
-    colour_of = {algo: index for index, algo in enumerate(algorithms)}
+    on y, one range per stretch of that dimension that ran one algorithm (a link to the finding's card)."""
+    charts: list[dict[str, Any]] = []
+    colour_of = {algo: index for index, algo in enumerate(report.gemm_map.get("algorithms") or [])}
     seen: dict[str, dict[str, Any]] = {}
     for index, finding in enumerate(report.findings, 1):
         ranges = finding.data.get("ranges")
@@ -460,58 +377,44 @@ def _batch_figures(report: Report, go: Any, ids: dict[str, str]) -> list[dict[st
         if same is not None:  # the same cause in another input of the check: one chart, naming the inputs
             same["inputs"] += 1
             continue
-        if len(figures) >= MAX_BATCH_CHARTS:
+        if len(charts) >= MAX_BATCH_CHARTS:
             continue
         dimension = str(finding.data.get("dimension", "size"))
-        labels = _short_labels([str(span.get("algo")) for span in ranges])
-        figure = go.Figure()
-        values = []
-        for span in ranges:
-            algo = str(span.get("algo"))
-            low, high = span.get("from"), span.get("to")
-            values += [v for v in (low, high) if isinstance(v, (int, float)) and v > 0]
-            colour = _color(colour_of.get(algo, len(colour_of) + len(figure.data)))
-            figure.add_trace(
-                go.Scatter(
-                    x=[low, high],
-                    y=[_e(labels[algo], 60)] * 2,
-                    mode="lines+markers",
-                    showlegend=False,
-                    line={"width": 10, "color": colour},
-                    marker={"size": 12, "color": colour},
-                    hovertext=[_e(f"{dimension} {low}..{high}: {algo} (line {span.get('line')})")] * 2,
-                    hoverinfo="text",
-                    customdata=[card_id(index)] * 2,
+        algos = [str(span.get("algo")) for span in ranges]
+        labels = _short_labels(algos)
+        lanes = list(dict.fromkeys(algos))
+        spans = []
+        for number, span in enumerate(ranges):
+            algo, low, high = algos[number], span.get("from"), span.get("to")
+            spans.append(
+                _svg.Span(
+                    float(low) if isinstance(low, (int, float)) else 0.0,
+                    float(high) if isinstance(high, (int, float)) else 0.0,
+                    lanes.index(algo),
+                    _color(colour_of.get(algo, len(colour_of) + lanes.index(algo))),
+                    [f"{dimension} {low}..{high}: {printable(algo, 300)} (line {span.get('line')})"],
+                    href=card_id(index),
                 )
             )
-        xaxis: dict[str, Any] = {"title": {"text": _e(dimension)}}
-        if values:
-            low_v, high_v = min(values), max(values)
-            if high_v / max(low_v, 1) > 8:
-                xaxis.update(type="log", range=[math.log10(low_v) - 0.25, math.log10(high_v) + 0.25])
-            else:
-                pad = max((high_v - low_v) * 0.1, 1)
-                xaxis.update(type="linear", range=[low_v - pad, high_v + pad])
-        figure.update_layout(
-            height=110 + 40 * len(labels),
-            margin={"l": 10, "r": 20, "t": 10, "b": 40},
-            xaxis=xaxis,
-            yaxis={"type": "category", "automargin": True},
-            plot_bgcolor="#f3f4f6",
-            clickmode="event",
-        )
         entry = {
-            "id": f"batch-{index}",
             "card": card_id(index),
             "title": finding.title,
             "cls": finding.cls,
             "color": finding_class(finding.cls).color,
-            "figure": _figure_json(figure),
+            "svg": _markup(
+                _svg.ranges(
+                    [_svg.Label(printable(labels[algo], 60), algo) for algo in lanes],
+                    spans,
+                    x_title=dimension,
+                    label=f"{dimension} against the algorithm that ran: {finding.title}",
+                    svg_id=f"batch-{index}",
+                )
+            ),
             "inputs": 1,
         }
         seen[finding.fingerprint()] = entry
-        figures.append(entry)
-    return figures
+        charts.append(entry)
+    return charts
 
 
 def _short_labels(algorithms: Sequence[str]) -> dict[str, str]:
@@ -584,11 +487,10 @@ def _inputs(report: Report) -> dict[str, Any]:
 
 
 def context(report: Report) -> dict[str, Any]:
-    """Everything the template shows, as plain data (escaped by the template, or for Plotly here)."""
-    _, go = _require()
+    """Everything the template shows, as plain data (escaped by the template) and SVG (escaped by _svg)."""
+    _require()
     ids = {_finding_ref(f): card_id(i) for i, f in enumerate(report.findings, 1)}
     settings, sections = _sections(report)
-    figure = _map_figure(report, go, ids)
     out = {
         "command": report.command,
         "verdict": _verdict(report),
@@ -597,20 +499,22 @@ def context(report: Report) -> dict[str, Any]:
         "settings": settings,
         "cards": _cards(report),
         "classes": [{"name": row.name, "color": row.color, "meaning": row.meaning} for row in FINDING_CLASSES.values()],
-        "map": figure,
+        "map": _map_chart(report, ids),
+        "map_classes": _map_classes(report),
         "map_left_out": report.gemm_map.get("left_out", 0),
         "legend": _legend(report),
         "signatures": _signatures(report),
         "agreement": _table("Agreement with the reference per GEMM", report.document["agreement"])
         if report.document.get("agreement")
         else None,
-        "batch": _batch_figures(report, go, ids),
+        "batch": _batch_charts(report),
         "sections": sections,
         "main": _main_rows(report),
         "inputs": _inputs(report),
         "failed": report.failed,
         "notes": report.notes,
-        "plotly_js": _plotly_js(),
+        "script": _script()[0],
+        "script_source": _script()[1],
     }
     tables = [*settings, *sections, *(out[k] for k in ("signatures", "agreement", "main", "inputs") if out[k])]
     seen: set[str] = set()
