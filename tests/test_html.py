@@ -285,6 +285,8 @@ def _without(monkeypatch, *modules: str) -> None:
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", importer)
+    for name in modules:  # importlib.import_module (how the CLI checks an extra) does not call __import__
+        monkeypatch.setitem(sys.modules, name, None)
 
 
 def test_a_missing_extra_is_a_clear_exit_2_before_any_input_is_read(monkeypatch, tmp_path):

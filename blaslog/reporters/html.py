@@ -545,7 +545,7 @@ class HtmlReporter(Reporter):
     name = "html"
     commands = ("summary", "check", "diff")
     extra = "html"
-    requires = ("jinja2", "plotly")
+    requires = ("jinja2",)
     description = f"one self-contained HTML page: verdict, algorithm map, finding cards ({INSTALL_HINT})"
 
     def render(self, report: Report) -> str:
