@@ -43,6 +43,12 @@ from blaslog._fast.templates import (
 )
 from blaslog.records import Event, Record
 
+TREES = 512
+"""Most grammar results a ShapeCache keeps by their text (see ``ShapeCache._grammar``)."""
+
+TREE_TEXT = 8192
+"""Longest record text whose grammar result is kept."""
+
 
 class Dialect(Protocol):
     """What the cache asks of a log dialect (``formats._base.LogFormat``): it reads its grammar and build step
@@ -86,6 +92,9 @@ class CacheStats:
     followed: int = 0
     """Records of several lines whose lines after the first were taken in one step, their SHAPE keys being those
     of a record read before (``_FileParser._follow``)."""
+    recalled: int = 0
+    """Texts whose grammar tree, or the grammar's error, was known from a text the same before (records of an
+    uncacheable shape, and records the grammar rejects, that a log repeats word for word): not run again."""
 
     @property
     def hit_rate(self) -> float:
@@ -103,6 +112,7 @@ class CacheStats:
             "visited": self.visited,
             "followed": self.followed,
             "derived": self.derived,
+            "recalled": self.recalled,
             "hit_rate": round(self.hit_rate, 4),
         }
 
@@ -138,6 +148,8 @@ class ShapeCache:
         False (the family's template cannot be made: each of its shapes goes through the grammar)."""
         self._seen: set[int] = set()
         """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
+        self._trees: dict[tuple[Dialect, str | None, str], Any] = {}
+        """(dialect, rule, text) -> the grammar's tree of the text, or its LarkError (see :meth:`_grammar`)."""
 
     # -- look up -------------------------------------------------------------------------------------
     def dialect(self, key: str) -> Dialect | None:
@@ -290,8 +302,33 @@ class ShapeCache:
         keep(table, pieces, known)
 
     def _grammar(self, fmt: Dialect, text: str, rule: str | None = None) -> Any:
+        """`fmt`'s tree of `text` (by `rule`, or its main rule); raises the grammar's LarkError.
+
+        With the cache on, what the grammar said of a text of at most :data:`TREE_TEXT` characters is kept
+        (:data:`TREES` of them), so that a text a log repeats word for word, yet whose records are not served
+        from a template (an uncacheable shape, a record the grammar rejects: a negative cache), is not parsed
+        again. A grammar is a function of the text alone and the build steps read trees without changing
+        them, so the records and messages are the same (``tests/test_negative_cache.py``)."""
+        if not self.enabled or len(text) > TREE_TEXT:
+            self.stats.grammar_runs += 1
+            return fmt.parser(rule).parse(text)
+        trees = self._trees
+        key = (fmt, rule, text)
+        found = trees.get(key)
+        if found is not None:
+            self.stats.recalled += 1
+            if isinstance(found, LarkError):
+                raise found.with_traceback(None)
+            return found
         self.stats.grammar_runs += 1
-        return fmt.parser(rule).parse(text)
+        if len(trees) >= TREES:
+            trees.clear()
+        try:
+            found = trees[key] = fmt.parser(rule).parse(text)
+        except LarkError as exc:
+            trees[key] = exc.with_traceback(None)
+            raise
+        return found
 
     def _fallback(self, fmt: Dialect, text: str, path: str, line: int, end_line: int) -> Record | None:
         if fmt.fallback_rule is None:
