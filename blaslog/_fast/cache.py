@@ -26,7 +26,7 @@ gives the same records.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from lark.exceptions import LarkError
@@ -43,10 +43,10 @@ from blaslog._fast.templates import (
 )
 from blaslog.records import Event, Record
 
-TREES = 512
+TREES = 256
 """Most grammar results a ShapeCache keeps by their text (see ``ShapeCache._grammar``)."""
 
-TREE_TEXT = 8192
+TREE_TEXT = 4096
 """Longest record text whose grammar result is kept."""
 
 
@@ -149,6 +149,9 @@ class ShapeCache:
         self._seen: set[int] = set()
         """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
         self._trees: dict[tuple[Dialect, str | None, str], Any] = {}
+        self._records: dict[tuple[Dialect, str], Any] = {}
+        """(dialect, text) -> what the dialect built from the text's tree: (record, warnings) or a RecordError
+        (see :meth:`_record`)."""
         """(dialect, rule, text) -> the grammar's tree of the text, or its LarkError (see :meth:`_grammar`)."""
 
     # -- look up -------------------------------------------------------------------------------------
@@ -241,9 +244,7 @@ class ShapeCache:
                                 pass  # the plain build below says which value is out of range first
                 else:
                     stats.misses += 1
-                if tree is None:
-                    tree = self._grammar(fmt, text)
-                record, warnings = fmt.record(tree, path, line, end_line)
+                record, warnings = self._record(fmt, text, tree, path, line, end_line)
                 return record, warnings, UNCACHEABLE
             except LarkError:  # the grammar's main rule rejects the text
                 loose = self._fallback(fmt, text, path, line, end_line)
@@ -321,14 +322,39 @@ class ShapeCache:
                 raise found.with_traceback(None)
             return found
         self.stats.grammar_runs += 1
-        if len(trees) >= TREES:
-            trees.clear()
         try:
-            found = trees[key] = fmt.parser(rule).parse(text)
+            found = fmt.parser(rule).parse(text)
         except LarkError as exc:
-            trees[key] = exc.with_traceback(None)
+            _remember(trees, key, exc.with_traceback(None))
             raise
+        _remember(trees, key, found)
         return found
+
+    def _record(
+        self, fmt: Dialect, text: str, tree: Any, path: str, line: int, end_line: int
+    ) -> tuple[Record, tuple[str, ...]]:
+        """``fmt.record`` of `text` (its `tree`, None when the grammar has not read it yet): with the cache on,
+        the record (or the RecordError) of a text of at most :data:`TREE_TEXT` characters is kept by its text,
+        and a text read again gets a copy with its own place (a record's fields are immutable values)."""
+        if not self.enabled or len(text) > TREE_TEXT:
+            return fmt.record(self._grammar(fmt, text) if tree is None else tree, path, line, end_line)
+        key = (fmt, text)
+        found = self._records.get(key)
+        if found is None:
+            if tree is None:
+                tree = self._grammar(fmt, text)
+            try:
+                found = fmt.record(tree, path, line, end_line)
+            except RecordError as exc:
+                _remember(self._records, key, exc.with_traceback(None))
+                raise
+            _remember(self._records, key, found)
+            return found  # type: ignore[no-any-return]
+        self.stats.recalled += 1
+        if isinstance(found, RecordError):
+            raise found.with_traceback(None)
+        record, warnings = found
+        return replace(record, file=path, line=line, end_line=end_line), warnings
 
     def _fallback(self, fmt: Dialect, text: str, path: str, line: int, end_line: int) -> Record | None:
         if fmt.fallback_rule is None:
@@ -436,6 +462,13 @@ def share_in_process() -> None:
 def in_process() -> SharedShapes | None:
     """The process's shared shapes (see :func:`share_in_process`), or None."""
     return _PROCESS[0] if _PROCESS else None
+
+
+def _remember(table: dict[Any, Any], key: Any, value: Any) -> None:
+    """``table[key] = value``, emptying the table first when it holds TREES entries."""
+    if len(table) >= TREES:
+        table.clear()
+    table[key] = value
 
 
 _Words = tuple[tuple[str, ...], list[str], list[tuple[int, int]]]
