@@ -349,7 +349,7 @@ class ShapeCache:
                 _remember(self._records, key, exc.with_traceback(None))
                 raise
             _remember(self._records, key, found)
-            return found  # type: ignore[no-any-return]
+            return found
         self.stats.recalled += 1
         if isinstance(found, RecordError):
             raise found.with_traceback(None)
