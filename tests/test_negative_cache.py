@@ -186,3 +186,31 @@ def test_a_dialect_without_signs_is_searched_on_every_line():
 
 def test_paths_exist():
     assert all(Path(path).is_file() for path in CORPUS) and len(CORPUS) > 50
+
+
+@pytest.mark.parametrize("width", [70, 73, 84])
+def test_records_taken_by_shape_once_a_wrap_width_is_known(width, monkeypatch):
+    """After a record cut at a fixed width (the width is then known), cuBLAS records are still taken in one step
+    by their lines' SHAPE keys, except where a line but the last is that wide (70: the `handle` line, 84: the
+    `Time` line, which the next line could continue as a piece): the same records and counts as line by line."""
+    trace = next(
+        line
+        for line in (GENERATED / "lt_fp32_tp4" / "blaslt_321674.log").read_text().splitlines()
+        if "[Trace]" in line and len(line) > 4 * width
+    )
+    classic = (GENERATED / "cublas_classic_fp16.log").read_text()
+    text = "".join(trace[at : at + width] + "\n" for at in range(0, len(trace), width)) + classic * 3
+
+    def parse() -> tuple[list[dict], dict, _FileParser]:
+        parser = _FileParser(text_reader(text, "x.log"), Sniffer(), "warn", events=True)
+        records = [record.to_dict() for record in parser.records()]
+        return records, parser.summary.to_dict(max_problems=10**6), parser
+
+    records, summary, parser = parse()
+    with monkeypatch.context() as patch:
+        patch.setattr(_c, "shape_cache", False)
+        plain = parse()
+    assert parser.wrap_width == width and plain[2].wrap_width == width
+    assert (records, summary) == plain[:2]
+    taken = parser.cache.stats.followed
+    assert (taken == 0) if width in (70, 84) else (taken > 50), taken
