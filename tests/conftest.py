@@ -91,6 +91,7 @@ BOTH_WAYS = {
     "test_cache_counts",
     "test_cut_and_wrapped",
     "test_dialects",
+    "test_negative_cache",
     "test_parse_nvidia",
     "test_shape_cache",
     "test_shared_shapes",

@@ -26,7 +26,7 @@ gives the same records.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from lark.exceptions import LarkError
@@ -44,6 +44,12 @@ from blaslog._fast.templates import (
     template_of,
 )
 from blaslog.records import Event, Record
+
+TREES = 256
+"""Most grammar results a ShapeCache keeps by their text (see ``ShapeCache._grammar``)."""
+
+TREE_TEXT = 4096
+"""Longest record text whose grammar result is kept."""
 
 
 class Dialect(Protocol):
@@ -88,6 +94,9 @@ class CacheStats:
     followed: int = 0
     """Records of several lines whose lines after the first were taken in one step, their SHAPE keys being those
     of a record read before (``_FileParser._follow``)."""
+    recalled: int = 0
+    """Texts whose grammar tree, or the grammar's error, was known from a text the same before (records of an
+    uncacheable shape, and records the grammar rejects, that a log repeats word for word): not run again."""
 
     @property
     def hit_rate(self) -> float:
@@ -105,6 +114,7 @@ class CacheStats:
             "visited": self.visited,
             "followed": self.followed,
             "derived": self.derived,
+            "recalled": self.recalled,
             "hit_rate": round(self.hit_rate, 4),
         }
 
@@ -140,6 +150,11 @@ class ShapeCache:
         False (the family's template cannot be made: each of its shapes goes through the grammar)."""
         self._seen: set[int] = set()
         """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
+        self._trees: dict[tuple[Dialect, str | None, str], Any] = {}
+        self._records: dict[tuple[Dialect, str], Any] = {}
+        """(dialect, text) -> what the dialect built from the text's tree: (record, warnings) or a RecordError
+        (see :meth:`_record`)."""
+        """(dialect, rule, text) -> the grammar's tree of the text, or its LarkError (see :meth:`_grammar`)."""
 
     # -- look up -------------------------------------------------------------------------------------
     def dialect(self, key: str) -> Dialect | None:
@@ -231,9 +246,7 @@ class ShapeCache:
                                 pass  # the plain build below says which value is out of range first
                 else:
                     stats.misses += 1
-                if tree is None:
-                    tree = self._grammar(fmt, text)
-                record, warnings = fmt.record(tree, path, line, end_line)
+                record, warnings = self._record(fmt, text, tree, path, line, end_line)
                 return record, warnings, UNCACHEABLE
             except LarkError:  # the grammar's main rule rejects the text
                 loose = self._fallback(fmt, text, path, line, end_line)
@@ -292,8 +305,58 @@ class ShapeCache:
         keep(table, pieces, known)
 
     def _grammar(self, fmt: Dialect, text: str, rule: str | None = None) -> Any:
+        """`fmt`'s tree of `text` (by `rule`, or its main rule); raises the grammar's LarkError.
+
+        With the cache on, what the grammar said of a text of at most :data:`TREE_TEXT` characters is kept
+        (:data:`TREES` of them), so that a text a log repeats word for word, yet whose records are not served
+        from a template (an uncacheable shape, a record the grammar rejects: a negative cache), is not parsed
+        again. A grammar is a function of the text alone and the build steps read trees without changing
+        them, so the records and messages are the same (``tests/test_negative_cache.py``)."""
+        if not self.enabled or len(text) > TREE_TEXT:
+            self.stats.grammar_runs += 1
+            return fmt.parser(rule).parse(text)
+        trees = self._trees
+        key = (fmt, rule, text)
+        found = trees.get(key)
+        if found is not None:
+            self.stats.recalled += 1
+            if isinstance(found, LarkError):
+                raise found.with_traceback(None)
+            return found
         self.stats.grammar_runs += 1
-        return fmt.parser(rule).parse(text)
+        try:
+            found = fmt.parser(rule).parse(text)
+        except LarkError as exc:
+            _remember(trees, key, exc.with_traceback(None))
+            raise
+        _remember(trees, key, found)
+        return found
+
+    def _record(
+        self, fmt: Dialect, text: str, tree: Any, path: str, line: int, end_line: int
+    ) -> tuple[Record, tuple[str, ...]]:
+        """``fmt.record`` of `text` (its `tree`, None when the grammar has not read it yet): with the cache on,
+        the record (or the RecordError) of a text of at most :data:`TREE_TEXT` characters is kept by its text,
+        and a text read again gets a copy with its own place (a record's fields are immutable values)."""
+        if not self.enabled or len(text) > TREE_TEXT:
+            return fmt.record(self._grammar(fmt, text) if tree is None else tree, path, line, end_line)
+        key = (fmt, text)
+        found = self._records.get(key)
+        if found is None:
+            if tree is None:
+                tree = self._grammar(fmt, text)
+            try:
+                found = fmt.record(tree, path, line, end_line)
+            except RecordError as exc:
+                _remember(self._records, key, exc.with_traceback(None))
+                raise
+            _remember(self._records, key, found)
+            return found
+        self.stats.recalled += 1
+        if isinstance(found, RecordError):
+            raise found.with_traceback(None)
+        record, warnings = found
+        return replace(record, file=path, line=line, end_line=end_line), warnings
 
     def _fallback(self, fmt: Dialect, text: str, path: str, line: int, end_line: int) -> Record | None:
         if fmt.fallback_rule is None:
@@ -401,6 +464,13 @@ def share_in_process() -> None:
 def in_process() -> SharedShapes | None:
     """The process's shared shapes (see :func:`share_in_process`), or None."""
     return _PROCESS[0] if _PROCESS else None
+
+
+def _remember(table: dict[Any, Any], key: Any, value: Any) -> None:
+    """``table[key] = value``, emptying the table first when it holds TREES entries."""
+    if len(table) >= TREES:
+        table.clear()
+    table[key] = value
 
 
 _Words = tuple[tuple[str, ...], list[str], list[tuple[int, int]]]

@@ -42,6 +42,7 @@ class Follow:
         position: int,
         marks: tuple[list[Any], list[int]],
         cache: ShapeCache,
+        wrap_width: int = 0,
     ) -> tuple[int, tuple[str, tuple[int, ...]]] | None:
         """(how many lines after line `indices[position]` belong to its record of `fmt`, the record's bound key)
         when their SHAPE keys and its first line's are those of a record bound to a template before; else None.
@@ -51,8 +52,9 @@ class Follow:
         in order), begins no record (no key after the first is `known` to the cache), and continues the record
         (the dialect's `continues` says so by key, and said so of the lines of that record). The record's second
         line is not as long as its first (a record whose lines are all as long as its first is taken for one
-        line cut at that width). The caller sees that no width was seen cut and that the batch has no problems,
-        and takes the lines (counted in the cache's `stats`).
+        line cut at that width). Where the input's lines were seen cut at a width (`wrap_width`), no line but the
+        last is that long (the line after it could be taken as its next piece). The caller sees that the batch
+        has no problems, and takes the lines (counted in the cache's `stats`).
         """
         positions, marked_at = marks
         index = indices[position]
@@ -62,6 +64,8 @@ class Follow:
             if position + count >= len(indices) or indices[position + count] != end:
                 continue  # past the batch's lines to visit, or lines counted already among them
             if len(lines[index + 1]) == len(first) or count >= MAX_LINES:
+                continue
+            if wrap_width and wrap_width in map(len, lines[index:end]):
                 continue
             keys = tuple(map(shapes.__getitem__, lines[index : end + 1]))
             entry = self.records.get(keys)

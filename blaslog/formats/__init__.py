@@ -199,20 +199,71 @@ FORMAT_NAMES: tuple[str, ...] = format_names()
 
 
 class Sniffer:
-    """Finds which dialect, if any, begins a record on a line (among the dialects registered when it is made)."""
+    """Finds which dialect, if any, begins a record on a line (among the dialects registered when it is made).
+
+    Each dialect declares texts one of which every line it begins a record in holds (`start_signs`): one pass
+    finds which of them a line holds, and only the `start` patterns of those dialects run, in one expression
+    per set of dialects (the same answer as running every dialect's: a dialect whose signs a line lacks finds
+    no record in it). What a line of at most :data:`REMEMBERED` characters holding a sign was found to begin
+    is remembered by its text, so that the lines a log repeats (a program's prints that look like a
+    library's, the lines of records that span lines) are searched once."""
 
     def __init__(self, names: Iterable[str] | None = None) -> None:
         wanted = resolve_formats(names)
         classes = format_classes()
         self.formats = [cls() for cls in classes if cls.name in wanted]
         self._by_group = {f"f{i}": fmt for i, fmt in enumerate(self.formats)}
-        pattern = "|".join(f"(?P<f{i}>{fmt.start.pattern})" for i, fmt in enumerate(self.formats))
-        self._start = re.compile(pattern or "(?!)")
+        self._start = _starts(tuple(self.formats), range(len(self.formats)))
         self._near_miss = _near_miss(classes)
+        self._signs: re.Pattern[str] | None = None
+        """Finds every place a line holds a sign (overlapping); None when a dialect declares none."""
+        self._owners: dict[str, int] = {}
+        """A sign -> the dialects (bits by their place in `formats`) that declare it."""
+        if all(fmt.start_signs for fmt in self.formats):
+            for bit, fmt in enumerate(self.formats):
+                for sign in fmt.start_signs or ():
+                    self._owners[sign] = self._owners.get(sign, 0) | 1 << bit
+            longest_first = sorted(self._owners, key=len, reverse=True)
+            self._signs = re.compile("(?=(" + "|".join(map(re.escape, longest_first)) + "))")
+        self._subsets: dict[int, re.Pattern[str]] = {}
+        """Dialect bits -> the `start` expression of those dialects only."""
+        self._found: dict[str, tuple[LogFormat, int] | None] = {}
+        """A line holding a sign -> what :meth:`sniff` says of it (bounded, see `keep`)."""
+        self._near: dict[str, bool] = {}
+        """A line -> what :meth:`near_miss` says of it."""
 
     def sniff(self, line: str) -> tuple[LogFormat, int] | None:
         """(dialect, column where its record starts) for a line that begins a record, else None."""
-        match = self._start.search(line)
+        signs = self._signs
+        if signs is None:
+            return self._search(self._start, line)
+        if len(line) > REMEMBERED:
+            return self._sniff(signs, line)
+        found = self._found.get(line, _UNKNOWN)
+        if found is _UNKNOWN:
+            if signs.search(line) is None:
+                return None  # no dialect's sign: most lines that are not a library's, settled in one search
+            found = self._sniff(signs, line)
+            if len(self._found) >= _KEPT:
+                self._found.clear()
+            self._found[line] = found
+        return found  # type: ignore[return-value]
+
+    def _sniff(self, signs: re.Pattern[str], line: str) -> tuple[LogFormat, int] | None:
+        bits = 0
+        owners = self._owners
+        for match in signs.finditer(line):
+            bits |= owners[match.group(1)]
+        if not bits:
+            return None
+        pattern = self._subsets.get(bits)
+        if pattern is None:
+            wanted = [i for i in range(len(self.formats)) if bits >> i & 1]
+            pattern = self._subsets[bits] = _starts(tuple(self.formats), wanted)
+        return self._search(pattern, line)
+
+    def _search(self, pattern: re.Pattern[str], line: str) -> tuple[LogFormat, int] | None:
+        match = pattern.search(line)
         if match is None:
             return None
         return self._by_group[match.lastgroup or ""], match.start()
@@ -229,8 +280,33 @@ class Sniffer:
 
     def near_miss(self, line: str) -> bool:
         """True for a line that looks like BLAS library output though no dialect starts a record with it
-        (every registered dialect's `near_miss`, whichever dialects this sniffer reads)."""
-        return self._near_miss.search(line) is not None
+        (every registered dialect's `near_miss`, whichever dialects this sniffer reads); remembered by the
+        line's text, as :meth:`sniff` remembers."""
+        if len(line) > REMEMBERED:
+            return self._near_miss.search(line) is not None
+        found = self._near.get(line)
+        if found is None:
+            found = self._near_miss.search(line) is not None
+            if len(self._near) >= _KEPT:
+                self._near.clear()
+            self._near[line] = found
+        return found
+
+
+REMEMBERED = 1024
+"""Longest line whose sniffing a :class:`Sniffer` remembers (its tables then hold some 40 MB at most)."""
+
+_KEPT = 20_000
+"""Most lines a Sniffer's tables remember; a full table is emptied and filled again."""
+
+_UNKNOWN = object()
+
+
+def _starts(formats: tuple[LogFormat, ...], wanted: Iterable[int]) -> re.Pattern[str]:
+    """One expression of the `start` patterns of ``formats[i]`` for each i `wanted` (group ``f<i>``, in order:
+    a tie between two dialects' starts goes to the first)."""
+    pattern = "|".join(f"(?P<f{i}>{formats[i].start.pattern})" for i in wanted)
+    return re.compile(pattern or "(?!)")
 
 
 def resolve_formats(names: Iterable[str] | None) -> set[str]:

@@ -101,6 +101,10 @@ class LogFormat:
     """The grammar rule a record is parsed with."""
     start: ClassVar[re.Pattern[str]]
     """Matches (with .match) a physical line that begins a record."""
+    start_signs: ClassVar[tuple[str, ...] | None] = None
+    """Texts one of which every line `start` finds a record in holds (`[cublasLt`, `rocblas_`): the sniffer
+    looks for every dialect's signs in one pass and runs only the `start` of the dialects whose signs a line
+    holds (most of a program's own lines hold none). None: this dialect's `start` runs on every line."""
     transformer: ClassVar[type[LeafTransformer]]
 
     fallback_rule: ClassVar[str | None] = None

@@ -121,6 +121,7 @@ class Cublas(LogFormat):
     grammar = "cublas.lark"
     # not anchored: a launcher's tag (`[rank0]: `) may come first, and is kept apart by the parser
     start = re.compile(r"I! cuBLAS \(|[\w.]*┌ Debug: +cuBLAS \(")
+    start_signs = ("I! cuBLAS (", "┌ Debug: ")
     transformer = CublasTransformer
     assembles_by_shape = True  # lines' first characters decide (and a record's first line's), unmasked by SHAPE
 

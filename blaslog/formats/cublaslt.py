@@ -50,6 +50,7 @@ class CublasLt(LoggerFormat):
         r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[cublasLt\]\[\d+\]\["
         rf"|(?:{_ELIDED})?{_LEVEL}\[cublasLt\w*\]|{_ELIDED}{_LEVEL}{_ELIDED}"
     )
+    start_signs = ("[cublasLt", "[...][", "[…][")  # the logger's name, or a level after an elided part
     boundary = rb"\[\d{4}-\d\d-\d\d[ T][\d:.]+\]\[cublasLt\]\[\d+\]\["
     near_miss = r"\[cublasLt\]"
     known_keys = MATMUL_KEYS | {"algo", "outOfPlace", "preference", "operationDesc", "lightHandle", "result"}

@@ -82,6 +82,7 @@ class HipblasLt(LoggerFormat):
     grammar = "hipblaslt.lark"
     start_rule = "logger"
     start = re.compile(r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\])?\[HIPBLASLT\](?:\[\d+\])?\[|" + _ELIDED)
+    start_signs = ("[HIPBLASLT]", "][rocblaslt_", "][hipblaslt", "][hipblasLt", "][initialize]")
     boundary = rb"\[\d{4}-\d\d-\d\d[ T][\d:.]+\]\[HIPBLASLT\]\[\d+\]\["
     # HIPBLASLT_LOG_MASK=32 writes a bench line for every launch besides its [Trace] line: the bench line,
     # which names the solution, is the one kept
@@ -158,6 +159,7 @@ class HipblasLtBench(BenchFormat):
     grammar = "hipblaslt.lark"
     start_rule = "bench"
     start = re.compile(AFTER_TAG + UNIQ_COUNT + r"\s*(?:\S*/)?hipblaslt-bench\b")
+    start_signs = ("hipblaslt-bench",)
     transformer = CommandTransformer
     program = "hipblaslt-bench"
 
@@ -197,6 +199,7 @@ class HipblasLtProfile(ProfileFormat):
     grammar = "hipblaslt.lark"
     start_rule = "profile"
     start = re.compile(AFTER_TAG + r"\s*-\s*\{\s*function\s*:")
+    start_signs = ("function",)
     transformer = CommandTransformer
     function_key = "function"
 

@@ -108,6 +108,7 @@ class MklVerbose(LogFormat):
     banner = r"MKL_VERBOSE (?:Intel\(R\) MKL|oneMKL) \d{4}"
     grammar = "mkl.lark"
     start = re.compile(r"MKL_VERBOSE\s")
+    start_signs = ("MKL_VERBOSE",)
     boundary = rb"MKL_VERBOSE\s"
     fallback_rule = "note"
     transformer = _Transformer

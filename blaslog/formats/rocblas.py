@@ -218,6 +218,7 @@ class RocblasTrace(LogFormat):
     grammar = "rocblas.lark"
     start_rule = "trace"
     start = re.compile(AFTER_TAG + r"rocblas_\w+,")
+    start_signs = ("rocblas_",)
     transformer = TraceTransformer
 
     def unfinished(self, lines: list[str]) -> bool:
@@ -295,6 +296,7 @@ class RocblasBench(BenchFormat):
     grammar = "rocblas.lark"
     start_rule = "bench"
     start = re.compile(AFTER_TAG + UNIQ_COUNT + r"\s*(?:\S*/)?rocblas-bench\b")
+    start_signs = ("rocblas-bench",)
     transformer = CommandTransformer
     program = "rocblas-bench"
 
@@ -408,6 +410,7 @@ class RocblasProfile(ProfileFormat):
     # the early forms have no `- {`: `rocblas_function: rocblas_sgemm, transA: N, ...`, or no `- ` (2019):
     # `{ rocblas_function: "rocblas_dgemv", ... }`
     start = re.compile(AFTER_TAG + r"\s*(?:-?\s*\{\s*)?rocblas_function\s*:")
+    start_signs = ("rocblas_function",)
     transformer = CommandTransformer
     function_key = "rocblas_function"
 
@@ -457,6 +460,7 @@ class RocblasMessage(LogFormat):
     grammar = "rocblas.lark"
     start_rule = "message"
     start = re.compile(AFTER_TAG + r"\s*rocBLAS [a-z]+:")
+    start_signs = ("rocBLAS ",)
     banner = r"rocBLAS info: maximum library size|rocBLAS version \d"
     transformer = _MessageTransformer
 

@@ -129,6 +129,7 @@ class TunableOp(LogFormat):
     grammar = "tunableop.lark"
     start_rule = "start"
     start = re.compile(r"^(?:Validator,|[A-Za-z]\w*TunableOp_[^,\s]*,)")
+    start_signs = ("Validator,", "TunableOp_")
     transformer = _TunableOpTransformer
 
     def whole(self, text: str) -> bool | None:
@@ -328,6 +329,7 @@ class HipblasLtTuning(LogFormat):
         # the bench's table is its stdout: a launcher may tag it
         rf"|{AFTER_TAG}\s*transA,transB,(?:grouped_gemm,|.*\bhipblaslt-Gflops\b)"
     )
+    start_signs = ("Git Version: ", "transA,transB,", *(f"{a},{b}," for a in "NTC" for b in "NTC"))
     transformer = _TuningTransformer
 
     def clean(self, lines: list[str]) -> str:

@@ -196,7 +196,7 @@ class _FileParser(Joining):
         their keys say so (see :meth:`_follow`); the index of the last line taken."""
         self.pending = pending
         index = walk.indices[position]
-        if pending.shape in self.follow.spans and not walk.batch.problems and not self.wrap_width:
+        if pending.shape in self.follow.spans and not walk.batch.problems:
             return self._follow(pending, walk, position)
         return index
 
@@ -268,7 +268,7 @@ class _FileParser(Joining):
         lines, shapes, index = walk.batch.lines, walk.batch.shapes, walk.indices[position]
         assert shapes is not None  # the first line's key is known to `follow`
         marks = (walk.positions, walk.marked_at)
-        found = self.follow.span(pending.fmt, lines, shapes, walk.indices, position, marks, self.cache)
+        found = self.follow.span(pending.fmt, lines, shapes, walk.indices, position, marks, self.cache, self.wrap_width)
         if found is None:
             return index
         count, pending.bound = found
