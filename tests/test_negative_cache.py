@@ -90,8 +90,7 @@ MUTATIONS = {
 def _parse(text: str, sniffer: Sniffer, events: bool) -> tuple[list[dict], dict, object]:
     parser = _FileParser(text_reader(text, "x.log"), sniffer, "warn", events=events)
     parser.reader.block = 1 << 15  # many batches: what one batch settles serves the next ones
-    parser.lazy = True
-    records = [record.to_dict() for record in built(parser.records())]
+    records = [record.to_dict() for record in built(parser.items())]
     return records, parser.summary.to_dict(max_problems=10**6), parser.cache.stats
 
 
