@@ -38,6 +38,9 @@ def tables(draw) -> tuple[list[str], list[list[str]], int, list[str]]:
 @given(tables())
 @example((["a_b", "c"], [["x" * 100, "y"]], 20, []))
 @example((["a"], [[""]], 20, []))
+@example((["_", "_" * 20, "__"], [["x", "x", "x"]], 20, []))  # a dropped name as wide as the terminal
+@example((["_" * 21], [["x"]], 20, []))  # a header wider than the terminal
+@example((["_", "_" * 21 + " _"], [["x", "x"]], 20, []))  # an abbreviated word in a header of two
 def test_a_fitted_table_keeps_its_promises(table):
     headers, rows, width, priority = table
     text = fit_table(headers, rows, width, priority)
