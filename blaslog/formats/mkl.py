@@ -135,17 +135,7 @@ class MklVerbose(LogFormat):
     def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
         """The function of a cut call line, where its name is whole."""
         call = _CALL.match(text, text.find("MKL_VERBOSE") + len("MKL_VERBOSE"))
-        function = call.group(1) if call else "?"
-        return Event(
-            self.library,
-            function,
-            "truncated",
-            text=text,
-            file=path,
-            line=line,
-            end_line=end_line,
-            log_format=self.name,
-        )
+        return self._event(call.group(1) if call else "?", "truncated", text, path, line, end_line)
 
     def fallback(self, tree: Any, path: str, line: int, end_line: int) -> Event | None:
         """An `info` Event of a line that is no call (the banner, `Detected GPU0 ...`); a `call` Event of a
@@ -153,20 +143,14 @@ class MklVerbose(LogFormat):
         text = str(self.transformer({}).transform(tree)[1])
         call = _CALL.match(text)
         if call is None:
-            return Event(
-                self.library, "MKL", "info", text=text, file=path, line=line, end_line=end_line, log_format=self.name
-            )
+            return self._event("MKL", "info", text, path, line, end_line)
         if _gemm_like(call.group(1)):
             return None
+        return self._event(call.group(1), "call", text, path, line, end_line)
+
+    def _event(self, function: str, event: str, text: str, path: str, line: int, end_line: int) -> Event:
         return Event(
-            self.library,
-            call.group(1),
-            "call",
-            text=text,
-            file=path,
-            line=line,
-            end_line=end_line,
-            log_format=self.name,
+            self.library, function, event, text=text, file=path, line=line, end_line=end_line, log_format=self.name
         )
 
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
