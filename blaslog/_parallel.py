@@ -6,7 +6,9 @@ description of bytes of the input that carries everything needed to read them on
 (:func:`read_runs_parallel`; :mod:`blaslog.stream` for `blaslog parse`), or on a Dask worker
 (:mod:`blaslog.cluster`, which only schedules it). One rule holds for all of them: a reader of the whole input
 that saw its lines cut at a width (a terminal or a CI viewer wrapped them) joins later pieces of lines at that
-width, so a piece read before that width was known is read again with it (:func:`again`).
+width, so each piece is read with a guess of the width known at its start (its reader first reads a few bytes
+before it: :func:`guessed`), and a piece whose guess the reading of the piece before it proves wrong is read again
+(:func:`misread`).
 
 This module parses; it renders nothing (the rows of pieces are rendered by :mod:`blaslog.stream`)."""
 
@@ -19,7 +21,7 @@ from itertools import chain, pairwise, repeat
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from blaslog._fast import _c
-from blaslog._fast.cache import share_in_process
+from blaslog._fast.cache import SharedShapes, in_process, share_in_process
 from blaslog.formats import Sniffer, boundary_regex
 from blaslog.inputs import Reader, read_as_it_lies
 from blaslog.parse import parse_file
@@ -28,12 +30,15 @@ from blaslog.records import FileSummary, ParseResult
 from blaslog.runs import CompactRun, merge, read_run
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor, Future
+    from concurrent.futures import Executor
 
 T = TypeVar("T")
 
 SPLIT_MIN = 64 << 20
 """Inputs smaller than this are not cut into pieces."""
+PROBE_BYTES = 1 << 20
+"""Bytes read before a piece to guess the width lines are cut at there (see :func:`guessed`): more than a turn of
+the benchmark's real corpus (0.4 MB), whose one wrapped log a turn holds."""
 
 
 def process_pool(jobs: int) -> Executor:
@@ -133,15 +138,24 @@ class Piece:
     events: bool = False
     """Records other than GEMMs are built too (`--kind all`), not only counted."""
     wrap_width: int = 0
-    """The width the lines before it were seen cut at (see :func:`again`); 0 when none was."""
+    """The width the lines before it were seen cut at, as far as known when it is read (see :func:`misread`); 0
+    when none was."""
+    probe_from: int = -1
+    """Where not -1, its reader first reads bytes [probe_from, start) to guess `wrap_width`, kept where it sees
+    lines cut at no width (see :func:`guessed`)."""
 
-    def parser(self) -> _FileParser:
-        """The parser of the piece."""
+    def at_width(self, width: int) -> Piece:
+        """The piece to read with `width` known (no guess: see :func:`misread`)."""
+        return replace(self, wrap_width=width, probe_from=-1)
+
+    def parser(self, shapes: SharedShapes | None = None) -> _FileParser:
+        """The parser of the piece (learning line shapes into `shapes` too, when given)."""
         parser = _FileParser(
             _RangeReader(self.name, self.start, self.end, self.first_line),
             Sniffer(list(self.log_format) if self.log_format else None),
             self.on_error,  # type: ignore[arg-type]
             events=self.events,
+            shapes=shapes,
         )
         parser.wrap_width = self.wrap_width
         return parser
@@ -156,7 +170,10 @@ class PieceRead(Generic[T]):
     summary: FileSummary
     """Its accounting (lines, records, problems), lines numbered as the piece's were."""
     wrap_width: int
-    """The width its lines were seen cut at, or 0 (see :func:`again`)."""
+    """The width its reader knew lines were cut at when done, or 0: the width the next piece is to be read with
+    (see :func:`misread`)."""
+    read_with: int = 0
+    """The width it was read with (:attr:`Piece.wrap_width`)."""
 
 
 def cut(
@@ -188,10 +205,17 @@ def with_line_numbers(pieces: Sequence[Piece], pool: Executor | None = None) -> 
 
 
 def read_piece(piece: Piece, job: Callable[[_FileParser], T]) -> PieceRead[T]:
-    """Read one piece: `job` takes its parser and makes something of its records (see :func:`run_of`)."""
-    parser = piece.parser()
+    """Read one piece: `job` takes its parser and makes something of its records (see :func:`run_of`). A piece
+    with a `probe_from` is read with the width its reader sees lines cut at before it, if any (see
+    :func:`guessed`; what the few bytes taught about line shapes serves the piece)."""
+    shapes = None
+    if piece.probe_from >= 0:
+        shapes = in_process() or SharedShapes()
+        width = probe(piece, piece.probe_from, piece.start, shapes)
+        piece = piece.at_width(width or piece.wrap_width)
+    parser = piece.parser(shapes)
     value = job(parser)
-    return PieceRead(value, parser.summary, parser.wrap_width)
+    return PieceRead(value, parser.summary, parser.wrap_width, piece.wrap_width)
 
 
 def run_of(parser: _FileParser) -> CompactRun:
@@ -201,36 +225,56 @@ def run_of(parser: _FileParser) -> CompactRun:
     return run
 
 
-def again(pieces: Sequence[Piece], widths: Sequence[int]) -> list[Piece | None]:
-    """For pieces read side by side whose readers saw their lines cut at `widths` (0: not seen), each piece to
-    read again (with the width seen before it), or None where its reading stands. A reader of the whole input
-    that saw its lines cut at a width joins later pieces of lines at that width; a piece read without knowing
-    it may leave some apart. Only inputs so wrapped are read twice."""
-    known = rewrapped(widths)
-    return [replace(piece, wrap_width=width) if width else None for piece, width in zip(pieces, known, strict=True)]
+def guessed(pieces: Sequence[Piece]) -> list[Piece]:
+    """The consecutive `pieces` of an input, each but the first to be read with a guess of the width a reader of
+    the whole input knows its lines cut at when it reaches the piece (see :func:`misread`): the width a reader of
+    the PROBE_BYTES before the piece sees, if any. The piece's own reader reads them (:func:`read_piece`), before
+    the piece, side by side with the others. The few bytes cost far less than reading again a piece read without
+    the width; where the guess is wrong (the lines just before the piece not cut, the width known from earlier
+    lines), the piece is read again."""
+    return [pieces[0], *(replace(b, probe_from=max(a.start, b.start - PROBE_BYTES)) for a, b in pairwise(pieces))]
 
 
-def rewrapped(widths: Sequence[int]) -> list[int]:
-    """For pieces whose readers saw their lines cut at `widths`, the width to read each again with, or 0 (see
-    :func:`again`): the first width seen before it."""
-    out, known = [], 0
-    for width in widths:
-        out.append(known)
-        known = known or width
-    return out
+def probe(piece: Piece, start: int, end: int, shapes: SharedShapes | None = None) -> int:
+    """The width a reader of bytes [start, end) of `piece`'s input, from the first line start on, saw lines cut
+    at (0: none), learning line shapes into `shapes`."""
+    if start > 0:
+        with open(piece.name, "rb") as handle:
+            handle.seek(start - 1)
+            newline = handle.read(end - start + 1).find(b"\n")
+        if newline < 0:
+            return 0
+        start += newline
+    if start >= end:
+        return 0
+    window = Piece(piece.name, start, end, 1, piece.log_format, "warn", events=False)
+    parser = window.parser(shapes)
+    run_of(parser)
+    return parser.wrap_width
+
+
+def misread(reads: Sequence[PieceRead[Any]]) -> list[int]:
+    """Indices of the `reads` of consecutive pieces that were not read with the width the reading of the piece
+    before them ended with (the first: with none), to read again with it. A reader of the whole input that saw
+    its lines cut at a width joins later pieces of lines at that width: a piece read as it would is read with the
+    width it knew on reaching the piece; that is the rule that makes pieces read side by side give what one
+    reader gives. Only inputs so wrapped are read twice, and only where the guess (:func:`guessed`) was wrong."""
+    known = [0, *(read.wrap_width for read in reads[:-1])]
+    return [i for i, (read, width) in enumerate(zip(reads, known, strict=True)) if read.read_with != width]
 
 
 def settled(
-    pool: Executor, job: Callable[[_FileParser], T], pieces: Sequence[Piece], reads: list[PieceRead[T]]
+    pool: Executor, job: Callable[[_FileParser], T], pieces: Sequence[Piece], reads: Sequence[PieceRead[T]]
 ) -> list[PieceRead[T]]:
-    """`reads` of `pieces` by `job`, with those to read again (see :func:`again`) read again in `pool`, side by
-    side."""
-    redo: dict[int, Future[PieceRead[T]]] = {
-        i: pool.submit(read_piece, piece, job)
-        for i, piece in enumerate(again(pieces, [read.wrap_width for read in reads]))
-        if piece is not None
-    }
-    return [redo[i].result() if i in redo else read for i, read in enumerate(reads)]
+    """`reads` of `pieces` by `job`, with those misread (see :func:`misread`) read again in `pool` with the width
+    the piece before them ended with, side by side, until none is (a piece read again may end with another width
+    than it first did, and the piece after it is then checked again)."""
+    out = list(reads)
+    while redo := misread(out):
+        again = {i: pool.submit(read_piece, pieces[i].at_width(out[i - 1].wrap_width), job) for i in redo}
+        for i, future in again.items():
+            out[i] = future.result()
+    return out
 
 
 def _whole(name: str, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any]:
@@ -244,7 +288,7 @@ def read_runs_parallel(
     large input is cut into pieces: this process reads the first while `jobs - 1` workers read the others."""
     if len(names) == 1 and splittable(names[0], on_error):
         name = names[0]
-        pieces = cut(name, jobs, log_format=log_format, on_error=on_error)
+        pieces = guessed(cut(name, jobs, log_format=log_format, on_error=on_error))
         with process_pool(max(len(pieces) - 1, 1)) as pool:
             others = [pool.submit(read_piece, piece, run_of) for piece in pieces[1:]]
             reads = [read_piece(pieces[0], run_of), *(future.result() for future in others)]

@@ -29,7 +29,6 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from operator import getitem
 from typing import Any
 
 from blaslog import _parallel
@@ -299,9 +298,9 @@ def _batch(
 
 
 def _settled(read: PieceRead[Any], piece: Piece, width: int, job: Callable[[_FileParser], Any]) -> PieceRead[Any]:
-    """A piece's reading, or, where the lines before it were seen cut at `width`, the piece read again with that
-    width (see :func:`blaslog._parallel.again`)."""
-    return _parallel.read_piece(replace(piece, wrap_width=width), job) if width else read
+    """A piece's reading, or, where it was not read with `width` (the width the reading of the piece before it
+    ended with), the piece read again with that width (see :func:`blaslog._parallel.misread`)."""
+    return read if read.read_with == width else _parallel.read_piece(piece.at_width(width), job)
 
 
 def _width(read: PieceRead[Any]) -> int:
@@ -385,16 +384,25 @@ class _Work:
         return future
 
     def _read_pieces(self, pieces: list[Piece], job: Callable[[_FileParser], Any]) -> list[Any]:
-        """Futures of each piece read by `job` (see :func:`blaslog._parallel.read_piece`), read again where the
-        lines before it were seen cut at a width (see :func:`blaslog._parallel.again`): the graph the local
-        pool runs, every step on the workers."""
+        """Futures of each piece read by `job` (see :func:`blaslog._parallel.read_piece`) with a guess of the width
+        lines are cut at before it (see :func:`blaslog._parallel.guessed`), read again where the reading of the
+        piece before it ended with another width (see :func:`blaslog._parallel.misread`): the rule the local pool
+        keeps, every read on the workers. Misread pieces are read again side by side with the width the first
+        reading of the piece before ended with, then each is checked, in order, against the final reading of the
+        piece before it (read again only where that one's width changed)."""
         client = self.client
+        pieces = _parallel.guessed(pieces)
         reads = [client.submit(_parallel.read_piece, piece, job, pure=False) for piece in pieces]
-        widths = client.submit(_parallel.rewrapped, [client.submit(_width, r, pure=False) for r in reads], pure=False)
-        return [
-            client.submit(_settled, read, piece, client.submit(getitem, widths, i, pure=False), job, pure=False)
-            for i, (read, piece) in enumerate(zip(reads, pieces, strict=True))
+        widths = [client.submit(_width, read, pure=False) for read in reads]
+        side = [reads[0]] + [
+            client.submit(_settled, read, piece, width, job, pure=False)
+            for read, piece, width in zip(reads[1:], pieces[1:], widths[:-1], strict=True)
         ]
+        out = [side[0]]
+        for read, piece in zip(side[1:], pieces[1:], strict=True):
+            width = client.submit(_width, out[-1], pure=False)
+            out.append(client.submit(_settled, read, piece, width, job, pure=False))
+        return out
 
     def run(self, units: list[_Unit]) -> Iterator[tuple[_Unit, list[Any]]]:
         """(unit, one outcome per input of it) as tasks finish; an outcome is the task's result for the input,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 from blaslog._fast.cache import SharedShapes
-from blaslog._parallel import PieceRead, cut, process_pool, read_piece, settled, splittable
+from blaslog._parallel import PieceRead, cut, guessed, process_pool, read_piece, settled, splittable
 from blaslog.api import Options
 from blaslog.api._inputs import holds_nothing, jobs_for, looks_like_log
 from blaslog.api._parse import records
@@ -232,9 +232,9 @@ def _stream_pieces(
 ) -> Iterator[str | bytes | Spool]:
     """The rows of a large input parsed in `jobs` pieces at once (`first`: no row came before them). This process
     reads the first piece and renders its rows as they come, while `jobs - 1` workers each write the rows of a
-    further piece to a file; those files follow, in order, as Spools (a piece whose lines were cut at a width
-    seen before it is read again: see _parallel.again). The input's summary is appended to `summaries` once
-    every piece is read."""
+    further piece to a file; those files follow, in order, as Spools (a piece read with a wrong guess of the width
+    lines were cut at before it is read again: see _parallel.misread). The input's summary is appended to
+    `summaries` once every piece is read."""
     with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
         with process_pool(jobs - 1) as pool:
             pieces = cut(
@@ -246,6 +246,7 @@ def _stream_pieces(
                 numbered=True,  # the newlines before each piece, counted side by side
                 pool=pool,
             )
+            pieces = guessed(pieces)  # the width lines are cut at before each piece, as far as a few bytes tell
             job = _RowsToFile(tmp, reporter.name, caps_path)
             others = [pool.submit(read_piece, piece, job) for piece in pieces[1:]]
             parser = pieces[0].parser()

@@ -9,6 +9,7 @@ import pytest
 
 import blaslog
 import blaslog._parallel as parallel
+from blaslog.records import FileSummary
 from blaslog.runs import read_run
 from tests.conftest import GENERATED
 
@@ -510,7 +511,11 @@ def test_a_log_wrapped_at_a_fixed_width_is_joined_in_every_piece(
     assert one.exit_code in (0, 1)
 
 
-def test_rewrapped_reads_again_only_the_pieces_after_a_width_was_seen():
-    assert parallel.rewrapped([0, 0, 0]) == [0, 0, 0]
-    assert parallel.rewrapped([0, 80, 0, 0]) == [0, 0, 80, 80]
-    assert parallel.rewrapped([120, 80, 0]) == [0, 120, 120]
+def test_misread_are_the_pieces_not_read_with_the_width_the_piece_before_ended_with():
+    def read(read_with: int, ended: int) -> parallel.PieceRead[None]:
+        return parallel.PieceRead(None, FileSummary("run.log"), ended, read_with)
+
+    assert parallel.misread([read(0, 0), read(0, 0), read(0, 0)]) == []
+    assert parallel.misread([read(0, 0), read(0, 80), read(0, 80), read(80, 80)]) == [2]
+    assert parallel.misread([read(0, 120), read(0, 80), read(120, 80)]) == [1, 2]  # two widths: the last one holds
+    assert parallel.misread([read(0, 0), read(80, 80)]) == [1]  # a width guessed where none was known

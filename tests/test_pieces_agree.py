@@ -150,14 +150,19 @@ def test_one_read_the_pool_and_dask_give_the_same_json(case, command, logs, dask
 
 
 @pytest.mark.parametrize("case", [case for case in CASES if "wrapped" in case and not case.endswith(("gz", "zst"))])
-def test_a_wrapped_log_has_pieces_that_are_read_again_with_the_width_seen_before_them(case, logs, monkeypatch):
-    """The pieces of a wrapped log read side by side do not all learn its width on their own: those after the
-    width was seen are read again with it, which is what makes the pieces above agree (not a vacuous test)."""
+def test_a_wrapped_log_has_pieces_that_are_read_with_the_width_seen_before_them(case, logs, monkeypatch):
+    """The pieces of a wrapped log read side by side do not all learn its width on their own: read without a
+    guess, those after the width was seen are misread (to read again with it), which is what makes the pieces
+    above agree (not a vacuous test); each read with the guess its reader takes from the bytes before it, none is
+    (the log is wrapped throughout: the guess is right)."""
     path = str(logs[case])
+    width = int(case.split("-")[-1])
     monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
     pieces = parallel.cut(path, 8)
     reads = [parallel.read_piece(piece, parallel.run_of) for piece in pieces]
-    again = parallel.again(pieces, [read.wrap_width for read in reads])
-    assert again[0] is None and any(piece is not None for piece in again)
-    widths = {piece.wrap_width for piece in again if piece is not None}
-    assert len(widths) == 1 and widths <= {int(case.split("-")[-1])}
+    redo = parallel.misread(reads)
+    assert redo and 0 not in redo
+    assert {reads[i - 1].wrap_width for i in redo} == {width}
+    guessed = [parallel.read_piece(piece, parallel.run_of) for piece in parallel.guessed(pieces)]
+    assert parallel.misread(guessed) == []
+    assert [read.read_with for read in guessed] == [0] + [width] * (len(pieces) - 1)
