@@ -27,14 +27,18 @@ def dumps(value: Any, indent: int | None = None) -> str:
 
 
 def _chunks(texts: Iterable[list[str]], size: int = 256) -> Iterator[str]:
-    """The texts (a list of them per item) joined about `size` at a time: fewer, larger writes, and each text
-    copied once (the rows of a ShapedRows are not joined on their own first)."""
+    """The texts (a list of them per item) joined `size` at a time: fewer, larger writes, each text copied once
+    (the rows of a ShapedRows are not joined on their own first), and a chunk of a bounded size (a ShapedRows may
+    hold a batch's thousands of rows)."""
     batch: list[str] = []
     for parts in texts:
         batch += parts
         if len(batch) >= size:
-            yield "".join(batch)
-            batch = []
+            at = 0
+            while len(batch) - at >= size:
+                yield "".join(batch[at : at + size])
+                at += size
+            batch = batch[at:]
     if batch:
         yield "".join(batch)
 
