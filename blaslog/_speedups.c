@@ -160,6 +160,15 @@ volatile_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, unsigned char *
     return -1;
 }
 
+/* Whether no SHAPE or VOLATILE match can start at the digit s[i] (what shared_end answers first, without a call
+ * through a Scanner): a digit other than 0 (a cuBLAS pointer's 0x0x may start anywhere) after a word character,
+ * a `.`, `(` or `-`. */
+static int
+starts_none(const unsigned char *s, Py_ssize_t i)
+{
+    return s[i] != '0' && i > 0 && (is_word(s[i - 1]) || s[i - 1] == '.' || s[i - 1] == '(' || s[i - 1] == '-');
+}
+
 /* shape_end or volatile_end: the end of the match at s[i] (-1 for none), and its kind's letter in *kind. */
 typedef Py_ssize_t (*Scanner)(const unsigned char *, Py_ssize_t, Py_ssize_t, unsigned char *);
 
@@ -179,7 +188,7 @@ masked_key(const unsigned char *s, Py_ssize_t n, unsigned char *out, PyObject *v
         if (j == n)
             break;
         unsigned char kind;
-        Py_ssize_t end = end_of(s, n, j, &kind);
+        Py_ssize_t end = starts_none(s, j) ? -1 : end_of(s, n, j, &kind);
         if (end < 0) {
             out[size++] = s[j];
             i = j + 1;
@@ -552,7 +561,7 @@ speedups_values(PyObject *Py_UNUSED(module), PyObject *text)
         if (i == n)
             break;
         unsigned char kind;
-        Py_ssize_t end = shape_end(s, n, i, &kind);
+        Py_ssize_t end = starts_none(s, i) ? -1 : shape_end(s, n, i, &kind);
         if (end < 0) {
             i++;
             continue;
@@ -694,6 +703,44 @@ speedups_make(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nar
     return obj;
 }
 
+/* marked(lines, marks) -> (plain, gemms): the indices of the lines whose mark (marks[line]) is None, and of
+ * those whose mark is a tuple (a GEMM of a uniform shape), each in order (_fast.plan's passes over a batch's
+ * lines, in one). */
+static PyObject *
+speedups_marked(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "marked(lines: list, marks: dict)");
+        return NULL;
+    }
+    PyObject *lines = args[0], *marks = args[1];
+    PyObject *plain = PyList_New(0), *gemms = PyList_New(0), *result = NULL;
+    if (plain == NULL || gemms == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(lines); i++) {
+        PyObject *mark = PyDict_GetItemWithError(marks, PyList_GET_ITEM(lines, i));
+        if (mark == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, PyList_GET_ITEM(lines, i));
+            goto done;
+        }
+        PyObject *into = mark == Py_None ? plain : (PyTuple_CheckExact(mark) ? gemms : NULL);
+        if (into == NULL)
+            continue;
+        PyObject *index = PyLong_FromSsize_t(i);
+        if (index == NULL || PyList_Append(into, index) < 0) {
+            Py_XDECREF(index);
+            goto done;
+        }
+        Py_DECREF(index);
+    }
+    result = PyTuple_Pack(2, plain, gemms);
+done:
+    Py_XDECREF(plain);
+    Py_XDECREF(gemms);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"maker", speedups_maker, METH_VARARGS,
      "maker(cls, names) -> an opaque maker for make(): names are object slots of cls, in the order make() sets "
@@ -711,6 +758,9 @@ static PyMethodDef methods[] = {
     {"values", speedups_values, METH_O,
      "values(text) -> the SHAPE matches of text (split(text)[1], without the key); None for a str that UTF-8 "
      "cannot hold."},
+    {"marked", (PyCFunction)(void (*)(void))speedups_marked, METH_FASTCALL,
+     "marked(lines, marks) -> (plain, gemms): the indices of the lines whose mark (marks[line]) is None, and of "
+     "those whose mark is a tuple."},
     {"newlines", speedups_newlines, METH_VARARGS,
      "newlines(buffer, size) -> the count of newlines in the first size bytes of buffer (the GIL released)."},
     {"mask", speedups_mask, METH_O,

@@ -14,7 +14,7 @@ caller tells them apart:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from blaslog._fast.templates import LineTemplate, Template
@@ -117,16 +117,17 @@ class ShapedCall(Records):
 
 
 class ShapedRun(Records):
-    """Consecutive one-line records of known shapes, not built yet (when every record is wanted): what a
-    ShapedCall per line would say, without an object per record."""
+    """One-line records of known shapes, not built yet: what a ShapedCall per line would say, without an object
+    per record. The lines follow each other (every record wanted), or are the marked GEMM lines of a batch with
+    only lines counted already between them (only GEMMs wanted)."""
 
-    __slots__ = ("counts", "first", "marks", "path", "texts", "values")
+    __slots__ = ("counts", "marks", "numbers", "path", "texts", "values")
 
     def __init__(
         self,
         marks: list[tuple[Any, LineTemplate]],
         texts: list[str],
-        first: int,
+        numbers: Sequence[int],
         path: str,
         counts: dict[str, int],
         values: Callable[[str], list[str]],
@@ -135,8 +136,8 @@ class ShapedRun(Records):
         """(dialect, template) of each record."""
         self.texts = texts
         """Each record's line."""
-        self.first = first
-        """Number of the first line."""
+        self.numbers = numbers
+        """Each record's line number."""
         self.path = path
         self.counts = counts
         """How often each line comes in its batch (a writer keeps what it wrote only for lines that come again)."""
@@ -157,13 +158,13 @@ class ShapedRun(Records):
         return self.counts.get(text, 0) > 1
 
     def call(self, offset: int) -> ShapedCall:
-        text, number = self.texts[offset], self.first + offset
+        text, number = self.texts[offset], self.numbers[offset]
         kept = text if self.again(text) else None
         return ShapedCall(self.marks[offset][1], self.values(text), self.path, number, number, kept)
 
     def after(self, offset: int) -> ShapedRun:
         return ShapedRun(
-            self.marks[offset:], self.texts[offset:], self.first + offset, self.path, self.counts, self.values
+            self.marks[offset:], self.texts[offset:], self.numbers[offset:], self.path, self.counts, self.values
         )
 
 

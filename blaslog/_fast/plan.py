@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import Any
 
+from blaslog._fast import _c
 from blaslog._fast.cache import ShapeCache
 from blaslog.records import GemmCall
 
@@ -49,12 +50,21 @@ def plan(lines: list[str], shapes: dict[str, str], counts: dict[str, int], cache
     """
     shortcuts = cache.built if events else cache.shortcuts
     marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
-    unmarked = list(map(dict(zip(marks, map(_IS_NONE, marks.values()), strict=True)).__getitem__, lines))
-    plain = list(compress(range(len(lines)), unmarked))
+    speedups = _c.speedups
+    unmarked: list[bool] | None = None
+    gemm_at: list[int] | None = None  # the indices of the GEMMs marked (dialect, template), where C found them
+    if speedups is not None:
+        plain, gemm_at = speedups.marked(lines, marks)
+    else:
+        unmarked = _unmarked(lines, marks)
+        plain = list(compress(range(len(lines)), unmarked))
     # the fewer of the unmarked and the marked lines are looked at one by one
     few = len(plain) * 2 < len(lines)
-    others = [] if few else list(compress(range(len(lines)), map(operator.not_, unmarked)))  # the marked lines
-    before = _ended(lines, shapes, cache, unmarked, plain, others, few)
+    others: list[int] = []
+    if not few:
+        unmarked = unmarked if unmarked is not None else _unmarked(lines, marks)
+        others = list(compress(range(len(lines)), map(operator.not_, unmarked)))  # the marked lines
+    before = _ended(lines, shapes, cache, marks, unmarked, plain, others, few)
     tally: dict[Any, int] = {}
     for line, mark in marks.items():
         if mark is not None:
@@ -70,7 +80,7 @@ def plan(lines: list[str], shapes: dict[str, str], counts: dict[str, int], cache
             of[i] = None
         cache.stats.visited += of.count(None)  # the marked lines are not assembled
         return Plan(range(len(lines)), of, counted)
-    visit, by_index = _gemms(lines, marks, plain, others, few, before)
+    visit, by_index = _gemms(lines, marks, plain, others, few, before, gemm_at)
     cache.stats.visited += len(visit) - len(by_index)
     return Plan(visit, by_index, counted)
 
@@ -92,22 +102,30 @@ def _counted(tally: dict[Any, int]) -> dict[tuple[Any, bool], int]:
     return counted
 
 
+def _unmarked(lines: list[str], marks: dict[str, Any]) -> list[bool]:
+    """Whether each line is unmarked (its mark is None)."""
+    return list(map(dict(zip(marks, map(_IS_NONE, marks.values()), strict=True)).__getitem__, lines))
+
+
 def _ended(
     lines: list[str],
     shapes: dict[str, str],
     cache: ShapeCache,
-    unmarked: list[bool],
+    marks: dict[str, Any],
+    unmarked: list[bool] | None,
     plain: list[int],
     others: list[int],
     few: bool,
 ) -> set[int]:
     """The marked lines assembled the ordinary way: those before an unmarked line of a shape that begins no
-    known record (it may continue theirs), and the batch's last line (the next batch may continue it)."""
+    known record (it may continue theirs), and the batch's last line (the next batch may continue it).
+    `unmarked`: whether each line is unmarked (given where not `few`)."""
     last = len(lines) - 1
-    before = {last} if lines and not unmarked[last] else set()
+    before = {last} if lines and marks[lines[last]] is not None else set()
     if few:
-        after = [i for i in plain if i and not unmarked[i - 1]]
+        after = [i for i in plain if i and marks[lines[i - 1]] is not None]
     else:
+        assert unmarked is not None
         after = [i + 1 for i in others if i + 1 < len(lines) and unmarked[i + 1]]
     known = cache.known
     for i in after:
@@ -117,12 +135,19 @@ def _ended(
 
 
 def _gemms(
-    lines: list[str], marks: dict[str, Any], plain: list[int], others: list[int], few: bool, before: set[int]
+    lines: list[str],
+    marks: dict[str, Any],
+    plain: list[int],
+    others: list[int],
+    few: bool,
+    before: set[int],
+    gemm_at: list[int] | None,
 ) -> tuple[list[int], dict[int, Any]]:
     """When only GEMMs are wanted: the visited lines (the unmarked ones, and the GEMMs marked (dialect,
-    template)), and the marks of those GEMMs by index."""
-    gemms = {line for line, mark in marks.items() if type(mark) is tuple}
-    if not gemms:
+    template)), and the marks of those GEMMs by index (`gemm_at`: their indices, where known already)."""
+    if gemm_at is not None:
+        marked = gemm_at
+    elif not (gemms := {line for line, mark in marks.items() if type(mark) is tuple}):
         marked = []
     elif few:
         marked = list(compress(range(len(lines)), map(gemms.__contains__, lines)))

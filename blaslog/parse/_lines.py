@@ -115,7 +115,7 @@ class _FileParser(Joining):
                 yield ShapedRun(
                     line_marks[begin:stop],
                     lines[begin:stop],
-                    start + begin,
+                    range(start + begin, start + stop),
                     self.reader.name,
                     batch.counts or {},
                     self.cache.shaper.values,
@@ -131,7 +131,7 @@ class _FileParser(Joining):
 
     def _lines(
         self, batch: Batch, indices: Sequence[int], marks: dict[int, Any] | list[Any] | None = None
-    ) -> Iterator[Record | ShapedCall]:
+    ) -> Iterator[Record | ShapedCall | ShapedRun]:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
         GEMMs of a uniform shape, handed on without being assembled."""
@@ -139,10 +139,15 @@ class _FileParser(Joining):
         lines, start, shapes, problems = batch.lines, batch.start, batch.shapes, batch.problems
         dialect: Callable[[str], Any] = self.cache.dialect  # who begins a record on lines of a SHAPE key, if known
         previous = -1
+        # marked GEMMs handed on not built go as one ShapedRun, up to the next line assembled
+        group: list[int] | None = [] if self.lazy and self.wanted.sink is None else None
         for position, index in walk.steps:
+            mark = walk.positions[index] if walk.by_position else walk.marked.get(index)
+            if group and mark is None:
+                yield self._marked_run(walk, group)
+                group = []
             text = lines[index]
             number = start + index
-            mark = walk.positions[index] if walk.by_position else walk.marked.get(index)
             problem = problems.get(index) if problems else None
             if self.pending is not None and (index != previous + 1 or mark is not None or (problem and problem[1])):
                 # lines counted already (a gap), a marked GEMM and a line that cannot be used end the record
@@ -151,6 +156,9 @@ class _FileParser(Joining):
                     yield record
             previous = index
             if mark is not None:
+                if group is not None:  # no record is pending now (a marked line ended it)
+                    group.append(index)
+                    continue
                 item = self._marked_line(walk, mark[1], text, number)
                 if item is not None:
                     yield item
@@ -174,8 +182,25 @@ class _FileParser(Joining):
                 self._other(number, text)
                 continue
             previous = yield from self._start(walk, found, text, number, shape, position)
+        if group:
+            yield self._marked_run(walk, group)
         if lines:
             self.number = start + len(lines) - 1
+
+    def _marked_run(self, walk: _Walk, group: list[int]) -> ShapedRun:
+        """The marked GEMMs at indices `group` (in order, only lines counted already between them), handed on not
+        built: what :meth:`_marked_line` makes of each, as one item."""
+        batch = walk.batch
+        lines, start = batch.lines, batch.start
+        of = walk.positions.__getitem__ if walk.by_position else walk.marked.__getitem__
+        return ShapedRun(
+            list(map(of, group)),
+            list(map(lines.__getitem__, group)),
+            [start + index for index in group],
+            self.reader.name,
+            walk.counts,
+            self.cache.shaper.values,
+        )
 
     def _marked_line(self, walk: _Walk, template: LineTemplate, text: str, number: int) -> Record | ShapedCall | None:
         """A GEMM of a uniform shape, counted already (see :meth:`_classify`): what the speed layer makes of it.

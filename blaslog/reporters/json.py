@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
 
+from blaslog._fast import _c
 from blaslog._fast.shapes import keep
 from blaslog.records import SCHEMA_VERSION
 from blaslog.report import Report
@@ -25,21 +26,19 @@ def dumps(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=True, allow_nan=False, default=str)
 
 
-def _chunks(texts: Iterable[str], size: int = 256, large: int = 1 << 16) -> Iterator[str]:
-    """The texts joined `size` at a time (fewer, larger writes); a text `large` already (the rows of a ShapedRows)
-    on its own."""
+def _chunks(texts: Iterable[list[str]], size: int = 256) -> Iterator[str]:
+    """The texts (a list of them per item) joined `size` at a time: fewer, larger writes, each text copied once
+    (the rows of a ShapedRows are not joined on their own first), and a chunk of a bounded size (a ShapedRows may
+    hold a batch's thousands of rows)."""
     batch: list[str] = []
-    for text in texts:
-        if len(text) >= large:  # on its own: not copied into a larger text
-            if batch:
-                yield "".join(batch)
-                batch = []
-            yield text
-            continue
-        batch.append(text)
-        if len(batch) == size:
-            yield "".join(batch)
-            batch = []
+    for parts in texts:
+        batch += parts
+        if len(batch) >= size:
+            at = 0
+            while len(batch) - at >= size:
+                yield "".join(batch[at : at + size])
+                at += size
+            batch = batch[at:]
     if batch:
         yield "".join(batch)
 
@@ -85,10 +84,16 @@ class ShapeTexts:
         self._file = _COMPACT.encode(path)[1:-1].replace("%", "%%")
         self._pieces, self._rows = {}, {}
 
+    def parts(self, item: Any) -> list[str]:
+        """The texts of the rows of a ShapedRows, or the text of a row (a plain dict, or a ShapedRow)."""
+        if type(item) is ShapedRows:
+            return self._run(item)
+        return [self.text(item)]
+
     def text(self, item: Any) -> str:
         """The text of a row (a plain dict, or a ShapedRow), or the texts of the rows of a ShapedRows, joined."""
         if type(item) is ShapedRows:
-            return self._run(item)
+            return "".join(self._run(item))
         if type(item) is not ShapedRow:
             return self._encode(item)
         call = item.call
@@ -119,31 +124,44 @@ class ShapeTexts:
         keep(self._rows, text, (template, parts))
         return parts
 
-    def _run(self, rows: ShapedRows) -> str:
+    def _run(self, rows: ShapedRows) -> list[str]:
         """The texts of a run's rows: those of lines kept (see :meth:`text`) with their numbers put in, the
         others through :meth:`text`."""
         if len(rows) == 1:
-            return self.text(rows.row(0))
+            return [self.text(rows.row(0))]
         run: Any = rows.run  # more than one record: a run of one-line records (``blaslog._fast.lazy.ShapedRun``)
         if run.path != self._path:
             self._input(run.path)
-        kept, made = self._rows.get, self._pieces.get
+        kept, made, again = self._rows.get, self._pieces.get, run.counts.get
+        speedups = _c.speedups
+        values: Callable[[str], list[str] | None] = speedups.values if speedups is not None else run.values
         out: list[str] = []
         append = out.append
-        for offset, (template, text) in enumerate(zip(map(_TEMPLATE, run.marks), run.texts, strict=True)):
-            found = kept(text)
-            if found is not None and found[0] is template:
-                append(str(run.first + offset).join(found[1]))
+        for offset, (template, text, number) in enumerate(
+            zip(map(_TEMPLATE, run.marks), run.texts, run.numbers, strict=True)
+        ):
+            if again(text, 0) > 1:  # as text() does for the ShapedCall of the line (see ShapedRun.call)
+                found = kept(text)
+                if found is not None and found[0] is template:
+                    append(str(number).join(found[1]))
+                    continue
+                pieces = made(template)
+                if not pieces:  # the template's pieces are not made yet, or it is encoded whole (False)
+                    append(self.text(rows.row(offset)))
+                else:
+                    append(str(number).join(self._keep(template, pieces, run.values(text), text)))
                 continue
+            # a line the batch holds once: its row is written from the pieces (as the kept row of an earlier
+            # batch's line would give it: the same pieces, the same values)
             pieces = made(template)
-            if not pieces:  # the template's pieces are not made yet, or it is encoded whole (False)
+            if not pieces:
                 append(self.text(rows.row(offset)))
-            elif run.again(text):  # as text() does for the ShapedCall of the line (see ShapedRun.call)
-                append(str(run.first + offset).join(self._keep(template, pieces, run.values(text), text)))
-            else:
-                number = run.first + offset
-                append(pieces[0] % pieces[1]((*run.values(text), number, number)))
-        return "".join(out)
+                continue
+            line_values = values(text)
+            if line_values is None:  # a str that UTF-8 cannot hold: the Python path takes its values
+                line_values = run.values(text)
+            append(pieces[0] % pieces[1]((*line_values, number, number)))
+        return out
 
     @staticmethod
     def _fill(pieces: tuple[str, Callable[[tuple[Any, ...]], Any]], call: Any) -> str:
@@ -226,7 +244,7 @@ class JsonReporter(Reporter):
                 else:
                     yield "\n    " + dumps(row)
                 break
-        yield from _chunks(map(texts.text, rows))
+        yield from _chunks(map(texts.parts, rows))
 
     def stream_end(self, files: list[Any], any_rows: bool) -> str:
         summary = dumps({"files": [f.to_dict() for f in files]}, indent=2).replace("\n", "\n  ")
@@ -266,7 +284,7 @@ class JsonLinesReporter(Reporter):
 
     def stream_rows(self, rows: Iterable[Any], first: bool) -> Iterator[str]:
         texts = _kept_texts(self, lambda row: dumps({"type": "item", **row}) + "\n")
-        yield from _chunks(map(texts.text, rows))
+        yield from _chunks(map(texts.parts, rows))
 
     def stream_end(self, files: list[Any], any_rows: bool) -> str:
         return (
