@@ -157,9 +157,9 @@ class ShapeCache:
         """(dialect, rule, text) -> the grammar's tree of the text, or its LarkError (see :meth:`_grammar`)."""
 
     # -- look up -------------------------------------------------------------------------------------
-    def dialect(self, key: str) -> Dialect | None:
-        """The dialect whose one-line records begin on lines of SHAPE key `key`, if known."""
-        return self.known.get(key)
+    def dialect(self, key: str | None) -> Dialect | None:
+        """The dialect whose one-line records begin on lines of SHAPE key `key`, if known (None: no key)."""
+        return self.known.get(key)  # type: ignore[arg-type]  # None is no key of it
 
     def line_template(self, fmt: Dialect, key: str) -> LineTemplate | None:
         """The template bound to SHAPE key `key` of `fmt`'s one-line records (or to the joined keys of a record's

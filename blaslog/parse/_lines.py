@@ -29,6 +29,9 @@ _BUILT = frozenset((GemmCall, Event))
 _UNSNIFFED = object()
 """A line not in _FileParser._sniffed."""
 
+_NOTHING: dict[Any, Any] = {}
+"""Looked up where a batch has no shapes or no problems: None for every key."""
+
 _SNIFFED = 1024
 """Longest line kept in _FileParser._sniffed (its KEPT entries then hold some 20 MB of ASCII at most)."""
 
@@ -127,7 +130,7 @@ class _FileParser(Joining):
                 end += 1
             yield from self._lines(batch, range(stop, plain[end] + 1), marks)
             begin, at = plain[end] + 1, end + 1
-        self.number = start + count - 1 if count else self.number
+        self._read_to_end(batch)
 
     def _lines(
         self, batch: Batch, indices: Sequence[int], marks: dict[int, Any] | list[Any] | None = None
@@ -137,18 +140,21 @@ class _FileParser(Joining):
         GEMMs of a uniform shape, handed on without being assembled."""
         walk = _Walk(batch, indices, marks)
         lines, start, shapes, problems = batch.lines, batch.start, batch.shapes, batch.problems
-        dialect: Callable[[str], Any] = self.cache.dialect  # who begins a record on lines of a SHAPE key, if known
+        dialect: Callable[[str | None], Any] = self.cache.dialect  # who begins a record on lines of a SHAPE key
+        mark_of = walk.mark_of
+        shape_of: Callable[[str], str | None] = shapes.__getitem__ if shapes is not None else _NOTHING.get
+        problem_of: Callable[[int], Any] = problems.get if problems else _NOTHING.get
         previous = -1
         # marked GEMMs handed on not built go as one ShapedRun, up to the next line assembled
         group: list[int] | None = [] if self.lazy and self.wanted.sink is None else None
         for position, index in walk.steps:
-            mark = walk.positions[index] if walk.by_position else walk.marked.get(index)
+            mark = mark_of(index)
             if group and mark is None:
                 yield self._marked_run(walk, group)
                 group = []
             text = lines[index]
             number = start + index
-            problem = problems.get(index) if problems else None
+            problem = problem_of(index)
             if self.pending is not None and (index != previous + 1 or mark is not None or (problem and problem[1])):
                 # lines counted already (a gap), a marked GEMM and a line that cannot be used end the record
                 record = self._end(start + previous)
@@ -165,8 +171,8 @@ class _FileParser(Joining):
                 continue
             if problem is not None and self._problem_line(problem, number, text):
                 continue
-            shape = shapes[text] if shapes is not None else None
-            fmt = dialect(shape) if shape is not None else None
+            shape = shape_of(text)
+            fmt = dialect(shape)
             if self.pending is not None:
                 taken, record = self._goes_on(text, shape, fmt, number)
                 if record is not None:
@@ -184,17 +190,20 @@ class _FileParser(Joining):
             previous = yield from self._start(walk, found, text, number, shape, position)
         if group:
             yield self._marked_run(walk, group)
-        if lines:
-            self.number = start + len(lines) - 1
+        self._read_to_end(batch)
+
+    def _read_to_end(self, batch: Batch) -> None:
+        """Note the batch's last line as the last line read (an empty batch reads none)."""
+        if batch.lines:
+            self.number = batch.start + len(batch.lines) - 1
 
     def _marked_run(self, walk: _Walk, group: list[int]) -> ShapedRun:
         """The marked GEMMs at indices `group` (in order, only lines counted already between them), handed on not
         built: what :meth:`_marked_line` makes of each, as one item."""
         batch = walk.batch
         lines, start = batch.lines, batch.start
-        of = walk.positions.__getitem__ if walk.by_position else walk.marked.__getitem__
         return ShapedRun(
-            list(map(of, group)),
+            list(map(walk.mark_of, group)),
             list(map(lines.__getitem__, group)),
             [start + index for index in group],
             self.reader.name,

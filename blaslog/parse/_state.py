@@ -81,7 +81,18 @@ class _Pending:
 class _Walk:
     """What :meth:`_FileParser._lines` reads of a batch while it walks the lines at `indices`."""
 
-    __slots__ = ("batch", "by_position", "counts", "indices", "marked", "marked_at", "memo", "positions", "steps")
+    __slots__ = (
+        "batch",
+        "by_position",
+        "counts",
+        "indices",
+        "mark_of",
+        "marked",
+        "marked_at",
+        "memo",
+        "positions",
+        "steps",
+    )
 
     def __init__(self, batch: Batch, indices: Sequence[int], marks: dict[int, Any] | list[Any] | None) -> None:
         self.batch = batch
@@ -96,6 +107,8 @@ class _Walk:
         self.positions: list[Any] = marks if isinstance(marks, list) else []
         self.marked: dict[int, Any] = marks if isinstance(marks, dict) else {}
         self.marked_at = list(self.marked)
+        self.mark_of: Callable[[int], Any] = self.positions.__getitem__ if self.by_position else self.marked.get
+        """The mark of the line at an index (None: not marked)."""
         """The marked lines' indices, in order (see :meth:`_FileParser._classify`)."""
 
 
