@@ -20,27 +20,35 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from blaslog import api
-from blaslog.api import parse, parse_lines, parse_text
-from blaslog.caps import Caps, load_caps
-from blaslog.errors import (
-    BlaslogError,
-    CapsError,
-    CublasStatusError,
-    FlagsError,
-    InputError,
-    LibraryLoadError,
-    LibraryNotFound,
-    LogParseError,
-    NativeError,
-    SymbolNotFound,
-    UnknownFormatError,
-)
-from blaslog.flags import decode_flags, encode_flags
-from blaslog.formats import FORMAT_NAMES
-from blaslog.frame import to_frame
-from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Problem
-from blaslog.report import FailOn, Finding, FindingKind, Level, RecordKind, Report
+import typing
+
+from blaslog import _exports, api
+
+# `blaslog.parse` is this function, not the subpackage of that name: importing blaslog.api._parse imports the
+# subpackage first (which makes it an attribute of this package), and this line binds the function over it, for
+# good (a later `import blaslog.parse` finds the subpackage imported and binds nothing here)
+from blaslog.api._parse import parse, parse_lines, parse_text
+
+if typing.TYPE_CHECKING:
+    from blaslog.caps import Caps, load_caps
+    from blaslog.errors import (
+        BlaslogError,
+        CapsError,
+        CublasStatusError,
+        FlagsError,
+        InputError,
+        LibraryLoadError,
+        LibraryNotFound,
+        LogParseError,
+        NativeError,
+        SymbolNotFound,
+        UnknownFormatError,
+    )
+    from blaslog.flags import decode_flags, encode_flags
+    from blaslog.formats import FORMAT_NAMES
+    from blaslog.frame import to_frame
+    from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Problem
+    from blaslog.report import FailOn, Finding, FindingKind, Level, RecordKind, Report
 
 __all__ = [
     "FORMAT_NAMES",
@@ -77,3 +85,30 @@ __all__ = [
     "parse_text",
     "to_frame",
 ]
+
+if not typing.TYPE_CHECKING:  # (hidden from type checkers, which see the imports above instead)
+    # each module imported when one of its names is first used (see blaslog._exports)
+    __getattr__, __dir__ = _exports.exports(
+        __name__,
+        {
+            "blaslog.caps": ("Caps", "load_caps"),
+            "blaslog.errors": (
+                "BlaslogError",
+                "CapsError",
+                "CublasStatusError",
+                "FlagsError",
+                "InputError",
+                "LibraryLoadError",
+                "LibraryNotFound",
+                "LogParseError",
+                "NativeError",
+                "SymbolNotFound",
+                "UnknownFormatError",
+            ),
+            "blaslog.flags": ("decode_flags", "encode_flags"),
+            "blaslog.formats": ("FORMAT_NAMES",),
+            "blaslog.frame": ("to_frame",),
+            "blaslog.records": ("Event", "FileSummary", "GemmCall", "ParseResult", "Problem"),
+            "blaslog.report": ("FailOn", "Finding", "FindingKind", "Level", "RecordKind", "Report"),
+        },
+    )

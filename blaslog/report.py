@@ -10,7 +10,6 @@ class that says what it does to the numbers.
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -482,6 +481,7 @@ class Report:
     def _repr_html_(self, max_findings: int = 20) -> str:
         """A short HTML summary for notebooks (the verdict and the first findings; the whole page is
         ``--format html``). Every log text escaped."""
+        import html
 
         def esc(value: object) -> str:
             return html.escape(str(value), quote=True)

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 from blaslog._fast.cache import SharedShapes
-from blaslog._parallel import PieceRead, cut, guessed, process_pool, read_piece, settled, splittable
 from blaslog.api import Options
 from blaslog.api._inputs import holds_nothing, jobs_for, looks_like_log
 from blaslog.api._parse import records
@@ -88,7 +87,7 @@ def _parse_chunks(
     shapes = SharedShapes()  # the line shapes the first input learns serve the next
     for name in names:
         processes = jobs_for(options.jobs, [name])
-        if processes > 1 and splittable(name, options.on_error):
+        if _in_pieces(name, options, processes):
             pieces = _stream_pieces(name, reporter, kind, caps_path, caps, options, processes, summaries, not any_rows)
             for chunk in pieces:
                 any_rows = any_rows or type(chunk) is not Spool or chunk.size > chunk.offset
@@ -103,6 +102,16 @@ def _parse_chunks(
             any_rows = True
             yield text
     yield reporter.stream_end(summaries, any_rows)
+
+
+def _in_pieces(name: str, options: Options, processes: int) -> bool:
+    """Whether input `name` is read in `processes` pieces at once: more than one, and a file that can be cut
+    (the module of parallel reading is imported only then)."""
+    if processes <= 1:
+        return False
+    from blaslog._parallel import splittable
+
+    return splittable(name, options.on_error)
 
 
 def table_chunks(
@@ -235,6 +244,8 @@ def _stream_pieces(
     further piece to a file; those files follow, in order, as Spools (a piece read with a wrong guess of the width
     lines were cut at before it is read again: see _parallel.misread). The input's summary is appended to
     `summaries` once every piece is read."""
+    from blaslog._parallel import PieceRead, cut, guessed, process_pool, read_piece, settled
+
     with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
         with process_pool(jobs - 1) as pool:
             pieces = cut(

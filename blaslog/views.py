@@ -7,19 +7,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from blaslog.caps import Caps
-from blaslog.check import batch_invariance, check_run
-from blaslog.diff import DiffResult
 from blaslog.explain import describe_flags
 from blaslog.inputs import ENDS_EARLY
 from blaslog.parse import Records
 from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Record
 from blaslog.report import FINDING_CLASSES, Case, Finding, Location, RecordKind, Report, fold_ranks, sort_findings
 from blaslog.runs import CompactRun
-from blaslog.summary import summarize, summarize_runs
-from blaslog.tunableop import TUNED_FORMATS as _TUNING_FORMATS
 
+# the modules of diff, check and summary are imported by the reports that use them: `blaslog parse` needs none
 if TYPE_CHECKING:
     from blaslog._fast.lazy import ShapedCall
+    from blaslog.diff import DiffResult
 
 PARSE_COLUMNS = [
     "file",
@@ -359,6 +357,8 @@ def check_report(
     records: Sequence[GemmCall], files: Sequence[FileSummary], *, caps: Caps | None = None, batch: bool = False
 ) -> Report:
     """Report of `blaslog check`: per input file, signatures that ran with more than one algorithm."""
+    from blaslog.check import batch_invariance, check_run
+
     findings: list[Finding] = []
     cases: list[Case] = []
     by_file: dict[str, list[GemmCall]] = {}
@@ -419,6 +419,8 @@ def _compared(
     were checked against each other), and an `input` finding for each input in which nothing was: no GEMM
     record, or (without `batch`, which compares the signatures of a batch range) no signature that ran twice.
     A check that compared nothing does not pass."""
+    from blaslog.tunableop import TUNED_FORMATS
+
     parts, findings = [], []
     for summary in files:
         calls = by_file.get(summary.path, [])
@@ -435,7 +437,7 @@ def _compared(
             why = "Was logging on when it ran? (`blaslog summary` says what the file holds.)"
         elif repeated or batch:
             continue
-        elif all(call.log_format in _TUNING_FORMATS for call in distinct.values()):
+        elif all(call.log_format in TUNED_FORMATS for call in distinct.values()):
             title = (
                 f"nothing in {summary.path} was compared: a tuning file holds one row per GEMM it tuned "
                 f"({len(per_signature)} here)"
@@ -495,6 +497,8 @@ def summary_report(
     runs: Sequence[CompactRun] = (),
 ) -> Report:
     """Report of `blaslog summary`, of `records` or (quicker) of the calls of `runs`."""
+    from blaslog.summary import summarize, summarize_runs
+
     if records is None:
         rows = summarize_runs(runs, caps=caps)
         threads = sorted({str(t) for run in runs for t in run.thread_of_calls() if t is not None})

@@ -7,6 +7,8 @@ up, and no optimisation ties two rooms into one knot.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,105 @@ def test_floors(low, high):
                 reach.add(target)
                 todo.append(target)
     assert not any(t == high or t.startswith(high + ".") for t in reach), f"{low} reaches {high}"
+
+
+# ---- what a command imports ----------------------------------------------------------------------------------------
+
+SEED = PACKAGE.parent / "fixtures" / "seed"
+
+#: Modules of the other commands (and of optional ways of reading) that `blaslog parse` must not import: their
+#: import is start-up time every parse would pay.
+NOT_FOR_PARSE = (
+    "blaslog.api._check",
+    "blaslog.api._diff",
+    "blaslog.api._emulate",
+    "blaslog.api._probe",
+    "blaslog.api._tunableop",
+    "blaslog.check",
+    "blaslog.diff",
+    "blaslog.summary",
+    "blaslog.tunableop",
+    "blaslog.emulate",
+    "blaslog.native",
+    "blaslog.record",
+    "blaslog.cluster",
+    "blaslog.parquet",
+    "blaslog.frame",
+    "blaslog._parallel",
+)
+
+
+def _imported_by(code: str) -> set[str]:
+    """The blaslog modules a fresh interpreter holds once `code` has run (and exited, as a command does)."""
+    report = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('MODULES', *sorted(m for m in sys.modules if m.startswith('blaslog'))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", report + code], capture_output=True, text=True, timeout=120, cwd=PACKAGE.parent
+    )
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("MODULES ")]
+    return set(line.split()[1:])
+
+
+def test_parse_imports_no_other_commands_modules():
+    command = ["blaslog", "parse", "-f", "jsonl", str(SEED / "sharded.log"), "-q"]
+    modules = _imported_by(
+        f"import runpy, sys\nsys.argv = {command!r}\nrunpy.run_module('blaslog', run_name='__main__')"
+    )
+    assert "blaslog.parse._lines" in modules  # it did parse
+    assert not [m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_FOR_PARSE)]
+
+
+def test_import_blaslog_imports_no_commands_modules():
+    modules = _imported_by("import blaslog")
+    assert not [m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_FOR_PARSE)]
+    assert not [m for m in modules if m.startswith(("blaslog.cli", "blaslog.reporters", "blaslog.views"))]
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "import blaslog",
+        "import blaslog.parse",
+        "from blaslog.parse import iter_file",
+        "import blaslog.parse._lines",
+        "from blaslog import api",
+        "import blaslog.api._parse",
+        "import blaslog.cli",
+        "from blaslog import Report, GemmCall",
+        "from blaslog import *",
+    ],
+)
+def test_blaslog_parse_is_the_function_whatever_is_imported_first(first):
+    """`blaslog.parse` is the API's function though a subpackage has the same name: whatever is imported
+    first (the subpackage too), the function is what the package hands on."""
+    code = (
+        f"{first}\n"
+        "import blaslog, blaslog.parse, blaslog.api, types\n"
+        "from blaslog.parse import iter_file\n"
+        "assert blaslog.parse is blaslog.api.parse, blaslog.parse\n"
+        "assert isinstance(blaslog.parse, types.FunctionType)\n"
+        "assert blaslog.parse_text is blaslog.api.parse_text and blaslog.parse_lines is blaslog.api.parse_lines\n"
+        "import sys; assert isinstance(sys.modules['blaslog.parse'], types.ModuleType)\n"
+        "print('MODULES')\n"
+    )
+    _imported_by(code)
+
+
+def test_every_name_of_the_api_can_be_had():
+    code = (
+        "import blaslog, blaslog.api\n"
+        "for module in (blaslog, blaslog.api):\n"
+        "    for name in module.__all__:\n"
+        "        assert getattr(module, name) is not None, name\n"
+        "    assert set(module.__all__) <= set(dir(module))\n"
+        "    try:\n"
+        "        module.no_such_name\n"
+        "    except AttributeError:\n"
+        "        pass\n"
+        "    else:\n"
+        "        raise AssertionError('no_such_name')\n"
+    )
+    _imported_by(code)

@@ -36,10 +36,11 @@ def _modules() -> list[types.ModuleType]:
 @pytest.mark.parametrize("name", PUBLIC)
 def test_a_public_module_shows_exactly_its_all(name):
     module = importlib.import_module(name)
+    # dir(), not vars(): a package hands on some names from modules imported when first used (PEP 562)
     shown = {
         key
-        for key, value in vars(module).items()
-        if not key.startswith("_") and not isinstance(value, types.ModuleType) and key != "annotations"
+        for key in dir(module)
+        if not key.startswith("_") and not isinstance(getattr(module, key), types.ModuleType) and key != "annotations"
     }
     listed = {key for key in module.__all__ if not isinstance(getattr(module, key), types.ModuleType)}
     assert shown == listed - {"__version__"}, f"{name}: left out of __all__, or listed there but missing"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -200,6 +199,8 @@ class _Process:
     """This process's record in the run folder."""
 
     def __init__(self, folder: str, files: dict[str, str]) -> None:
+        import socket  # here, not at the top: blaslog.ranks imports this module for MAX_RANK
+
         self.path = os.path.join(folder, ".blaslog", "proc", f"{os.getpid()}.json")
         rank, source = rank_from_environ(os.environ)
         self.document = {

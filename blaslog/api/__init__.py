@@ -18,14 +18,26 @@ run folders. The modules under this package (``blaslog.api._*``) are internal.
 
 from __future__ import annotations
 
-from blaslog.api._check import check, summary
-from blaslog.api._diff import Coverage, diff, diff_many, split_diff_arguments
-from blaslog.api._emulate import emulate_gemm
-from blaslog.api._inputs import MIN_COVERAGE, CapsLike, Inputs, Options, Paths, Progress, Run, read_run_files
-from blaslog.api._parse import parse, parse_lines, parse_text
-from blaslog.api._probe import caps_from_probe, probe_configs, probe_document
-from blaslog.api._settings import SETTINGS_SECTION, add_settings, folder_caps, run_manifest, run_settings, settings_diff
-from blaslog.api._tunableop import check_tunableop, tunableop_pins
+import typing
+
+from blaslog import _exports
+
+if typing.TYPE_CHECKING:
+    from blaslog.api._check import check, summary
+    from blaslog.api._diff import Coverage, diff, diff_many, split_diff_arguments
+    from blaslog.api._emulate import emulate_gemm
+    from blaslog.api._inputs import MIN_COVERAGE, CapsLike, Inputs, Options, Paths, Progress, Run, read_run_files
+    from blaslog.api._parse import parse, parse_lines, parse_text
+    from blaslog.api._probe import caps_from_probe, probe_configs, probe_document
+    from blaslog.api._settings import (
+        SETTINGS_SECTION,
+        add_settings,
+        folder_caps,
+        run_manifest,
+        run_settings,
+        settings_diff,
+    )
+    from blaslog.api._tunableop import check_tunableop, tunableop_pins
 
 __all__ = [
     "MIN_COVERAGE",
@@ -58,3 +70,35 @@ __all__ = [
     "summary",
     "tunableop_pins",
 ]
+
+if not typing.TYPE_CHECKING:  # (hidden from type checkers, which see the imports above instead)
+    # each module imported when one of its names is first used: a command imports what it needs, no more
+    __getattr__, __dir__ = _exports.exports(
+        __name__,
+        {
+            "blaslog.api._check": ("check", "summary"),
+            "blaslog.api._diff": ("Coverage", "diff", "diff_many", "split_diff_arguments"),
+            "blaslog.api._emulate": ("emulate_gemm",),
+            "blaslog.api._inputs": (
+                "MIN_COVERAGE",
+                "CapsLike",
+                "Inputs",
+                "Options",
+                "Paths",
+                "Progress",
+                "Run",
+                "read_run_files",
+            ),
+            "blaslog.api._parse": ("parse", "parse_lines", "parse_text"),
+            "blaslog.api._probe": ("caps_from_probe", "probe_configs", "probe_document"),
+            "blaslog.api._settings": (
+                "SETTINGS_SECTION",
+                "add_settings",
+                "folder_caps",
+                "run_manifest",
+                "run_settings",
+                "settings_diff",
+            ),
+            "blaslog.api._tunableop": ("check_tunableop", "tunableop_pins"),
+        },
+    )

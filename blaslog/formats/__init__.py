@@ -21,7 +21,6 @@ one stdout, rocBLAS trace and bench in one log) parses whole;
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import importlib
 import pkgutil
@@ -213,7 +212,6 @@ class Sniffer:
         classes = format_classes()
         self.formats = [cls() for cls in classes if cls.name in wanted]
         self._by_group = {f"f{i}": fmt for i, fmt in enumerate(self.formats)}
-        self._start = _starts(tuple(self.formats), range(len(self.formats)))
         self._near_miss = _near_miss(classes)
         self._signs: re.Pattern[str] | None = None
         """Finds every place a line holds a sign (overlapping); None when a dialect declares none."""
@@ -231,6 +229,12 @@ class Sniffer:
         """A line holding a sign -> what :meth:`sniff` says of it (bounded, see `keep`)."""
         self._near: dict[str, bool] = {}
         """A line -> what :meth:`near_miss` says of it."""
+
+    @functools.cached_property
+    def _start(self) -> re.Pattern[str]:
+        """Every dialect's `start` in one expression: what is searched where some dialect declares no signs
+        (built when first needed, as it is not needed where every dialect does)."""
+        return _starts(tuple(self.formats), range(len(self.formats)))
 
     def sniff(self, line: str) -> tuple[LogFormat, int] | None:
         """(dialect, column where its record starts) for a line that begins a record, else None."""
@@ -332,6 +336,8 @@ def resolve_formats(names: Iterable[str] | None) -> set[str]:
                 out |= libraries[part]
                 continue
             if part not in known:
+                import difflib  # (only to suggest a name)
+
                 close = difflib.get_close_matches(part, known, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 raise UnknownFormatError(f"unknown log format {part!r}{hint} Known formats: {', '.join(known)}")

@@ -27,7 +27,6 @@ import hashlib
 import io
 import os
 import pickle
-import secrets
 import stat
 import sys
 from collections.abc import Iterator
@@ -142,6 +141,8 @@ def _read(cache: int, name: str) -> dict[str, Any] | None:
 
 def _write(cache: int, name: str, parser: Lark) -> None:
     data, memo = parser.memo_serialize([TerminalDef, Rule])
+    import secrets  # (only when a parser is saved, once per grammar and lark version)
+
     saved = pickle.dumps({"data": data, "memo": memo}, protocol=4)
     temporary = f".grammar-{secrets.token_hex(8)}.tmp"
     try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import difflib
 import functools
 import importlib
 import pkgutil
@@ -272,6 +271,8 @@ def get_reporter(name: str) -> Reporter:
     try:
         return REPORTERS[name]()
     except KeyError:
+        import difflib  # (only to suggest a name)
+
         close = difflib.get_close_matches(name, list(REPORTERS), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise BlaslogError(f"unknown output format {name!r}{hint} Known: {', '.join(sorted(REPORTERS))}") from None
