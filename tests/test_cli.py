@@ -313,7 +313,7 @@ def test_ctrl_c_exits_130(monkeypatch, capsys):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_module, "cli", interrupted)
+    monkeypatch.setattr(cli_module._group, "cli", interrupted)  # the group main() runs
     with pytest.raises(SystemExit) as exit_info:
         cli_module.main()
     assert exit_info.value.code == 130

@@ -134,6 +134,9 @@ NOT_FOR_PARSE = (
     "blaslog.parquet",
     "blaslog.frame",
     "blaslog._parallel",
+    "blaslog.cli._findings",
+    "blaslog.cli._tools",
+    "blaslog.cli._emulate_options",
 )
 
 
@@ -211,3 +214,15 @@ def test_every_name_of_the_api_can_be_had():
         "        raise AssertionError('no_such_name')\n"
     )
     _imported_by(code)
+
+
+def test_the_group_knows_the_module_of_every_command():
+    """A command is run from the module _group.COMMANDS names (imported then): every command registered on the
+    group is there, under the module that registers it."""
+    from blaslog.cli import _group, cli
+
+    assert cli is _group.cli
+    assert sorted(cli.commands) == sorted(_group.COMMANDS)
+    for name, command in cli.commands.items():
+        assert command.callback is not None
+        assert command.callback.__module__ == _group.COMMANDS[name], name

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import gc
 import sys
+import typing
 
 import click
 
-from blaslog.cli import _findings, _parse, _tools  # noqa: F401 (each registers its commands on the group)
+from blaslog.cli import _group
 from blaslog.cli._common import FORMATS, CliError, exit_status, translate_errors, warn
-from blaslog.cli._group import cli, version_text
+from blaslog.cli._group import version_text
+
+if typing.TYPE_CHECKING:
+    from blaslog.cli._group import cli
 
 
 def main() -> None:
@@ -28,10 +32,23 @@ def main() -> None:
     gc.freeze()
     gc.set_threshold(100_000, 20, 20)
     try:
-        cli(prog_name="blaslog")
+        _group.cli(prog_name="blaslog")  # imports the module of the command it runs (see _group.COMMANDS)
     except KeyboardInterrupt:
         click.echo("blaslog: interrupted", err=True)
         sys.exit(130)
 
 
 __all__ = ["FORMATS", "CliError", "cli", "exit_status", "main", "translate_errors", "version_text", "warn"]
+
+if not typing.TYPE_CHECKING:  # (hidden from type checkers, which see the import above instead)
+
+    def __getattr__(name: str) -> object:
+        """`cli`: the command group with every command registered, for a program that reads the group (its
+        `commands`, a test runner's invoke); `main` registers only the command it runs."""
+        if name != "cli":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        globals()["cli"] = group = _group.every_command()
+        return group
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), "cli"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
@@ -34,6 +35,27 @@ def _print_version(ctx: click.Context) -> None:
 
 # ---- commands ----------------------------------------------------------------------------------------------------
 
+COMMANDS = {
+    "parse": "blaslog.cli._parse",
+    "diff": "blaslog.cli._findings",
+    "check": "blaslog.cli._findings",
+    "emulate": "blaslog.cli._findings",
+    "summary": "blaslog.cli._findings",
+    "decode-flags": "blaslog.cli._tools",
+    "probe": "blaslog.cli._tools",
+    "record": "blaslog.cli._tools",
+}
+"""Each command and the module that defines it (and registers it on the group when imported): a command's module
+is imported when the command is run or the commands are listed, so that `blaslog parse` imports none of the
+others' (nor what they import)."""
+
+
+def every_command() -> click.Group:
+    """The command group with every command registered (each command's module imported)."""
+    for module in dict.fromkeys(COMMANDS.values()):
+        importlib.import_module(module)
+    return cli
+
 
 def _exit_on_signals() -> None:
     """SIGTERM and SIGHUP (a cancelled CI job, a closed terminal) end blaslog as an exception does, with status
@@ -57,6 +79,15 @@ class _Group(click.Group):
     (exit 1 always means findings, never a crash); --debug or BLASLOG_DEBUG=1 shows the traceback."""
 
     command_class = ReportingCommand  # a command's --help lists its output formats
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(COMMANDS[cmd_name])  # its module registers it
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        every_command()
+        return super().list_commands(ctx)
 
     def invoke(self, ctx: click.Context) -> Any:
         _exit_on_signals()
