@@ -17,7 +17,7 @@ from blaslog._fast.plan import every_line, plan
 from blaslog._fast.shapes import keep
 from blaslog._fast.templates import LineTemplate
 from blaslog.inputs import Batch
-from blaslog.parse._joining import Joining
+from blaslog.parse._recall import Recalling
 from blaslog.parse._state import _Pending, _Walk
 from blaslog.records import Event, GemmCall, Record
 
@@ -36,7 +36,7 @@ _SNIFFED = 1024
 """Longest line kept in _FileParser._sniffed (its KEPT entries then hold some 20 MB of ASCII at most)."""
 
 
-class _FileParser(Joining):
+class _FileParser(Recalling):
     """Parses one input; yields records and fills in its FileSummary.
 
     With `events` False, records other than GEMMs are counted (and checked: each shape is parsed once) but
@@ -133,12 +133,14 @@ class _FileParser(Joining):
         self._read_to_end(batch)
 
     def _lines(
-        self, batch: Batch, indices: Sequence[int], marks: dict[int, Any] | list[Any] | None = None
+        self, batch: Batch, indices: Sequence[int], marks: dict[int, Any] | list[Any] | None = None, recall: bool = True
     ) -> Iterator[Record | ShapedCall | ShapedRun]:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
-        GEMMs of a uniform shape, handed on without being assembled."""
+        GEMMs of a uniform shape, handed on without being assembled. With `recall`, a run of lines read before
+        word for word is made again from what reading it left (see ``_recall``)."""
         walk = _Walk(batch, indices, marks)
+        recall = recall and self._recalls(walk)
         lines, start, shapes, problems = batch.lines, batch.start, batch.shapes, batch.problems
         dialect: Callable[[str | None], Any] = self.cache.dialect  # who begins a record on lines of a SHAPE key
         mark_of = walk.mark_of
@@ -162,14 +164,12 @@ class _FileParser(Joining):
                     yield record
             previous = index
             if mark is not None:
-                if group is not None:  # no record is pending now (a marked line ended it)
-                    group.append(index)
-                    continue
-                item = self._marked_line(walk, mark[1], text, number)
-                if item is not None:
-                    yield item
+                yield from self._marked(walk, group, index, mark[1])
                 continue
             if problem is not None and self._problem_line(problem, number, text):
+                continue
+            if recall and (end := (yield from self._recall(walk, position))) >= 0:
+                previous = end  # the run's records are over
                 continue
             shape = shape_of(text)
             fmt = dialect(shape)
@@ -183,11 +183,7 @@ class _FileParser(Joining):
                 self.overlong = None
                 previous = self._begin(walk, _Pending(fmt, [text], number, shape, width=len(text)), position)
                 continue
-            found = self._sniff(walk, text)
-            if found is None:
-                self._other(number, text)
-                continue
-            previous = yield from self._start(walk, found, text, number, shape, position)
+            previous = yield from self._no_known_start(walk, text, number, shape, position)
         if group:
             yield self._marked_run(walk, group)
         self._read_to_end(batch)
@@ -210,6 +206,16 @@ class _FileParser(Joining):
             walk.counts,
             self.cache.shaper.values,
         )
+
+    def _marked(self, walk: _Walk, group: list[int] | None, index: int, template: LineTemplate) -> Iterator[Any]:
+        """A marked GEMM at `index` (no record is pending now: the marked line ended it): gathered into `group`
+        where one is kept, else handed on as :meth:`_marked_line` makes it."""
+        if group is not None:
+            group.append(index)
+            return
+        item = self._marked_line(walk, template, walk.batch.lines[index], walk.batch.start + index)
+        if item is not None:
+            yield item
 
     def _marked_line(self, walk: _Walk, template: LineTemplate, text: str, number: int) -> Record | ShapedCall | None:
         """A GEMM of a uniform shape, counted already (see :meth:`_classify`): what the speed layer makes of it.
@@ -244,6 +250,17 @@ class _FileParser(Joining):
                 keep(self._sniffed, text, found)
             return found  # type: ignore[no-any-return]
         return self.sniffer.sniff(text)
+
+    def _no_known_start(
+        self, walk: _Walk, text: str, number: int, shape: str | None, position: int
+    ) -> Generator[Record | ShapedCall, None, int]:
+        """A line that begins no record of a known shape: the record the sniffer finds in it begun (see
+        :meth:`_start`), else the line counted as no record's; the index of the last line taken."""
+        found = self._sniff(walk, text)
+        if found is None:
+            self._other(number, text)
+            return walk.indices[position]
+        return (yield from self._start(walk, found, text, number, shape, position))
 
     def _start(
         self, walk: _Walk, found: tuple[Any, int], text: str, number: int, shape: str | None, position: int
