@@ -8,7 +8,8 @@ and from the state the parser reads while it walks them; the state is the same a
 record pending, no record cut at MAX_RECORD_LINES, the wrap width the run was read at), and a run is kept only
 where reading it changed none of what the parser's later reading depends on (a launcher tag's kind said once,
 the wrap width, a width lines were cut at other than it). The rest it leaves is what is made again: its records
-(moved to the run's lines), its problems, its lines' counts, the last line that was no record's.
+(moved to the run's lines), its problems, its lines' counts, the last line that was no record's. The records
+of a run made again count as the shape cache's hits (served from what was learnt, with no grammar run).
 
 Only with the shape cache on (with it off, every line is read as it comes: the reference the tests compare with),
 and where no sink takes GEMMs (a sink is told of each).
@@ -207,6 +208,7 @@ class Recalling(Joining):
         for name, added in zip(_COUNTS, run.counts, strict=True):
             if added:
                 setattr(summary, name, getattr(summary, name) + added)
+        self.cache.stats.hits += run.counts[0] + run.counts[1]  # its records, none read again
         formats = summary.formats
         for name, added in run.formats:
             formats[name] = formats.get(name, 0) + added
