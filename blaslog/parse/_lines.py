@@ -146,6 +146,7 @@ class _FileParser(Recalling):
         mark_of = walk.mark_of
         shape_of: Callable[[str], str | None] = shapes.__getitem__ if shapes is not None else _NOTHING.get
         problem_of: Callable[[int], Any] = problems.get if problems else _NOTHING.get
+        unusable = walk.unusable
         previous = -1
         # marked GEMMs handed on not built go as one ShapedRun, up to the next line assembled
         group: list[int] | None = [] if self.lazy and self.wanted.sink is None else None
@@ -157,7 +158,7 @@ class _FileParser(Recalling):
             text = lines[index]
             number = start + index
             problem = problem_of(index)
-            if self.pending is not None and (index != previous + 1 or mark is not None or (problem and problem[1])):
+            if self.pending is not None and (index != previous + 1 or mark is not None or index in unusable):
                 # lines counted already (a gap), a marked GEMM and a line that cannot be used end the record
                 record = self._end(start + previous)
                 if record is not None:
@@ -168,8 +169,9 @@ class _FileParser(Recalling):
                 continue
             if problem is not None and self._problem_line(problem, number, text):
                 continue
-            if recall and (end := (yield from self._recall(walk, position))) >= 0:
-                previous = end  # the run's records are over
+            if recall and (recalled := self._recall(walk, position)) is not None:
+                previous, items = recalled  # the run's records are over
+                yield from items
                 continue
             shape = shape_of(text)
             fmt = dialect(shape)
@@ -183,7 +185,11 @@ class _FileParser(Recalling):
                 self.overlong = None
                 previous = self._begin(walk, _Pending(fmt, [text], number, shape, width=len(text)), position)
                 continue
-            previous = yield from self._no_known_start(walk, text, number, shape, position)
+            found = self._sniff(walk, text)
+            if found is None:
+                self._other(number, text)
+                continue
+            previous = yield from self._start(walk, found, text, number, shape, position)
         if group:
             yield self._marked_run(walk, group)
         self._read_to_end(batch)
@@ -250,17 +256,6 @@ class _FileParser(Recalling):
                 keep(self._sniffed, text, found)
             return found  # type: ignore[no-any-return]
         return self.sniffer.sniff(text)
-
-    def _no_known_start(
-        self, walk: _Walk, text: str, number: int, shape: str | None, position: int
-    ) -> Generator[Record | ShapedCall, None, int]:
-        """A line that begins no record of a known shape: the record the sniffer finds in it begun (see
-        :meth:`_start`), else the line counted as no record's; the index of the last line taken."""
-        found = self._sniff(walk, text)
-        if found is None:
-            self._other(number, text)
-            return walk.indices[position]
-        return (yield from self._start(walk, found, text, number, shape, position))
 
     def _start(
         self, walk: _Walk, found: tuple[Any, int], text: str, number: int, shape: str | None, position: int

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import operator
 from bisect import bisect_right
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress, count, islice
 from typing import Any
@@ -36,6 +36,9 @@ MAX_RUN = 2048
 
 MAX_KEPT = 200_000
 """Most lines of the runs kept at once (then the table is emptied)."""
+
+MAX_SEEN = 100_000
+"""Most runs noted as seen once (then the table is emptied)."""
 
 _COUNTS = ("gemm_records", "other_records", "record_lines", "foreign_lines", "unparsable_lines", "more_problems")
 _counts = operator.attrgetter(*_COUNTS)
@@ -66,15 +69,30 @@ class Run:
 class Runs:
     """The runs read before, by (wrap width, their lines' texts)."""
 
-    __slots__ = ("kept", "lines", "recalled")
+    __slots__ = ("kept", "lines", "recalled", "seen")
 
     def __init__(self) -> None:
         self.kept: dict[tuple[int, tuple[str, ...]], Run | None] = {}
         """None: a run that was read but could not be kept."""
         self.lines = 0
         """Lines of the runs kept."""
+        self.seen: set[int] = set()
+        """Hashes of the keys of runs read once: a run is kept the second time it comes (a log whose runs never
+        come again, with new pointers on every line, pays for no copy of what it gives)."""
         self.recalled = 0
         """Runs made again from what was kept."""
+
+    def again(self, key: tuple[int, tuple[str, ...]]) -> bool:
+        """Whether the run of `key` (not kept) was seen before (a hash the same is taken for it: such a run is
+        then read, and kept, a time early); notes it as seen."""
+        seen = self.seen
+        found = hash(key)
+        if found in seen:
+            return True
+        if len(seen) >= MAX_SEEN:
+            seen.clear()
+        seen.add(found)
+        return False
 
     def keep(self, key: tuple[int, tuple[str, ...]], run: Run | None) -> None:
         size = len(key[1])
@@ -136,35 +154,34 @@ class Recalling(Joining):
             self.runs = Runs()
         return True
 
-    def _recall(self, walk: _Walk, position: int) -> Generator[Record | ShapedCall, None, int]:
+    def _recall(self, walk: _Walk, position: int) -> tuple[int, list[Record | ShapedCall]] | None:
         """Where line `walk.indices[position]` begins a run (no record pending, the line before it counted or
-        marked, or none), read the run, or make it again where it was read before; the index of its last line,
-        whose step `walk.steps` has passed, or -1 (the line is read as it comes)."""
-        indices, index = walk.indices, walk.indices[position]
+        marked, or none), read the run, or make it again where it was read before: the index of its last line,
+        whose step `walk.steps` has passed, and the records it gives; None: the line is read as it comes."""
         if self.pending is not None or self.overlong is not None:
-            return -1
+            return None
+        indices, index = walk.indices, walk.indices[position]
         if position and indices[position - 1] == index - 1 and walk.mark_of(index - 1) is None:
-            return -1  # inside a run
+            return None  # inside a run
         end = run_end(walk, position)
         if end < 0:
-            return -1
+            return None
         runs = self.runs
         assert runs is not None
         lines, first = walk.batch.lines, walk.batch.start + index
         key = (self.wrap_width, tuple(lines[index : end + 1]))
-        kept = runs.kept.get(key, walk)  # walk: not read before
-        if kept is walk:
+        kept = runs.kept.get(key, walk)  # walk: not kept
+        if kept is walk and runs.again(key):
             items = self._read_run(walk, position, end, key)
-        elif kept is None:
-            return -1
+        elif kept is None or kept is walk:
+            return None
         else:
             assert isinstance(kept, Run)
             items = self._made_again(kept, first)
             runs.recalled += 1
         if end > index:
             next(islice(walk.steps, end - index - 1, None))
-        yield from items
-        return end
+        return end, items
 
     def _read_run(
         self, walk: _Walk, position: int, end: int, key: tuple[int, tuple[str, ...]]
