@@ -34,7 +34,7 @@ from blaslog.records import FileSummary, Problem, Record
 MAX_RUN = 2048
 """Most lines of a run that is kept."""
 
-MAX_KEPT = 200_000
+MAX_KEPT = 50_000
 """Most lines of the runs kept at once (then the table is emptied)."""
 
 MAX_SEEN = 100_000
