@@ -140,7 +140,7 @@ class _FileParser(Recalling):
         GEMMs of a uniform shape, handed on without being assembled. With `recall`, a run of lines read before
         word for word is made again from what reading it left (see ``_recall``)."""
         walk = _Walk(batch, indices, marks)
-        recall = recall and self._recalls(walk)
+        recall_at = self._recaller(walk, recall)
         lines, start, shapes, problems = batch.lines, batch.start, batch.shapes, batch.problems
         dialect: Callable[[str | None], Any] = self.cache.dialect  # who begins a record on lines of a SHAPE key
         mark_of = walk.mark_of
@@ -165,11 +165,14 @@ class _FileParser(Recalling):
                     yield record
             previous = index
             if mark is not None:
-                yield from self._marked(walk, group, index, mark[1])
+                if group is not None:  # no record is pending now (a marked line ended it)
+                    group.append(index)
+                    continue
+                yield from self._marked(walk, index, mark[1])
                 continue
             if problem is not None and self._problem_line(problem, number, text):
                 continue
-            if recall and (recalled := self._recall(walk, position)) is not None:
+            if (recalled := recall_at(walk, position)) is not None:
                 previous, items = recalled  # the run's records are over
                 yield from items
                 continue
@@ -213,12 +216,8 @@ class _FileParser(Recalling):
             self.cache.shaper.values,
         )
 
-    def _marked(self, walk: _Walk, group: list[int] | None, index: int, template: LineTemplate) -> Iterator[Any]:
-        """A marked GEMM at `index` (no record is pending now: the marked line ended it): gathered into `group`
-        where one is kept, else handed on as :meth:`_marked_line` makes it."""
-        if group is not None:
-            group.append(index)
-            return
+    def _marked(self, walk: _Walk, index: int, template: LineTemplate) -> Iterator[Any]:
+        """A marked GEMM at `index` not gathered into a ShapedRun, as :meth:`_marked_line` makes it."""
         item = self._marked_line(walk, template, walk.batch.lines[index], walk.batch.start + index)
         if item is not None:
             yield item

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import operator
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress, count, islice
 from typing import Any
@@ -145,14 +145,17 @@ class Recalling(Joining):
     ) -> Iterator[Record | ShapedCall | ShapedRun]:
         raise NotImplementedError  # see _lines._FileParser
 
-    def _recalls(self, walk: _Walk) -> bool:
-        """Whether runs of the batch `walk` reads may be made again, or kept."""
+    def _recaller(self, walk: _Walk, recall: bool) -> Callable[[_Walk, int], tuple[int, list[Any]] | None]:
+        """:meth:`_recall`, where runs of the batch `walk` reads may be made again, or kept (and `recall` says
+        so); else what says of every line that it is read as it comes."""
         batch = walk.batch
-        if not self.cache.enabled or self.wanted.sink is not None or batch.problems or batch.shapes is None:
-            return False
+        if not recall or not self.cache.enabled or self.wanted.sink is not None or batch.problems:
+            return _no_recall
+        if batch.shapes is None:
+            return _no_recall
         if self.runs is None:
             self.runs = Runs()
-        return True
+        return self._recall
 
     def _recall(self, walk: _Walk, position: int) -> tuple[int, list[Record | ShapedCall]] | None:
         """Where line `walk.indices[position]` begins a run (no record pending, the line before it counted or
@@ -238,6 +241,11 @@ class Recalling(Joining):
         if run.cut:
             self._cut_widths[self.wrap_width] += run.cut
         return [moved(item, offset) for item in run.items]
+
+
+def _no_recall(walk: _Walk, position: int) -> None:
+    """No run is made again: the line is read as it comes."""
+    return None
 
 
 def _added(summary: FileSummary, before: dict[str, int]) -> list[tuple[str, int]]:
