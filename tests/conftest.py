@@ -93,6 +93,7 @@ BOTH_WAYS = {
     "test_dialects",
     "test_negative_cache",
     "test_parse_nvidia",
+    "test_recall",
     "test_shape_cache",
     "test_shared_shapes",
 }

@@ -17,7 +17,7 @@ from blaslog._fast.plan import every_line, plan
 from blaslog._fast.shapes import keep
 from blaslog._fast.templates import LineTemplate
 from blaslog.inputs import Batch
-from blaslog.parse._joining import Joining
+from blaslog.parse._recall import Recalling
 from blaslog.parse._state import _Pending, _Walk
 from blaslog.records import Event, GemmCall, Record
 
@@ -36,7 +36,7 @@ _SNIFFED = 1024
 """Longest line kept in _FileParser._sniffed (its KEPT entries then hold some 20 MB of ASCII at most)."""
 
 
-class _FileParser(Joining):
+class _FileParser(Recalling):
     """Parses one input; yields records and fills in its FileSummary.
 
     With `events` False, records other than GEMMs are counted (and checked: each shape is parsed once) but
@@ -133,17 +133,20 @@ class _FileParser(Joining):
         self._read_to_end(batch)
 
     def _lines(
-        self, batch: Batch, indices: Sequence[int], marks: dict[int, Any] | list[Any] | None = None
+        self, batch: Batch, indices: Sequence[int], marks: dict[int, Any] | list[Any] | None = None, recall: bool = True
     ) -> Iterator[Record | ShapedCall | ShapedRun]:
         """Assemble and parse the batch's lines at `indices` (in order; a gap holds only lines counted already,
         each a whole record, so a gap ends the pending record). `marks` (from :meth:`_classify`) name the
-        GEMMs of a uniform shape, handed on without being assembled."""
+        GEMMs of a uniform shape, handed on without being assembled. With `recall`, a run of lines read before
+        word for word is made again from what reading it left (see ``_recall``)."""
         walk = _Walk(batch, indices, marks)
+        recall_at = self._recaller(walk, recall)
         lines, start, shapes, problems = batch.lines, batch.start, batch.shapes, batch.problems
         dialect: Callable[[str | None], Any] = self.cache.dialect  # who begins a record on lines of a SHAPE key
         mark_of = walk.mark_of
         shape_of: Callable[[str], str | None] = shapes.__getitem__ if shapes is not None else _NOTHING.get
         problem_of: Callable[[int], Any] = problems.get if problems else _NOTHING.get
+        unusable = walk.unusable
         previous = -1
         # marked GEMMs handed on not built go as one ShapedRun, up to the next line assembled
         group: list[int] | None = [] if self.lazy and self.wanted.sink is None else None
@@ -155,7 +158,7 @@ class _FileParser(Joining):
             text = lines[index]
             number = start + index
             problem = problem_of(index)
-            if self.pending is not None and (index != previous + 1 or mark is not None or (problem and problem[1])):
+            if self.pending is not None and (index != previous + 1 or mark is not None or index in unusable):
                 # lines counted already (a gap), a marked GEMM and a line that cannot be used end the record
                 record = self._end(start + previous)
                 if record is not None:
@@ -165,11 +168,13 @@ class _FileParser(Joining):
                 if group is not None:  # no record is pending now (a marked line ended it)
                     group.append(index)
                     continue
-                item = self._marked_line(walk, mark[1], text, number)
-                if item is not None:
-                    yield item
+                yield from self._marked(walk, index, mark[1])
                 continue
             if problem is not None and self._problem_line(problem, number, text):
+                continue
+            if (recalled := recall_at(walk, position)) is not None:
+                previous, items = recalled  # the run's records are over
+                yield from items
                 continue
             shape = shape_of(text)
             fmt = dialect(shape)
@@ -210,6 +215,12 @@ class _FileParser(Joining):
             walk.counts,
             self.cache.shaper.values,
         )
+
+    def _marked(self, walk: _Walk, index: int, template: LineTemplate) -> Iterator[Any]:
+        """A marked GEMM at `index` not gathered into a ShapedRun, as :meth:`_marked_line` makes it."""
+        item = self._marked_line(walk, template, walk.batch.lines[index], walk.batch.start + index)
+        if item is not None:
+            yield item
 
     def _marked_line(self, walk: _Walk, template: LineTemplate, text: str, number: int) -> Record | ShapedCall | None:
         """A GEMM of a uniform shape, counted already (see :meth:`_classify`): what the speed layer makes of it.

@@ -92,6 +92,7 @@ class _Walk:
         "memo",
         "positions",
         "steps",
+        "unusable",
     )
 
     def __init__(self, batch: Batch, indices: Sequence[int], marks: dict[int, Any] | list[Any] | None) -> None:
@@ -109,6 +110,9 @@ class _Walk:
         self.marked_at = list(self.marked)
         self.mark_of: Callable[[int], Any] = self.positions.__getitem__ if self.by_position else self.marked.get
         """The mark of the line at an index (None: not marked)."""
+        problems = batch.problems
+        self.unusable = {index for index, (_message, fatal) in problems.items() if fatal} if problems else set()
+        """The indices of the lines that cannot be used at all (the reader's problems say so)."""
         """The marked lines' indices, in order (see :meth:`_FileParser._classify`)."""
 
 
