@@ -4,7 +4,8 @@
  * and its SHAPE key: what blaslog.inputs.Reader._batch does in Python with bytes.decode, str.split,
  * collections.Counter and _fast.shapes.Shaper.keys. Equal lines share one str object (a level-5 log repeats
  * most of its lines), so lines are decoded, allocated, hashed and masked once per distinct line; equal keys
- * share one str object too.
+ * share one str object too. Lines are remembered from call to call (see known_add): a line an earlier block
+ * held is the str object it gave then, with its key. forget() empties that memory, remembered() counts it.
  *
  * split(text) is the same mask for one str, with the values it masks (what _fast.shapes.Shaper.split
  * gives in Python), values(text) those values alone; mask(text) is the VOLATILE mask of one record's text
@@ -18,6 +19,8 @@
  * The module is optional: blaslog/inputs.py falls back to the Python code when it is missing (no compiler at
  * install time) or when BLASLOG_PURE_PYTHON is set, and tests/test_speedups.py holds the two to the same
  * result, byte for byte, on every bundled log and on fuzzed blocks.
+ *
+ * marked(lines, marks) and tallied(marks, counts) are _fast.plan's passes over a batch's lines.
  *
  * newlines(buffer, size) counts the line ends in a block (blaslog._parallel's line numbers of a big input's pieces).
  *
@@ -338,7 +341,110 @@ typedef struct {
     Py_ssize_t size;
     Py_ssize_t count;
     Py_ssize_t key; /* index of its SHAPE key's str object */
+    PyObject *known_key; /* its SHAPE key, where the line was remembered (a reference), else NULL */
+    uint64_t hash;
 } Distinct;
+
+/* ---- lines remembered from call to call --------------------------------------------------------------------
+ * A log says the same lines again and again, batch after batch: a training step's [Api] lines, a cuBLAS
+ * record's `i!` lines, a program's own output. The str of each ASCII line a call decodes is kept, with its
+ * SHAPE key, for the calls after it: a later block's equal line is then the same str object (neither decoded
+ * nor masked again, its str hash computed once for every dict of the parse) and its key the same key. A line is
+ * kept the second time a call decodes it (the first time only its hash is noted, in KNOWN_SEEN slots that later
+ * hashes overwrite), so that lines that never come again cost no memory. At most
+ * KNOWN_LINES lines and KNOWN_BYTES bytes of them are kept; the memory is emptied when it is full. Where few
+ * of the lines it held came again (a log whose pointers never repeat), it then rests: the next KNOWN_REST new
+ * lines are not kept, so that such a log does not pay for keeping lines that never come again. */
+typedef struct {
+    PyObject *line; /* an ASCII str: its data are the line's bytes; NULL for a free slot */
+    PyObject *key;
+    uint64_t hash;
+} Known;
+
+#define KNOWN_LINES (1 << 15)
+#define KNOWN_SLOTS ((size_t)KNOWN_LINES * 2) /* a power of two; half of the slots at most are held */
+#define KNOWN_BYTES ((size_t)8 << 20)
+#define KNOWN_REST ((size_t)KNOWN_LINES * 4)
+#define KNOWN_SEEN ((size_t)1 << 16) /* a power of two */
+#define KNOWN_BITS ((size_t)1 << 18) /* a power of two */
+static Known *known;
+static uint16_t *known_seen; /* a tag of the hash of each line decoded once, by the hash's low bits */
+static uint64_t *known_bits; /* a bit per hash's high bits, set for the lines held: most new lines of a block
+                                need no look at the memory (a table of a few MB: a cache miss a line) */
+
+#define KNOWN_BIT(hash) ((size_t)((hash) >> 40) & (KNOWN_BITS - 1))
+#define KNOWN_TAG(hash) ((uint16_t)((hash) >> 24) | 1)
+
+static int
+known_maybe(uint64_t hash)
+{
+    size_t bit = KNOWN_BIT(hash);
+    return (int)((known_bits[bit >> 6] >> (bit & 63)) & 1);
+}
+static size_t known_held, known_bytes;
+static size_t known_hits; /* lines found since the memory was last emptied */
+static size_t known_rest; /* new lines still to pass by without keeping them */
+static int known_busy; /* a call inside a call (from the garbage collector) leaves the memory alone */
+
+static void
+known_clear(void)
+{
+    if (known == NULL)
+        return;
+    for (size_t i = 0; i < KNOWN_SLOTS; i++) {
+        Py_CLEAR(known[i].line);
+        Py_CLEAR(known[i].key);
+    }
+    known_held = known_bytes = known_hits = 0;
+    memset(known_bits, 0, KNOWN_BITS / 8);
+}
+
+/* The slot of the line text[:size] (of hash `hash`): its line is NULL when the memory does not hold it. */
+static Known *
+known_find(const char *text, Py_ssize_t size, uint64_t hash)
+{
+    for (size_t at = (size_t)hash & (KNOWN_SLOTS - 1);; at = (at + 1) & (KNOWN_SLOTS - 1)) {
+        Known *k = &known[at];
+        if (k->line == NULL
+            || (k->hash == hash && PyUnicode_GET_LENGTH(k->line) == size
+                && memcmp(PyUnicode_DATA(k->line), text, (size_t)size) == 0))
+            return k;
+    }
+}
+
+/* Keeps the ASCII line `line` (of hash `hash`) with its SHAPE key `key` for the next calls. */
+static void
+known_add(PyObject *line, PyObject *key, uint64_t hash)
+{
+    Py_ssize_t size = PyUnicode_GET_LENGTH(line);
+    uint16_t *seen = &known_seen[hash & (KNOWN_SEEN - 1)];
+    if (*seen != KNOWN_TAG(hash)) { /* the first time (as far as the slot tells): noted */
+        *seen = KNOWN_TAG(hash);
+        return;
+    }
+    if (known_rest) {
+        known_rest--;
+        return;
+    }
+    if (known_held >= KNOWN_LINES || known_bytes + (size_t)size > KNOWN_BYTES) {
+        int few = known_hits * 8 < known_held; /* fewer hits than an eighth of the lines held */
+        known_clear();
+        if (few) {
+            known_rest = KNOWN_REST;
+            return;
+        }
+    }
+    Known *k = known_find(PyUnicode_DATA(line), size, hash);
+    if (k->line != NULL)
+        return;
+    k->line = Py_NewRef(line);
+    k->key = Py_NewRef(key);
+    k->hash = hash;
+    size_t bit = KNOWN_BIT(hash);
+    known_bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
+    known_held++;
+    known_bytes += (size_t)size;
+}
 
 #define SCRATCHES 6
 static Scratch pool[SCRATCHES];
@@ -369,6 +475,22 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
     Table table, key_table;
     char *first = NULL;
     const char *buf = (const char *)data.buf;
+    int remember = !known_busy;
+    if (remember && known == NULL) {
+        known = PyMem_Calloc(KNOWN_SLOTS, sizeof(Known));
+        known_seen = PyMem_Calloc(KNOWN_SEEN, sizeof(uint16_t));
+        known_bits = PyMem_Calloc(KNOWN_BITS / 64, sizeof(uint64_t));
+        if (known == NULL || known_seen == NULL || known_bits == NULL) { /* every line decoded, as without it */
+            PyMem_Free(known);
+            PyMem_Free(known_seen);
+            PyMem_Free(known_bits);
+            known = NULL;
+            known_seen = NULL;
+            known_bits = NULL;
+            remember = 0;
+        }
+    }
+    known_busy |= remember;
     if (end < 0 || end > data.len || (end > 0 && buf[end - 1] != '\n')) {
         PyErr_SetString(PyExc_ValueError, "end must be within the data, just after a line end");
         goto done;
@@ -406,21 +528,30 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         Entry *e = table_find(&table, text, size);
         Py_ssize_t slot = e->slot;
         if (slot < 0) {
-            if (memchr(text, '\0', (size_t)size) != NULL)
-                goto unfit;
-            PyObject *line = PyUnicode_DecodeUTF8(text, size, NULL);
-            if (line == NULL) {
-                if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-                    goto done;
-                PyErr_Clear();
-                goto unfit;
+            Known *k = remember && known_maybe(e->hash) ? known_find(text, size, e->hash) : NULL;
+            PyObject *line, *known_key = NULL;
+            if (k != NULL && k->line != NULL) { /* a line of an earlier block: no NUL, UTF-8 */
+                line = Py_NewRef(k->line);
+                known_key = Py_NewRef(k->key);
+                known_hits++;
+            } else {
+                if (memchr(text, '\0', (size_t)size) != NULL)
+                    goto unfit;
+                line = PyUnicode_DecodeUTF8(text, size, NULL);
+                if (line == NULL) {
+                    if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                        goto done;
+                    PyErr_Clear();
+                    goto unfit;
+                }
             }
             if (PyUnicode_GET_LENGTH(line) > longest) {
                 Py_DECREF(line);
+                Py_XDECREF(known_key);
                 goto unfit;
             }
             e->slot = slot = kinds;
-            distinct[kinds++] = (Distinct){line, text, size, 0, 0};
+            distinct[kinds++] = (Distinct){line, text, size, 0, 0, known_key, e->hash};
             if (table_added(&table) < 0) /* e moves when the table grows */
                 goto nomemory;
         }
@@ -429,7 +560,8 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         Py_INCREF(d->line);
         PyList_SET_ITEM(lines, i, d->line);
     }
-    /* the keys, each distinct key made once: the key table points into one buffer that holds them all */
+    /* the keys, each distinct key made once: the key table points into one buffer that holds the keys masked here,
+     * and into the data of the keys of remembered lines (ASCII, as their lines are) */
     Py_ssize_t used = 0, held = 0;
     for (Py_ssize_t k = 0; k < kinds; k++)
         held += distinct[k].size;
@@ -438,17 +570,21 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         || table_init(&key_table, &memories[1], &memories[2], SMALL_TABLE) < 0)
         goto nomemory;
     for (Py_ssize_t k = 0; k < kinds; k++) {
-        unsigned char *out = key + used;
-        Py_ssize_t size = masked_key((const unsigned char *)distinct[k].text, distinct[k].size, out, NULL, shape_end);
+        PyObject *kept = distinct[k].known_key; /* the key of a remembered line: its bytes are its data (ASCII) */
+        unsigned char *out = kept != NULL ? PyUnicode_DATA(kept) : key + used;
+        Py_ssize_t size = kept != NULL ? PyUnicode_GET_LENGTH(kept)
+                                       : masked_key((const unsigned char *)distinct[k].text, distinct[k].size, out,
+                                                    NULL, shape_end);
         Entry *e = table_find(&key_table, (const char *)out, size);
         int added = e->slot < 0;
         if (added) {
-            PyObject *made = PyUnicode_DecodeUTF8((const char *)out, size, NULL);
+            PyObject *made = kept != NULL ? Py_NewRef(kept) : PyUnicode_DecodeUTF8((const char *)out, size, NULL);
             if (made == NULL)
                 goto done;
             e->slot = shapes_made;
             keys[shapes_made++] = made;
-            used += size;
+            if (kept == NULL)
+                used += size;
         }
         distinct[k].key = e->slot;
         if (added && table_added(&key_table) < 0) /* e moves when the table grows */
@@ -466,6 +602,12 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         if (PyDict_SetItem(shapes, distinct[k].line, keys[distinct[k].key]) < 0)
             goto done;
     }
+    if (remember) {
+        for (Py_ssize_t k = 0; k < kinds; k++) {
+            if (distinct[k].known_key == NULL && PyUnicode_IS_ASCII(distinct[k].line))
+                known_add(distinct[k].line, keys[distinct[k].key], distinct[k].hash);
+        }
+    }
     result = PyTuple_Pack(3, lines, counts, shapes);
     goto done;
 unfit:
@@ -477,8 +619,12 @@ done:
     Py_XDECREF(lines); /* a list not filled to its end holds NULLs, which its deallocation skips */
     Py_XDECREF(counts);
     Py_XDECREF(shapes);
-    for (Py_ssize_t k = 0; k < kinds; k++)
+    for (Py_ssize_t k = 0; k < kinds; k++) {
         Py_DECREF(distinct[k].line);
+        Py_XDECREF(distinct[k].known_key);
+    }
+    if (remember)
+        known_busy = 0;
     for (Py_ssize_t k = 0; k < shapes_made; k++)
         Py_DECREF(keys[k]);
     PyMem_Free(first);
@@ -741,7 +887,78 @@ done:
     return result;
 }
 
+/* tallied(marks, counts) -> {mark: the sum of counts[line] over the lines of that mark}, for the marks that are not
+ * None, in the order of marks (_fast.plan's tally of the lines counted without a visit, in one pass). */
+static PyObject *
+speedups_tallied(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyDict_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "tallied(marks: dict, counts: dict)");
+        return NULL;
+    }
+    PyObject *marks = args[0], *counts = args[1], *line, *mark;
+    PyObject *tally = PyDict_New();
+    if (tally == NULL)
+        return NULL;
+    Py_ssize_t at = 0;
+    while (PyDict_Next(marks, &at, &line, &mark)) {
+        if (mark == Py_None)
+            continue;
+        PyObject *count = PyDict_GetItemWithError(counts, line);
+        if (count == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, line);
+            goto fail;
+        }
+        Py_ssize_t sum = PyLong_AsSsize_t(count);
+        if (sum == -1 && PyErr_Occurred())
+            goto fail;
+        PyObject *had = PyDict_GetItemWithError(tally, mark);
+        if (had == NULL && PyErr_Occurred())
+            goto fail;
+        if (had != NULL) {
+            Py_ssize_t before = PyLong_AsSsize_t(had);
+            if (before == -1 && PyErr_Occurred())
+                goto fail;
+            sum += before;
+        }
+        PyObject *value = PyLong_FromSsize_t(sum);
+        if (value == NULL || PyDict_SetItem(tally, mark, value) < 0) {
+            Py_XDECREF(value);
+            goto fail;
+        }
+        Py_DECREF(value);
+    }
+    return tally;
+fail:
+    Py_DECREF(tally);
+    return NULL;
+}
+
+/* forget() -> None: empties the memory of lines kept from call to call (see known_add; for tests). */
+static PyObject *
+speedups_forget(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))
+{
+    if (!known_busy) {
+        known_clear();
+        known_rest = 0;
+        if (known_seen != NULL)
+            memset(known_seen, 0, KNOWN_SEEN * sizeof(uint16_t));
+    }
+    Py_RETURN_NONE;
+}
+
+/* remembered() -> how many lines the memory holds (for tests). */
+static PyObject *
+speedups_remembered(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromSize_t(known_held);
+}
+
 static PyMethodDef methods[] = {
+    {"forget", speedups_forget, METH_NOARGS, "forget() -> None: empty the memory of lines lines() keeps."},
+    {"remembered", speedups_remembered, METH_NOARGS,
+     "remembered() -> how many lines lines() keeps from call to call."},
     {"maker", speedups_maker, METH_VARARGS,
      "maker(cls, names) -> an opaque maker for make(): names are object slots of cls, in the order make() sets "
      "them."},
@@ -761,6 +978,9 @@ static PyMethodDef methods[] = {
     {"marked", (PyCFunction)(void (*)(void))speedups_marked, METH_FASTCALL,
      "marked(lines, marks) -> (plain, gemms): the indices of the lines whose mark (marks[line]) is None, and of "
      "those whose mark is a tuple."},
+    {"tallied", (PyCFunction)(void (*)(void))speedups_tallied, METH_FASTCALL,
+     "tallied(marks, counts) -> {mark: the sum of counts[line] over the lines of that mark} for the marks that are "
+     "not None."},
     {"newlines", speedups_newlines, METH_VARARGS,
      "newlines(buffer, size) -> the count of newlines in the first size bytes of buffer (the GIL released)."},
     {"mask", speedups_mask, METH_O,

@@ -187,6 +187,30 @@ def test_a_shape_whose_pieces_do_not_give_its_row_back_is_encoded_whole(monkeypa
     assert [json_loads(t)["line"] for t in got] == [r.line for r in items]
 
 
+def test_a_row_whose_line_comes_again_in_a_later_batch_is_kept_and_written_the_same(monkeypatch):
+    """A line a batch holds once has its row written from its shape's pieces; when the line comes again (here in
+    every later batch: a log read in batches that each hold one step of it), its row is kept the second time and
+    then put together from the kept text: rows byte for byte those of a whole encoding, with their line numbers."""
+    from blaslog.reporters.json import ShapeTexts, dumps
+    from blaslog.views import record_rows
+
+    step = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
+    text = step * 4
+
+    def texts_of(shaped: bool) -> tuple[ShapeTexts, list[str], list]:
+        parser = _FileParser(text_reader(text, "x"), Sniffer(), "warn", events=False)
+        parser.reader.block = len(step.encode())  # a batch per step: each GEMM line once a batch
+        texts = ShapeTexts(dumps)
+        rows = list(record_rows(parser.items(), shaped=shaped))
+        return texts, [texts.text(row) for row in rows], rows
+
+    texts, fast, rows = texts_of(True)
+    assert sum(type(row).__name__ == "ShapedRows" for row in rows) >= 4
+    plain = _without_cache(monkeypatch, lambda: texts_of(False)[1])
+    assert "".join(fast) == "".join(plain) and len(plain) > 100
+    assert texts._rows  # rows kept from their line's second batch on
+
+
 def json_loads(text):
     import json
 

@@ -198,6 +198,80 @@ def test_equal_lines_share_one_string_and_equal_keys_one_key():
 
 
 @needs_speedups
+def test_a_line_of_an_earlier_block_is_the_same_string_with_the_same_key():
+    """lines() keeps the ASCII lines it decodes, with their keys, for the calls after it: a later block's equal
+    line is the same str (not decoded, masked or hashed again), and its key the key the block's other lines of
+    that shape share."""
+    speedups.forget()
+    first = b"[2026-06-06 15:31:41][cublasLt][321674][Api][cublasLtMatmul] A=0X7F00 B=0X7F10\n"
+    again = first.replace(b"0X7F00", b"0X7F20")
+    zero = speedups.lines(first, len(first), b"", LONG)
+    assert speedups.remembered() == 0  # a line is kept the second time it is decoded
+    one = speedups.lines(first, len(first), b"", LONG)
+    assert speedups.remembered() == 1 and one == zero and one[0][0] is not zero[0][0]
+    two = speedups.lines(again + first, 2 * len(first), b"", LONG)
+    assert two[0][1] is one[0][0] and two[0][0] is not one[0][0]
+    assert two[2][two[0][0]] is two[2][two[0][1]] == one[2][one[0][0]]  # one key for the call's shape
+    assert speedups.remembered() == 1
+    speedups.forget()
+    assert speedups.remembered() == 0
+    three = speedups.lines(first, len(first), b"", LONG)
+    assert three[0][0] is not one[0][0] and three == one
+
+
+@needs_speedups
+def test_a_remembered_line_is_still_held_to_the_longest_length_and_a_non_ascii_line_is_not_kept():
+    speedups.forget()
+    line = b"a line of thirty characters ..\n"
+    for _ in range(2):
+        assert speedups.lines(line, len(line), b"", LONG) is not None
+    assert speedups.remembered() == 1
+    assert speedups.lines(line, len(line), b"", 29) is None  # the checked path reports it, as without memory
+    accented = "d\u00e9j\u00e0 vu 0x7f00\n".encode()
+    for _ in range(2):
+        assert speedups.lines(accented, len(accented), b"", LONG)[0] == ["d\u00e9j\u00e0 vu 0x7f00"]
+    assert speedups.remembered() == 1
+
+
+@needs_speedups
+def test_the_memory_rests_when_few_of_its_lines_come_again_and_is_filled_again_when_they_do():
+    """Lines that never come again (new pointers every step) are not kept. Lines that come twice and no more fill
+    the memory with lines of which few are found again: once full so, it is emptied and the next new lines are
+    not kept. Lines that come again and again have it emptied when full and filled again at once."""
+
+    def block(start: int, count: int) -> bytes:
+        return b"".join(b"call 0x%x of a log\n" % i for i in range(start, start + count))
+
+    speedups.forget()
+    for start in range(0, 40_000, 1_000):  # every line new
+        data = block(start, 1_000)
+        speedups.lines(data, len(data), b"", LONG)
+        assert speedups.remembered() == 0
+
+    held = []
+    for start in range(40_000, 80_000, 1_000):  # each block twice: kept the second time, never found
+        data = block(start, 1_000)
+        speedups.lines(data, len(data), b"", LONG)
+        speedups.lines(data, len(data), b"", LONG)
+        held.append(speedups.remembered())
+    assert max(held) >= 32_000 and held[-1] == 0  # filled, then emptied and resting
+    data = block(0, 10)
+    for _ in range(3):
+        first = speedups.lines(data, len(data), b"", LONG)
+    assert speedups.remembered() == 0 and speedups.lines(data, len(data), b"", LONG)[0][0] is not first[0][0]
+
+    speedups.forget()  # and no rest from here on
+    held = []
+    for start in range(0, 40_000, 1_000):  # each block three times: found again
+        data = block(start, 1_000)
+        for _ in range(3):
+            speedups.lines(data, len(data), b"", LONG)
+        held.append(speedups.remembered())
+    assert max(held) >= 32_000 and 0 < held[-1] < 32_000  # emptied when full, and filled again
+    speedups.forget()
+
+
+@needs_speedups
 def test_a_block_of_many_distinct_lines_grows_the_tables(monkeypatch):
     data = b"".join(b"call %d of many\n" % i for i in range(50_000)) + b"x\r\n" * 3
     lines, counts, shapes = speedups.lines(data, len(data), b"he", LONG)
@@ -320,3 +394,22 @@ def test_a_file_s_lines_are_counted_alike_with_and_without_the_extension(tmp_pat
     monkeypatch.setattr(_c, "speedups", None)
     pure = [_parallel._count_lines(str(path), a, b) for a, b in ranges]
     assert fast == pure == [data.count(b"\n", a, b) for a, b in ranges]
+
+
+@needs_speedups
+@settings(max_examples=300, deadline=None)
+@given(
+    pairs=st.lists(
+        st.tuples(st.text(max_size=6), st.sampled_from([None, "a", "b", ("a", 1), ("b", 2)]), st.integers(1, 9)),
+        max_size=40,
+    )
+)
+def test_tallied_sums_what_the_python_tally_sums(pairs):
+    from blaslog._fast.plan import _tallied
+
+    marks = {line: mark for line, mark, _count in pairs}
+    counts = {line: count for line, _mark, count in pairs}
+    got = speedups.tallied(marks, counts)
+    assert got == _tallied(marks, counts) and list(got) == list(_tallied(marks, counts))
+    with pytest.raises(KeyError):
+        speedups.tallied({"missing": "a"}, {})

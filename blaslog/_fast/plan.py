@@ -65,10 +65,7 @@ def plan(lines: list[str], shapes: dict[str, str], counts: dict[str, int], cache
         unmarked = unmarked if unmarked is not None else _unmarked(lines, marks)
         others = list(compress(range(len(lines)), map(operator.not_, unmarked)))  # the marked lines
     before = _ended(lines, shapes, cache, marks, unmarked, plain, others, few)
-    tally: dict[Any, int] = {}
-    for line, mark in marks.items():
-        if mark is not None:
-            tally[mark] = tally.get(mark, 0) + counts[line]
+    tally: dict[Any, int] = speedups.tallied(marks, counts) if speedups is not None else _tallied(marks, counts)
     for i in before:
         tally[marks[lines[i]]] -= 1
     counted = _counted(tally)
@@ -100,6 +97,15 @@ def _counted(tally: dict[Any, int]) -> dict[tuple[Any, bool], int]:
             what = (mark[0], mark[1].cls is GemmCall) if type(mark) is tuple else (mark, False)
             counted[what] = counted.get(what, 0) + count
     return counted
+
+
+def _tallied(marks: dict[str, Any], counts: dict[str, int]) -> dict[Any, int]:
+    """Each mark other than None -> how many lines of the batch have it (``_speedups.tallied`` in Python)."""
+    tally: dict[Any, int] = {}
+    for line, mark in marks.items():
+        if mark is not None:
+            tally[mark] = tally.get(mark, 0) + counts[line]
+    return tally
 
 
 def _unmarked(lines: list[str], marks: dict[str, Any]) -> list[bool]:

@@ -21,7 +21,7 @@ import functools
 import operator
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import compress, count, islice
 from typing import Any
 
@@ -29,7 +29,7 @@ from blaslog._fast.lazy import ShapedCall, ShapedRun
 from blaslog.inputs import Batch
 from blaslog.parse._joining import Joining
 from blaslog.parse._state import _Walk
-from blaslog.records import FileSummary, Problem, Record
+from blaslog.records import FileSummary, Problem, Record, moved_record
 
 MAX_RUN = 2048
 """Most lines of a run that is kept."""
@@ -132,7 +132,7 @@ def moved(item: Record | ShapedCall, offset: int) -> Record | ShapedCall:
     if type(item) is ShapedCall:
         return ShapedCall(item.template, item.values, item.path, item.line + offset, item.end_line + offset, item.text)
     assert not isinstance(item, ShapedRun)  # a run holds no marked line
-    return replace(item, line=item.line + offset, end_line=item.end_line + offset)  # type: ignore[type-var]
+    return moved_record(item, offset)  # type: ignore[no-any-return]
 
 
 class Recalling(Joining):

@@ -77,12 +77,15 @@ class ShapeTexts:
         self._rows: dict[str, tuple[Any, list[str]]] = {}
         """A line -> (its template, its row's text cut where the line number goes), for rows read from lines that
         come again (bounded: see _fast.shapes.keep)."""
+        self._seen: dict[int, None] = {}
+        """The hashes of the lines of a run's rows seen once and not kept yet (a row is kept the second time its
+        line comes; an equal hash of another line only keeps that line's row sooner)."""
 
     def _input(self, path: str) -> None:
         """Write the rows of input `path` from here on."""
         self._path = path
         self._file = _COMPACT.encode(path)[1:-1].replace("%", "%%")
-        self._pieces, self._rows = {}, {}
+        self._pieces, self._rows, self._seen = {}, {}, {}
 
     def parts(self, item: Any) -> list[str]:
         """The texts of the rows of a ShapedRows, or the text of a row (a plain dict, or a ShapedRow)."""
@@ -132,7 +135,7 @@ class ShapeTexts:
         run: Any = rows.run  # more than one record: a run of one-line records (``blaslog._fast.lazy.ShapedRun``)
         if run.path != self._path:
             self._input(run.path)
-        kept, made, again = self._rows.get, self._pieces.get, run.counts.get
+        kept, made, again, seen = self._rows.get, self._pieces.get, run.counts.get, self._seen
         speedups = _c.speedups
         values: Callable[[str], list[str] | None] = speedups.values if speedups is not None else run.values
         out: list[str] = []
@@ -140,23 +143,21 @@ class ShapeTexts:
         for offset, (template, text, number) in enumerate(
             zip(map(_TEMPLATE, run.marks), run.texts, run.numbers, strict=True)
         ):
-            if again(text, 0) > 1:  # as text() does for the ShapedCall of the line (see ShapedRun.call)
-                found = kept(text)
-                if found is not None and found[0] is template:
-                    append(str(number).join(found[1]))
-                    continue
-                pieces = made(template)
-                if not pieces:  # the template's pieces are not made yet, or it is encoded whole (False)
-                    append(self.text(rows.row(offset)))
-                else:
-                    append(str(number).join(self._keep(template, pieces, run.values(text), text)))
+            found = kept(text)
+            if found is not None and found[0] is template:  # as text() does for the ShapedCall of the line
+                append(str(number).join(found[1]))
                 continue
-            # a line the batch holds once: its row is written from the pieces (as the kept row of an earlier
-            # batch's line would give it: the same pieces, the same values)
             pieces = made(template)
-            if not pieces:
+            if not pieces:  # the template's pieces are not made yet, or it is encoded whole (False)
                 append(self.text(rows.row(offset)))
                 continue
+            if again(text, 0) > 1 or hash(text) in seen:  # a line that comes again: its row is kept
+                append(str(number).join(self._keep(template, pieces, run.values(text), text)))
+                continue
+            # a line seen for the first time: its row is written from the pieces (as its kept row would give it:
+            # the same pieces, the same values), and the line noted (a log whose pointers never repeat would
+            # fill the kept rows with rows that never come again)
+            keep(seen, hash(text), None)
             line_values = values(text)
             if line_values is None:  # a str that UTF-8 cannot hold: the Python path takes its values
                 line_values = run.values(text)
