@@ -375,16 +375,18 @@ static uint64_t *known_bits; /* a bit per hash's high bits, set for the lines he
 #define KNOWN_BIT(hash) ((size_t)((hash) >> 40) & (KNOWN_BITS - 1))
 #define KNOWN_TAG(hash) ((uint16_t)((hash) >> 24) | 1)
 
+static size_t known_held, known_bytes;
+static size_t known_hits; /* lines found since the memory was last emptied */
+static size_t known_rest; /* new lines still to pass by without keeping them */
+static int known_busy; /* a call inside a call (from the garbage collector) leaves the memory alone */
+
+/* Whether the memory may hold a line of this hash (no: it does not). */
 static int
 known_maybe(uint64_t hash)
 {
     size_t bit = KNOWN_BIT(hash);
     return (int)((known_bits[bit >> 6] >> (bit & 63)) & 1);
 }
-static size_t known_held, known_bytes;
-static size_t known_hits; /* lines found since the memory was last emptied */
-static size_t known_rest; /* new lines still to pass by without keeping them */
-static int known_busy; /* a call inside a call (from the garbage collector) leaves the memory alone */
 
 static void
 known_clear(void)
@@ -412,7 +414,10 @@ known_find(const char *text, Py_ssize_t size, uint64_t hash)
     }
 }
 
-/* Keeps the ASCII line `line` (of hash `hash`) with its SHAPE key `key` for the next calls. */
+/* Keeps the ASCII line `line` (of hash `hash`) with its SHAPE key `key` for the next calls, by the two rules of
+ * the memory: a line is kept the second time it comes (the first time its tag is noted in its seen slot, which
+ * a later line of the same low hash bits may take: that line then waits a time longer), and while the memory
+ * rests (it was emptied with fewer than an eighth of its lines found again) no line is kept. */
 static void
 known_add(PyObject *line, PyObject *key, uint64_t hash)
 {

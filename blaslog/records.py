@@ -19,7 +19,6 @@ n from ``Ddesc`` cols (or ``Bdesc`` when D is missing).
 
 from __future__ import annotations
 
-import functools
 import operator
 import re
 from collections.abc import Iterator
@@ -423,24 +422,6 @@ def record_maker(cls: type) -> tuple[tuple[str, ...], Any]:
         return record
 
     return names, make
-
-
-@functools.cache
-def _mover(cls: type) -> tuple[Any, int, int, Any]:
-    names, make = record_maker(cls)
-    return operator.attrgetter(*names), names.index("line"), names.index("end_line"), make
-
-
-def moved_record(record: Any, offset: int) -> Any:
-    """`record` (a record dataclass with `line` and `end_line`) `offset` lines further down: what
-    ``dataclasses.replace`` gives, without a call of __init__ per field (a run of lines made again moves its
-    records; see blaslog.parse._recall)."""
-    cls: type = type(record)
-    get, line, end_line, make = _mover(cls)
-    values = list(get(record))
-    values[line] += offset
-    values[end_line] += offset
-    return make(values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,3 +60,45 @@ def test_problems_past_the_limit_are_counted_as_reading_gives_them(corpus, monke
         plain = _parse(corpus, False, True, 1 << 16)
     assert recalled[1]["more_problems"] > 0
     assert recalled[0] == plain[0] and recalled[1] == plain[1]
+
+
+def _sunk(text: str, block: int) -> tuple[tuple, dict, Runs | None]:
+    """What a sink (the CompactRun that `summary`, `diff` and `check` read into) is handed, as reading gives it."""
+    from blaslog.runs import CompactRun
+
+    run = CompactRun("x.log")
+    parser = _FileParser(text_reader(text, "x.log"), Sniffer(), "warn", events=False)
+    parser.reader.block = block
+    parser.sink = run
+    run.extend(parser.records())
+    state = (
+        [(call.to_dict(), call.log_format) for call in run.calls],
+        list(run.which),
+        list(run.lines),
+        list(run.thread_of),
+        list(run.threads),
+        run.overflow,
+    )
+    return state, parser.summary.to_dict(max_problems=10**6), parser.runs
+
+
+@pytest.mark.parametrize("mutation", ["plain", "prints", "tags", "all"])
+def test_runs_made_again_hand_a_sink_its_calls_in_order(corpus, mutation, monkeypatch):
+    """Where a sink takes the GEMMs of uniform shapes, a run made again hands it the calls its reading handed it,
+    moved to the run's lines, among the run's other records as a plain read hands them over: the CompactRun is
+    the same call for call (its calls, which call each line is, in order, and on which thread)."""
+    text = MUTATIONS[mutation](corpus * 2)  # four times: the second half's calls go to the sink from kept runs
+    recalled = _sunk(text, 1 << 16)
+    with monkeypatch.context() as patch:
+        patch.setattr(_c, "shape_cache", False)
+        plain = _sunk(text, 1 << 16)
+    assert recalled[0] == plain[0]
+    assert recalled[1] == plain[1]
+    runs = recalled[2]
+    assert runs is not None and runs.recalled > 0
+    kept = [run for run in runs.kept.values() if run is not None]
+    if mutation != "all":  # (with every mutation at once, the runs kept hand the sink nothing)
+        assert any(run.calls for run in kept)
+    if mutation == "plain":
+        assert any(run.calls and run.items for run in kept)  # the order of calls among records is put to the test
+    assert len(plain[0][1]) > 0  # calls were compared

@@ -276,3 +276,45 @@ def test_check_accounts_for_the_tunableop_files_and_never_uses_a_cut_row(tmp_pat
     assert any(f["kind"] == "unparsable_input" and f["location"]["file"] == str(table) for f in doc["findings"])
     used = json.dumps({key: value for key, value in doc.items() if key != "summary"})
     assert 'Gemm_Rocb"' not in used and f"{table}: 11 lines" in result.stderr
+
+
+def _validators_read_whole(path: str) -> dict[str, str]:
+    """What validators() gave when it read the whole file record by record (its reference)."""
+    from blaslog.parse import iter_file
+    from blaslog.records import Event
+    from blaslog.tunableop import TUNED_FORMATS
+
+    out: dict[str, str] = {}
+    for record in iter_file(path, log_format=list(TUNED_FORMATS), on_error="skip", events=True):
+        if isinstance(record, Event) and record.function in ("Validator", "tuning"):
+            for key, value in record.fields:
+                out.setdefault(key, value)
+    return out
+
+
+def test_validators_read_only_their_lines_as_a_whole_reading_gives_them(tmp_path):
+    """validators() parses only the lines that begin as Validator and `Git Version` lines do, and finds what a
+    reading of the whole file finds: in every bundled TunableOp and tuning file, and in a log that holds them
+    among other dialects' lines, program prints and CRLF ends, gzip-compressed."""
+    import gzip
+
+    root = Path(__file__).resolve().parents[1] / "fixtures"
+    files = sorted(
+        [
+            *root.glob("tunableop/**/*.csv"),
+            root / "tunableop" / "hipblaslt_tuning.txt",
+            *root.glob("real/tunableop_*.log"),
+        ]
+    )
+    assert len(files) >= 8
+    for path in files:
+        assert validators(str(path)) == _validators_read_whole(str(path)), path
+    mixed = "".join(
+        f"step {n}: loss 2.5\n" + path.read_text(encoding="utf-8", errors="replace") for n, path in enumerate(files)
+    )
+    mixed += (root / "real").joinpath(sorted(p.name for p in (root / "real").glob("cublaslt_*.log"))[0]).read_text()
+    log = tmp_path / "mixed.log.gz"
+    log.write_bytes(gzip.compress(mixed.replace("\n", "\r\n").encode()))
+    found = validators(str(log))
+    assert found and found == _validators_read_whole(str(log))
+    assert "PT_VERSION" in found and "git_version" in found

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import functools
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -586,6 +587,24 @@ def _made(cls: type, speedups: Any) -> tuple[tuple[str, ...], Any]:
     if speedups is not None:
         make = functools.partial(speedups.make, speedups.maker(cls, names))
     return names, make
+
+
+@functools.cache
+def _mover(cls: type, speedups: Any) -> tuple[Any, int, int, Any]:
+    names, make = _made(cls, speedups)
+    return operator.attrgetter(*names), names.index("line"), names.index("end_line"), make
+
+
+def moved_record(record: Any, offset: int) -> Any:
+    """`record` (a record dataclass with `line` and `end_line`) `offset` lines further down: what
+    ``dataclasses.replace`` gives, made as a template makes its records, without a call of __init__ per field (a
+    run of lines made again moves its records; see blaslog.parse._recall)."""
+    cls: type = type(record)
+    get, line, end_line, make = _mover(cls, _c.speedups)
+    values = list(get(record))
+    values[line] += offset
+    values[end_line] += offset
+    return make(values)
 
 
 UNCACHEABLE = object()

@@ -11,8 +11,9 @@ the wrap width, a width lines were cut at other than it). The rest it leaves is 
 (moved to the run's lines), its problems, its lines' counts, the last line that was no record's. The records
 of a run made again count as the shape cache's hits (served from what was learnt, with no grammar run).
 
-Only with the shape cache on (with it off, every line is read as it comes: the reference the tests compare with),
-and where no sink takes GEMMs (a sink is told of each).
+Only with the shape cache on (with it off, every line is read as it comes: the reference the tests compare with).
+Where a sink takes GEMMs (``summary``, ``diff`` and ``check`` read so), the calls a run handed it are noted and
+handed to it again, moved, in the order a plain read hands them over among the run's records.
 """
 
 from __future__ import annotations
@@ -20,16 +21,17 @@ from __future__ import annotations
 import functools
 import operator
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, islice
 from typing import Any
 
 from blaslog._fast.lazy import ShapedCall, ShapedRun
+from blaslog._fast.templates import moved_record
 from blaslog.inputs import Batch
 from blaslog.parse._joining import Joining
 from blaslog.parse._state import _Walk
-from blaslog.records import FileSummary, Problem, Record, moved_record
+from blaslog.records import FileSummary, Problem, Record
 
 MAX_RUN = 2048
 """Most lines of a run that is kept."""
@@ -64,6 +66,41 @@ class Run:
     """Its last line that was no record's (as an offset from its first line, and the text), if any."""
     cut: int
     """Lines it joined again at the wrap width."""
+    calls: list[Call]
+    """The calls it handed the sink (none without one)."""
+
+
+Call = tuple[int, Any, list[str], int, int]
+"""A call handed to the sink while a run was read: (how many of the run's records came before it, the template,
+the line's SHAPE values, its first and last line)."""
+
+
+class _Noted:
+    """Stands in for the sink while a run is read: notes each call it is handed, after how many of the run's
+    records, for the sink to be handed them in order afterwards (:func:`_handed`)."""
+
+    __slots__ = ("calls", "items")
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+        self.calls: list[Call] = []
+
+    def add_shaped(self, template: Any, values: list[str], path: str, line: int, end_line: int) -> None:
+        self.calls.append((len(self.items), template, values, line, end_line))
+
+
+def _handed(items: list[Any], calls: list[Call], sink: Any, path: str, offset: int) -> Iterator[Any]:
+    """`items` (a run's records, moved already), with each of `calls` handed to `sink` `offset` lines further
+    down, before the record it came before."""
+    at = 0
+    for position, item in enumerate(items):
+        while at < len(calls) and calls[at][0] <= position:
+            _, template, values, line, end_line = calls[at]
+            sink.add_shaped(template, values, path, line + offset, end_line + offset)
+            at += 1
+        yield item
+    for _, template, values, line, end_line in calls[at:]:
+        sink.add_shaped(template, values, path, line + offset, end_line + offset)
 
 
 class Runs:
@@ -145,11 +182,11 @@ class Recalling(Joining):
     ) -> Iterator[Record | ShapedCall | ShapedRun]:
         raise NotImplementedError  # see _lines._FileParser
 
-    def _recaller(self, walk: _Walk, recall: bool) -> Callable[[_Walk, int], tuple[int, list[Any]] | None]:
+    def _recaller(self, walk: _Walk, recall: bool) -> Callable[[_Walk, int], tuple[int, Iterable[Any]] | None]:
         """:meth:`_recall`, where runs of the batch `walk` reads may be made again, or kept (and `recall` says
         so); else what says of every line that it is read as it comes."""
         batch = walk.batch
-        if not recall or not self.cache.enabled or self.wanted.sink is not None or batch.problems:
+        if not recall or not self.cache.enabled or batch.problems:
             return _no_recall
         if batch.shapes is None:
             return _no_recall
@@ -157,7 +194,7 @@ class Recalling(Joining):
             self.runs = Runs()
         return self._recall
 
-    def _recall(self, walk: _Walk, position: int) -> tuple[int, list[Record | ShapedCall]] | None:
+    def _recall(self, walk: _Walk, position: int) -> tuple[int, Iterable[Record | ShapedCall]] | None:
         """Where line `walk.indices[position]` begins a run (no record pending, the line before it counted or
         marked, or none), read the run, or make it again where it was read before: the index of its last line,
         whose step `walk.steps` has passed, and the records it gives; None: the line is read as it comes."""
@@ -188,18 +225,27 @@ class Recalling(Joining):
 
     def _read_run(
         self, walk: _Walk, position: int, end: int, key: tuple[int, tuple[str, ...]]
-    ) -> list[Record | ShapedCall]:
+    ) -> Iterable[Record | ShapedCall]:
         """Read the run of lines `walk.indices[position]` to `end` as they come, ending the record pending after its
         last line; keep what it left where it can be made again."""
-        summary, batch = self.summary, walk.batch
+        summary, batch, wanted = self.summary, walk.batch, self.wanted
         first = batch.start + walk.indices[position]
         counts, formats, problems = _counts(summary), dict(summary.formats), len(summary.problems)
         other, prefixes, width, cut = self.other, len(self.prefixes), self.wrap_width, dict(self._cut_widths)
-        items = list(self._lines(batch, range(walk.indices[position], end + 1), None, False))
-        if self.pending is not None:
-            record = self._end(batch.start + end)
-            if record is not None:
-                items.append(record)
+        items: list[Any] = []
+        sink, noted = wanted.sink, None
+        if sink is not None:
+            wanted.sink = noted = _Noted(items)
+        try:
+            items.extend(self._lines(batch, range(walk.indices[position], end + 1), None, False))
+            if self.pending is not None:
+                record = self._end(batch.start + end)
+                if record is not None:
+                    items.append(record)
+        finally:
+            wanted.sink = sink
+        calls = [] if noted is None else noted.calls
+        given = _handed(items, calls, sink, self.reader.name, 0) if calls else items
         assert self.runs is not None
         cuts = {w: n - cut.get(w, 0) for w, n in self._cut_widths.items() if n != cut.get(w, 0)}
         if (
@@ -209,20 +255,21 @@ class Recalling(Joining):
             or set(cuts) - {width}
         ):
             self.runs.keep(key, None)
-            return items  # type: ignore[return-value]
+            return given
         run = Run(
             first,
-            items,  # type: ignore[arg-type]
+            items,
             tuple(map(operator.sub, _counts(summary), counts)),
             _added(summary, formats),
             summary.problems[problems:],
             None if self.other is other else (self.other[0] - first, self.other[1]),
             cuts.get(width, 0),
+            calls,
         )
         self.runs.keep(key, run)
-        return items  # type: ignore[return-value]
+        return given
 
-    def _made_again(self, run: Run, first: int) -> list[Record | ShapedCall]:
+    def _made_again(self, run: Run, first: int) -> Iterable[Record | ShapedCall]:
         """What reading `run` again at line `first` gives: its records moved there, its counts and problems."""
         summary, offset = self.summary, first - run.first
         for name, added in zip(_COUNTS, run.counts, strict=True):
@@ -240,7 +287,8 @@ class Recalling(Joining):
             self.other = (first + run.other[0], run.other[1])
         if run.cut:
             self._cut_widths[self.wrap_width] += run.cut
-        return [moved(item, offset) for item in run.items]
+        items = [moved(item, offset) for item in run.items]
+        return _handed(items, run.calls, self.wanted.sink, self.reader.name, offset) if run.calls else items
 
 
 def _no_recall(walk: _Walk, position: int) -> None:

@@ -151,13 +151,13 @@ class ShapeTexts:
             if not pieces:  # the template's pieces are not made yet, or it is encoded whole (False)
                 append(self.text(rows.row(offset)))
                 continue
-            if again(text, 0) > 1 or hash(text) in seen:  # a line that comes again: its row is kept
+            if again(text, 0) > 1 or (code := hash(text)) in seen:  # a line that comes again: its row is kept
                 append(str(number).join(self._keep(template, pieces, run.values(text), text)))
                 continue
             # a line seen for the first time: its row is written from the pieces (as its kept row would give it:
             # the same pieces, the same values), and the line noted (a log whose pointers never repeat would
             # fill the kept rows with rows that never come again)
-            keep(seen, hash(text), None)
+            keep(seen, code, None)
             line_values = values(text)
             if line_values is None:  # a str that UTF-8 cannot hold: the Python path takes its values
                 line_values = run.values(text)
