@@ -13,7 +13,7 @@ from blaslog.formats import Sniffer
 from blaslog.inputs import Reader
 from blaslog.parse import built, iter_file
 from blaslog.parse._lines import _FileParser
-from tests.conftest import BAD, GENERATED, SEED
+from tests.conftest import BAD, FIXTURES, GENERATED, SEED
 
 # per-rank logs of one job (ranks saying the same things), then other dialects, then logs a person mangled
 INPUTS = [
@@ -107,4 +107,58 @@ def test_output_is_byte_identical_with_and_without_shared_shapes(command, ranks,
         alone = runner.invoke(cli, args)
     assert shared.exit_code == alone.exit_code and shared.exit_code in (0, 1), shared.output
     assert shared.stdout_bytes == alone.stdout_bytes and len(shared.stdout_bytes) > 1000
+    assert shared.stderr_bytes == alone.stderr_bytes
+
+
+def test_a_launcher_tag_is_said_in_each_input_that_has_it(tmp_path):
+    """Other text before records (a launcher's tag, a test runner's name), the same in two inputs: each input's
+    summary says once per kind of prefix that it was kept apart, as with a cache of its own, although the
+    second input's tagged lines are of shapes the first taught (public logs that print so, each line three
+    times: a shape is bound at its second line)."""
+    real = FIXTURES / "real"
+    text = "".join(
+        (real / name).read_text(encoding="utf-8")
+        for name in ("cublaslt_13.3_vllmcpp-issue-1732.log", "hipblaslt_unknown_rocm-pytorch-pr-1241-part1.log")
+    )
+    paths = []
+    for n in range(2):
+        path = tmp_path / f"rank{n}.log"
+        path.write_text(text * 3, encoding="utf-8")
+        paths.append(str(path))
+    for events in (False, True):
+        shapes = SharedShapes()
+        shared: list = []
+        alone: list = []
+        for path in paths:
+            list(iter_file(path, events=events, summary_out=shared, shapes=shapes))
+            list(iter_file(path, events=events, summary_out=alone))
+        said = [[p.message for p in s.problems if "other text before" in p.message] for s in shared]
+        assert len(said[0]) == 2 and said[-1] == said[0]
+        assert [s.to_dict(max_problems=10**6) for s in shared] == [s.to_dict(max_problems=10**6) for s in alone]
+
+
+def test_a_diff_s_two_sides_share_shapes_and_say_what_each_alone_says(ranks, runner, monkeypatch):
+    """`diff` reads its two sides with one shape cache (the same program logged both): the report is byte for
+    byte that of sides read each with caches of their own, and the second side runs the grammar less."""
+    from blaslog._fast import cache as cache_module
+
+    unsharded = GENERATED / "lt_fp32_unsharded.stdout.log"
+    args = ["diff", str(ranks), str(unsharded), "-f", "json", "-j", "1"]
+    runs: list[int] = []
+    take = cache_module.SharedShapes.take
+
+    def counted(self, dialects, sniffer):  # type: ignore[no-untyped-def]
+        found = take(self, dialects, sniffer)
+        runs.append(id(found[1]))
+        return found
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cache_module.SharedShapes, "take", counted)
+        shared = runner.invoke(cli, args)
+    assert runs[0] in runs[1:]  # the cache the unsharded side (read first) filled served the sharded side
+    with monkeypatch.context() as patch:
+        _not_shared(patch)
+        alone = runner.invoke(cli, args)
+    assert shared.exit_code == alone.exit_code and shared.exit_code in (0, 1), shared.output
+    assert shared.stdout_bytes == alone.stdout_bytes and b'"findings"' in shared.stdout_bytes
     assert shared.stderr_bytes == alone.stderr_bytes

@@ -136,6 +136,10 @@ class ShapeCache:
         self.shortcuts: dict[str, Any] = {}
         """SHAPE keys of one-line records that need no visit when only GEMMs are wanted -> their dialect
         (records with nothing to build or report), or (dialect, LineTemplate) for GEMMs of a uniform shape."""
+        self.outer: dict[str, None] = {}
+        """The keys in `shortcuts` and `built` of whole lines with other text before the record (see
+        :meth:`shortcut`): an input read after this one with the same cache drops them (:meth:`next_input`), so
+        that its first such line is visited, and the input says once that the text was kept apart."""
         self.built: dict[str, Any] = {}
         """SHAPE keys of one-line records of a verbatim template without warnings -> (dialect, LineTemplate): what
         the classifying pass marks when every record is wanted (each is built from its line's SHAPE values
@@ -173,6 +177,7 @@ class ShapeCache:
             self.known,
             self.shortcuts,
             self.built,
+            self.outer,
             self.shaper._heads,
             self.shaper._messages,
             self.shaper._lines,
@@ -415,6 +420,9 @@ class ShapeCache:
             return
         keys = [key]
         if outer is not None and outer.endswith(key) and "\x00" not in outer[: len(outer) - len(key)]:
+            if len(self.outer) >= KEPT:
+                self.next_input()
+            self.outer[outer] = None
             keys.append(outer)
         mark = what if what is fmt else _mark(fmt, what)
         if mark is not None:
@@ -423,6 +431,15 @@ class ShapeCache:
         if what is not fmt and what.verbatim and not what.warnings:
             for one in keys:
                 keep(self.built, one, (fmt, what))
+
+    def next_input(self) -> None:
+        """Make ready for another input: forget the keys of whole lines with other text before the record (what
+        an input says of such lines, once per kind of prefix, comes from visiting the first of them)."""
+        shortcuts, built = self.shortcuts, self.built
+        for key in self.outer:
+            shortcuts.pop(key, None)
+            built.pop(key, None)
+        self.outer.clear()
 
 
 class SharedShapes:
@@ -447,6 +464,7 @@ class SharedShapes:
             found = self._kept[key] = (sniffer, ShapeCache())
         else:
             found[1].stats = CacheStats()
+            found[1].next_input()
         return found
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from blaslog._fast.cache import SharedShapes
 from blaslog.api._check import _overflow_findings, _rank_rows
 from blaslog.api._emulate import _emulated, _emulation_gpus
 from blaslog.api._inputs import MIN_COVERAGE, CapsLike, Inputs, Options, Paths, Run, _names, _read_for_report
@@ -118,8 +119,9 @@ def _diff(
     if "-" in _names(sharded) and "-" in _names(unsharded):
         raise InputError("standard input (-) is named on both sides; it can be read once: save one side to a file")
     options = replace(options, rank_option=True)  # diff takes --rank-from
-    ref_inputs, ref = _reference(_names(unsharded), options)
-    side = _read_for_report(_names(sharded), options)
+    shapes = SharedShapes()  # the line shapes one side teaches serve the other (the same program logged both)
+    ref_inputs, ref = _reference(_names(unsharded), options, shapes)
+    side = _read_for_report(_names(sharded), options, shapes=shapes)
     runs = side.runs
     if rank is not None:
         runs = [run for run in runs if run.input.rank == rank]
@@ -292,8 +294,8 @@ def _retitled(finding: Finding, run: str) -> Finding:
     return replace(finding, title=f"{run}: {finding.title}")
 
 
-def _reference(names: list[str], options: Options) -> tuple[Inputs, Run]:
-    inputs = _read_for_report(names, options)
+def _reference(names: list[str], options: Options, shapes: SharedShapes | None = None) -> tuple[Inputs, Run]:
+    inputs = _read_for_report(names, options, shapes=shapes)
     runs = [run for run in inputs.runs if len(run.calls)]
     ref = min(runs, key=lambda run: (run.input.rank is None, run.input.rank or 0))
     if len(inputs.runs) > 1:

@@ -175,8 +175,11 @@ def jobs_for(jobs: int, names: Sequence[str]) -> int:
     return min(os.cpu_count() or 1, 8) if size >= PARALLEL_MIN else 1
 
 
-def read_run_files(names: Paths, options: Options | None = None) -> Inputs:
+def read_run_files(names: Paths, options: Options | None = None, shapes: SharedShapes | None = None) -> Inputs:
     """Read inputs (files, quoted globs, folders, `-`) into runs of GEMM calls, each file with its rank.
+
+    `shapes`: what earlier reads in this process learnt about line shapes, to serve this one (the other side of
+    a diff says the same things); a read in this process makes its own when None (the records are the same).
 
     When a file logs the same calls in two dialects (ROCBLAS_LAYER=3 writes a trace and a bench line per call;
     hipBLASLt a [Trace] and a bench line per launch), one of them is kept, so that each call counts once.
@@ -198,7 +201,7 @@ def read_run_files(names: Paths, options: Options | None = None) -> Inputs:
             return inputs
     ranked = assign_ranks(good, read.heads if read else [_head(name) for name in good], options.rank_from)
     inputs.notes.extend(_guessed_ranks_note(ranked, options))
-    pairs = read.pairs if read is not None else _read_here(good, options)
+    pairs = read.pairs if read is not None else _read_here(good, options, shapes)
     for rank, (calls, summary) in zip(ranked, pairs, strict=True):
         inputs.runs.append(Run(rank, calls, summary))
     for run in inputs.runs:
@@ -229,14 +232,17 @@ def _read_on_cluster(good: list[str], scheduler: str, options: Options, inputs: 
     return read
 
 
-def _read_here(good: list[str], options: Options) -> list[tuple[CompactRun, FileSummary]]:
+def _read_here(
+    good: list[str], options: Options, shapes: SharedShapes | None = None
+) -> list[tuple[CompactRun, FileSummary]]:
     """The inputs read in this process, or in a pool of processes for big inputs (see :func:`jobs_for`)."""
     processes = jobs_for(options.jobs, good)
     if processes > 1 and "-" not in good:
         from blaslog._parallel import read_runs_parallel
 
         return read_runs_parallel(good, log_format=options.formats, on_error=options.on_error, jobs=processes)
-    shapes = SharedShapes()  # the shapes the first file learns serve the next (per-rank logs say the same)
+    if shapes is None:
+        shapes = SharedShapes()  # the shapes the first file learns serve the next (per-rank logs say the same)
     return [_read_one(name, options, shapes) for name in good]
 
 
@@ -363,9 +369,12 @@ def _held(summary: FileSummary) -> str:
     return f"{summary.lines} lines, none of a BLAS library"
 
 
-def _read_for_report(names: Sequence[str], options: Options | None, what: str = "GEMM records") -> Inputs:
-    """Read inputs for a report; InputError when none could be read or none holds a GEMM."""
-    inputs = read_run_files(names, options)
+def _read_for_report(
+    names: Sequence[str], options: Options | None, what: str = "GEMM records", shapes: SharedShapes | None = None
+) -> Inputs:
+    """Read inputs for a report; InputError when none could be read or none holds a GEMM. `shapes`: see
+    :func:`read_run_files`."""
+    inputs = read_run_files(names, options, shapes)
     if not inputs.runs:
         raise InputError("; ".join(inputs.failed) or "no input could be read")
     if not any(len(run.calls) for run in inputs.runs):
