@@ -204,10 +204,13 @@ def _by_library(
     libraries = dict.fromkeys(_call(r).library for r in chain(sharded, unsharded))
     if len(libraries) < 2:
         return [(sharded, unsharded)]
-    return [
-        ([r for r in sharded if _call(r).library == name], [r for r in unsharded if _call(r).library == name])
-        for name in libraries
-    ]
+    sides: list[dict[str, list[GemmCall]]] = []
+    for records in (sharded, unsharded):
+        side: dict[str, list[GemmCall]] = {name: [] for name in libraries}
+        for record in records:
+            side[_call(record).library].append(record)
+        sides.append(side)
+    return [(sides[0][name], sides[1][name]) for name in libraries]
 
 
 def _by_thread(records: Sequence[GemmCall]) -> list[list[GemmCall]]:
@@ -224,12 +227,12 @@ def _pair_threads(
     if len(a) == 1 and len(b) == 1:
         return [(a[0], b[0])]
     scores = []
-    keys_b = [numbers.of(gb) for gb in b]
+    counts_b = [(Counter(kb), len(kb)) for kb in map(numbers.of, b)]
     for i, ga in enumerate(a):
         ka = numbers.of(ga)
-        for j, kb in enumerate(keys_b):
-            matcher = SequenceMatcher(None, ka, kb, autojunk=False)
-            scores.append((matcher.quick_ratio(), -abs(i - j), i, j))
+        count_a = Counter(ka)
+        for j, (count_b, size_b) in enumerate(counts_b):
+            scores.append((_quick_ratio(count_a, len(ka), count_b, size_b), -abs(i - j), i, j))
     scores.sort(reverse=True)
     used_a: set[int] = set()
     used_b: set[int] = set()
@@ -244,6 +247,19 @@ def _pair_threads(
     out += [(a[i], []) for i in range(len(a)) if i not in used_a]
     out += [([], b[j]) for j in range(len(b)) if j not in used_b]
     return out
+
+
+def _quick_ratio(count_a: Counter[int], size_a: int, count_b: Counter[int], size_b: int) -> float:
+    """``SequenceMatcher(None, a, b).quick_ratio()`` of two sequences from their element counts and lengths: twice
+    the elements they share (each as often as both hold it) over their total length, 1.0 for two empty ones. The
+    same float, without the matcher's index of `b` that quick_ratio does not read."""
+    length = size_a + size_b
+    if not length:
+        return 1.0
+    if len(count_b) < len(count_a):
+        count_a, count_b = count_b, count_a
+    matches = sum(min(n, count_b[x]) for x, n in count_a.items() if x in count_b)
+    return 2.0 * matches / length
 
 
 def _align(
@@ -425,7 +441,7 @@ def diff_runs(
             unmatched_u.append(u)
     result.unmatched_sharded = sorted(unmatched_s, key=lambda r: r.line)
     result.unmatched_unsharded = sorted(unmatched_u, key=lambda r: r.line)
-    distinct = {id(_call(r)): _call(r) for r in (*sharded, *unsharded)}
+    distinct = {id(call): call for call in map(_call, chain(sharded, unsharded))}
     result.algorithm_info = any(call.has_algorithm_info() for call in distinct.values())
     result.findings, result.identical_pairs = _findings(result.pairs, caps)
     return result

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import blaslog
 from blaslog.diff import diff_runs, dims_match, infer_tp
@@ -232,3 +234,18 @@ def test_fold_ranks_names_ranks_compactly():
     ]
     assert folded[1].location.role == "sharded rank 0"
     assert [(r.file, r.role) for r in folded[1].related] == [("r1.log", "sharded rank 1"), ("r2.log", "sharded rank 2")]
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=6), max_size=40),
+    st.lists(st.integers(min_value=0, max_value=6), max_size=40),
+)
+def test_quick_ratio_from_counts_is_difflib_s(a, b):
+    """Thread groups are paired by difflib's quick_ratio computed from the sequences' counts: the same float."""
+    from collections import Counter
+    from difflib import SequenceMatcher
+
+    from blaslog.diff import _quick_ratio
+
+    expected = SequenceMatcher(None, a, b, autojunk=False).quick_ratio()
+    assert _quick_ratio(Counter(a), len(a), Counter(b), len(b)) == expected
