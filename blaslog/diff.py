@@ -256,10 +256,7 @@ def _quick_ratio(count_a: Counter[int], size_a: int, count_b: Counter[int], size
     length = size_a + size_b
     if not length:
         return 1.0
-    if len(count_b) < len(count_a):
-        count_a, count_b = count_b, count_a
-    matches = sum(min(n, count_b[x]) for x, n in count_a.items() if x in count_b)
-    return 2.0 * matches / length
+    return 2.0 * (count_a & count_b).total() / length
 
 
 def _align(

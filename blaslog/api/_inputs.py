@@ -175,15 +175,19 @@ def jobs_for(jobs: int, names: Sequence[str]) -> int:
     return min(os.cpu_count() or 1, 8) if size >= PARALLEL_MIN else 1
 
 
-def read_run_files(names: Paths, options: Options | None = None, shapes: SharedShapes | None = None) -> Inputs:
+def read_run_files(names: Paths, options: Options | None = None) -> Inputs:
     """Read inputs (files, quoted globs, folders, `-`) into runs of GEMM calls, each file with its rank.
-
-    `shapes`: what earlier reads in this process learnt about line shapes, to serve this one (the other side of
-    a diff says the same things); a read in this process makes its own when None (the records are the same).
 
     When a file logs the same calls in two dialects (ROCBLAS_LAYER=3 writes a trace and a bench line per call;
     hipBLASLt a [Trace] and a bench line per launch), one of them is kept, so that each call counts once.
     """
+    return _read_run_files(names, options, None)
+
+
+def _read_run_files(names: Paths, options: Options | None, shapes: SharedShapes | None) -> Inputs:
+    """:func:`read_run_files`, the inputs read in this process served by `shapes`: what earlier reads learnt
+    about line shapes (the other side of a diff says the same things); a read makes its own when None (the
+    records are the same)."""
     names = _names(names)
     options = options or Options()
     files = _find_inputs(names, options)
@@ -373,8 +377,8 @@ def _read_for_report(
     names: Sequence[str], options: Options | None, what: str = "GEMM records", shapes: SharedShapes | None = None
 ) -> Inputs:
     """Read inputs for a report; InputError when none could be read or none holds a GEMM. `shapes`: see
-    :func:`read_run_files`."""
-    inputs = read_run_files(names, options, shapes)
+    :func:`_read_run_files`."""
+    inputs = _read_run_files(names, options, shapes)
     if not inputs.runs:
         raise InputError("; ".join(inputs.failed) or "no input could be read")
     if not any(len(run.calls) for run in inputs.runs):
