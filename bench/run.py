@@ -85,12 +85,14 @@ def measure_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple[
     return seconds, cpu, after.ru_maxrss / 1024
 
 
-def paired(blaslog: list[str], baseline: list[str], runs: int = 3) -> tuple[tuple[float, float, float], ...]:
-    """blaslog and the baseline run in turn (A B A B ...), `runs` times each: the median (wall, CPU, peak) of
-    each, so that a drift of the machine touches both alike."""
+def paired(
+    blaslog: list[str], baseline: list[str], runs: int = 3, env: dict[str, str] | None = None
+) -> tuple[tuple[float, float, float], ...]:
+    """blaslog (in `env`, when given) and the baseline run in turn (A B A B ...), `runs` times each: the median
+    (wall, CPU, peak) of each, so that a drift of the machine touches both alike."""
     a, b = [], []
     for _ in range(runs):
-        a.append(measure_cpu(blaslog))
+        a.append(measure_cpu(blaslog, env))
         b.append(measure_cpu(baseline))
     middle = runs // 2
     return (
@@ -319,12 +321,15 @@ def shapes(size: int, blaslog: list[str]) -> None:
     for what, path in logs.items():
         baseline = [PY, str(HERE / "regex_baseline.py"), str(path)]
         mb = path.stat().st_size / 1e6
-        runs = [(command, ["-j", "1"]) for command in (["parse", "-f", "jsonl"], ["summary"])]
+        runs = [(command, ["-j", "1"], "") for command in (["parse", "-f", "jsonl"], ["summary"])]
         if path.stat().st_size >= 64 << 20:  # blaslog.api.PARALLEL_MIN: an input it reads in pieces by default
-            runs += [(command, []) for command in (["parse", "-f", "jsonl"], ["summary"])]
-        for command, jobs in runs:
-            mine, theirs = paired([*blaslog, *command, str(path), "-q", *jobs], baseline)
-            how = " ".join(jobs) if jobs else f"(default -j: {os.cpu_count()} here)"
+            runs += [(command, [], "") for command in (["parse", "-f", "jsonl"], ["summary"])]
+        if what.startswith("the real logs"):  # its many shapes, learnt anew: the first run on a machine
+            runs += [(["parse", "-f", "jsonl"], jobs, " without saved shapes") for jobs in (["-j", "1"], [])]
+        for command, jobs, cold in runs:
+            env = {**os.environ, "BLASLOG_SAVED_SHAPES": "0"} if cold else None
+            mine, theirs = paired([*blaslog, *command, str(path), "-q", *jobs], baseline, env=env)
+            how = (" ".join(jobs) if jobs else f"(default -j: {os.cpu_count()} here)") + cold
             print(
                 f"| {what} ({mb:.0f} MB) | {' '.join(command)} {how} | {mine[0]:.2f} | {mine[1]:.2f} | "
                 f"{mine[2]:.0f} | {theirs[0]:.2f} | {theirs[1]:.2f} | {theirs[0] / mine[0]:.2f} | "

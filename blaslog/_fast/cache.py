@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from lark.exceptions import LarkError
 
-from blaslog._fast import _c
+from blaslog._fast import _c, saved
 from blaslog._fast.lazy import ShapedCall
 from blaslog._fast.shapes import KEPT, Shaper, keep, mask
 from blaslog._fast.templates import (
@@ -152,6 +152,8 @@ class ShapeCache:
         self._families: dict[Dialect, dict[tuple[str, ...], Any]] = {}
         """Per dialect: a family's VOLATILE shape with its words cut out (the pieces between them) -> _Family, or
         False (the family's template cannot be made: each of its shapes goes through the grammar)."""
+        self.saved = saved.store() if self.enabled else None
+        """This process's shapes learnt by earlier processes, and where it notes what it learns (``saved.py``)."""
         self._seen: set[int] = set()
         """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
         self._trees: dict[tuple[Dialect, str | None, str], Any] = {}
@@ -216,7 +218,7 @@ class ShapeCache:
                     key, values = shape
                     table = self._templates.get(fmt)
                     if table is None:
-                        table = self._templates[fmt] = {}
+                        table = self._templates[fmt] = self._known_templates(fmt)
                     template = table.get(key)
                     family = None  # the shape's words and the pieces between them, where the dialect has words
                     if template is None and fmt.words is not None:
@@ -241,6 +243,8 @@ class ShapeCache:
                         tree = self._grammar(fmt, text)
                         template = template_of(fmt, tree, text)
                         keep(table, key, template)
+                        if self.saved is not None:
+                            self.saved.template(fmt.name, key, template)
                         if template is not UNCACHEABLE:
                             if family is not None and "\x00" not in text:
                                 self._widen(fmt, family, tree, text, key, values)
@@ -264,8 +268,8 @@ class ShapeCache:
     def _derive(self, fmt: Dialect, family: _Words, values: list[str]) -> Template | None:
         """The template of a VOLATILE shape (its `family` parts, its `values`) from its family's, if known."""
         pieces, words, _spans = family
-        table = self._families.get(fmt)
-        known = None if not words or table is None else table.get(pieces)
+        table = self._family_table(fmt)
+        known = table.get(pieces) if words else None
         if not known or known.first != len(values):
             return None
         made = known.made.get(tuple([words[i] for i in known.kept]))
@@ -287,9 +291,7 @@ class ShapeCache:
                 at = found + 2
             spans.append((start + shift, end + shift))
             at = end
-        table = self._families.get(fmt)
-        if table is None:
-            table = self._families[fmt] = {}
+        table = self._family_table(fmt)
         known = table.get(pieces)
         if known is False or (known is not None and known.first != len(values)):
             return
@@ -305,9 +307,23 @@ class ShapeCache:
             known.made = {}
         if made is UNCACHEABLE:
             keep(table, pieces, False)
-            return
-        keep(known.made, tuple([words[i] for i in known.kept]), made)
-        keep(table, pieces, known)
+        else:
+            keep(known.made, tuple([words[i] for i in known.kept]), made)
+            keep(table, pieces, known)
+        if self.saved is not None:
+            self.saved.family(fmt.name, pieces, table[pieces])
+
+    def _known_templates(self, fmt: Dialect) -> dict[str, Any]:
+        """A new table of `fmt`'s templates, holding those learnt by earlier processes (``saved.py``)."""
+        return dict(self.saved.templates.get(fmt.name, ())) if self.saved is not None else {}
+
+    def _family_table(self, fmt: Dialect) -> dict[tuple[str, ...], Any]:
+        """`fmt`'s table of families, made when first asked for (holding those learnt by earlier processes)."""
+        table = self._families.get(fmt)
+        if table is None:
+            known = self.saved.families.get(fmt.name, ()) if self.saved is not None else ()
+            table = self._families[fmt] = dict(known)
+        return table
 
     def _grammar(self, fmt: Dialect, text: str, rule: str | None = None) -> Any:
         """`fmt`'s tree of `text` (by `rule`, or its main rule); raises the grammar's LarkError.

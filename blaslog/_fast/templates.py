@@ -209,6 +209,15 @@ class Template:
     same_call: ClassVar[bool] = False
     """Records of one template differ in their sizes too (compare LineTemplate.same_call)."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Its fields less the plan, which holds functions and is made again when first used (``saved.py``)."""
+        return {name: getattr(self, name) for name in self.__slots__ if name != "plan"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self.plan = None
+
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         """A record of this shape with the given volatile values."""
         plan = self._planned()

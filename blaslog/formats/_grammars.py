@@ -4,19 +4,13 @@ Building a parser from a grammar (reading it, then the LALR analysis) takes 40-6
 process: more than parsing a 10 MB log's new shapes. The built parser's tables (``Lark.memo_serialize``: dicts,
 lists, strings, numbers) are pickled under a key made of every grammar file's bytes, the options, lark's
 version and Python's, and later processes read them back in under a millisecond (saved as a Python literal, they
-took 11-15 ms to read). Where the cache lives:
-
-* ``BLASLOG_CACHE_DIR`` when set (empty, ``0`` or ``off``: no cache);
-* otherwise ``$XDG_CACHE_HOME/blaslog`` (an absolute path), or ``~/.cache/blaslog``.
+took 11-15 ms to read), from the user's cache folder (``_usercache.py``: where it is, and when a file in it is
+used at all).
 
 Nothing read from the cache can run code: it is read by an unpickler that refuses every global, so that no
 class or function can be named, let alone called; only dicts, lists, tuples, strings, numbers, booleans and
-None come back (the "restricting globals" recipe of the `pickle` documentation). Still, a cache file decides how
-logs are read, so only a regular file that this user owns and nobody else can read or write is used, opened
-without following a symbolic link, in a folder that is no symbolic link, that this user owns and that nobody
-else can write to. A file is written under a temporary name and renamed, so that a reader never sees half of
-it. Anything wrong with the cache (a read-only or missing home, a file from another version, a broken file)
-only costs the build: the parser is then built as without a cache. Systems without ``O_NOFOLLOW`` have no cache.
+None come back (the "restricting globals" recipe of the `pickle` documentation). A file from another version or
+a broken one only costs the build: the parser is then built as without a cache.
 """
 
 from __future__ import annotations
@@ -25,9 +19,7 @@ import contextlib
 import functools
 import hashlib
 import io
-import os
 import pickle
-import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,14 +30,13 @@ from lark import Lark
 from lark.grammar import Rule
 from lark.lexer import TerminalDef
 
+from blaslog import _usercache as usercache
+
 OPTIONS: dict[str, Any] = {"parser": "lalr"}
 """How every grammar is built (with its `start` rule); part of the cache key."""
 
 MAX_SAVED = 4 << 20
 """Largest cache file read (the biggest parser's tables are some 40 kB)."""
-
-_FLAGS = getattr(os, "O_NOFOLLOW", 0) and getattr(os, "O_DIRECTORY", 0)
-"""Whether this system can open files without following links (else: no cache)."""
 
 
 @functools.cache
@@ -58,7 +49,7 @@ def load_grammar(filename: str, start: str = "start") -> Lark:
         if not folder.is_dir():  # inside a zip: no folder to key or cache
             return Lark.open_from_package("blaslog", filename, ("grammars",), start=start, **OPTIONS)
         name = f"grammar-{_key(folder, filename, start)}.pickle"
-        with _cache() as cache:
+        with usercache.opened() as cache:
             if cache is not None:
                 tables = _read(cache, name)
                 if tables is not None:
@@ -72,44 +63,8 @@ def load_grammar(filename: str, start: str = "start") -> Lark:
 
 def cache_folder() -> Path | None:
     """The folder of saved parsers, or None where there is to be no cache or it is not safe to use."""
-    with _cache() as cache:
-        return None if cache is None else _folder()
-
-
-def _folder() -> Path | None:
-    chosen = os.environ.get("BLASLOG_CACHE_DIR")
-    if chosen is not None and chosen.strip().lower() in ("", "0", "off"):
-        return None
-    if chosen:
-        return Path(chosen)
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    try:
-        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"  # a relative XDG path is ignored
-    except (RuntimeError, KeyError, OSError):  # no home folder to expand (HOME unset, no passwd entry)
-        return None
-    return base / "blaslog"
-
-
-@contextlib.contextmanager
-def _cache() -> Iterator[int | None]:
-    """A descriptor of the cache folder, opened without following a link, when it is safe to use; else None."""
-    folder = _folder() if _FLAGS else None
-    fd = None
-    if folder is not None:
-        try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-            info = os.fstat(fd)
-            if not (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022):
-                os.close(fd)
-                fd = None
-        except (OSError, RuntimeError):
-            fd = None
-    try:
-        yield fd
-    finally:
-        if fd is not None:
-            os.close(fd)
+    with usercache.opened() as cache:
+        return None if cache is None else usercache.folder()
 
 
 def _key(folder: Path, filename: str, start: str) -> str:
@@ -122,37 +77,19 @@ def _key(folder: Path, filename: str, start: str) -> str:
 
 def _read(cache: int, name: str) -> dict[str, Any] | None:
     """The saved tables of `name`, when the file is there and private; None otherwise."""
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=cache)
-    except OSError:
+    data = usercache.read(cache, name, MAX_SAVED)
+    if data is None:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not (stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077):
-            return None
-        if info.st_size > MAX_SAVED:
-            return None
-        try:
-            tables = _DataOnly(io.BytesIO(handle.read())).load()
-        except Exception:  # a broken or foreign file (any error the unpickler raises): built again
-            return None
+    try:
+        tables = _DataOnly(io.BytesIO(data)).load()
+    except Exception:  # a broken or foreign file (any error the unpickler raises): built again
+        return None
     return tables if isinstance(tables, dict) and {"data", "memo"} <= tables.keys() else None
 
 
 def _write(cache: int, name: str, parser: Lark) -> None:
     data, memo = parser.memo_serialize([TerminalDef, Rule])
-    import secrets  # (only when a parser is saved, once per grammar and lark version)
-
-    saved = pickle.dumps({"data": data, "memo": memo}, protocol=4)
-    temporary = f".grammar-{secrets.token_hex(8)}.tmp"
-    try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=cache)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(saved)
-        os.replace(temporary, name, src_dir_fd=cache, dst_dir_fd=cache)
-    except OSError:  # a read-only or full cache folder: nothing saved
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=cache)
+    usercache.write(cache, name, pickle.dumps({"data": data, "memo": memo}, protocol=4))
 
 
 class _DataOnly(pickle.Unpickler):

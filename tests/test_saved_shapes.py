@@ -1,0 +1,165 @@
+"""Shapes learnt by one process serve the next (blaslog/_fast/saved.py): the same records without the grammar, and a
+saved file used only when it is private and names nothing but template and record classes."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from blaslog._fast import saved
+from blaslog._fast.templates import Template
+from blaslog.formats import Sniffer
+from blaslog.inputs import Reader
+from blaslog.parse._lines import _FileParser
+from tests.conftest import FIXTURES, GENERATED, NVIDIA, ROOT, SEED
+
+LOGS = (
+    sorted(p for p in (FIXTURES / "real").glob("*") if p.suffix in (".log", ".txt", ".csv", ".gz"))
+    + sorted(p for p in GENERATED.glob("**/*.log*") if p.is_file())
+    + sorted(SEED.glob("*.log"))
+    + sorted(p for p in NVIDIA.glob("*") if p.suffix in (".log", ".txt", ".gz"))
+)
+
+
+@pytest.fixture
+def saving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Shapes saved in a cache folder of the test's own; the folder."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("BLASLOG_CACHE_DIR", str(folder))
+    monkeypatch.setenv("BLASLOG_SAVED_SHAPES", "1")
+    saved.forget()
+    yield folder
+    saved.forget()
+
+
+def _read(path: Path, events: bool = True) -> tuple[list[Any], dict[str, Any], int]:
+    """The records of `path` (as dicts), its accounting, and how many texts went through a grammar."""
+    parser = _FileParser(Reader(str(path)), Sniffer(), "warn", events=events)
+    records = [record.to_dict() for record in parser.records()]
+    return records, parser.summary.to_dict(max_problems=10_000), parser.cache.stats.grammar_runs
+
+
+def _saved_file(folder: Path) -> Path:
+    (found,) = folder.glob("shapes-*.pickle")
+    return found
+
+
+def test_a_later_process_reads_every_log_as_before_without_the_grammar(saving: Path) -> None:
+    assert len(LOGS) > 100
+    cold = {path: _read(path) for path in LOGS}
+    assert saved.save()
+    saved.forget()  # as a new process: the shapes come from the file
+    store = saved.store()
+    assert store is not None and store.templates
+    warm = {path: _read(path) for path in LOGS}
+    for path in LOGS:
+        assert warm[path][:2] == cold[path][:2], path  # records, problems and accounting
+    before = sum(runs for _, _, runs in cold.values())
+    after = sum(runs for _, _, runs in warm.values())
+    assert after < before / 3, (before, after)
+    # the GEMM-only read (summary, diff, check) is the same with shapes learnt by a read of every record
+    for path in LOGS[:40]:
+        assert _read(path, events=False)[:2] == _read_cold(path, events=False)[:2], path
+
+
+def _read_cold(path: Path, events: bool) -> tuple[list[Any], dict[str, Any], int]:
+    os.environ["BLASLOG_SAVED_SHAPES"] = "0"
+    saved.forget()
+    try:
+        return _read(path, events)
+    finally:
+        os.environ["BLASLOG_SAVED_SHAPES"] = "1"
+        saved.forget()
+
+
+def test_what_is_saved_is_read_back_whole(saving: Path) -> None:
+    for path in LOGS:
+        _read(path)
+    store = saved.store()
+    assert store is not None
+    templates = sum(len(table) for table in store.templates.values())
+    families = sum(len(table) for table in store.families.values())
+    assert saved.save()
+    saved.forget()
+    again = saved.store()
+    assert again is not None
+    assert sum(len(table) for table in again.templates.values()) + sum(
+        len(table) for table in again.families.values()
+    ) == min(templates + families, saved.SAVED)
+    some = next(t for table in again.templates.values() for t in table.values() if isinstance(t, Template))
+    assert some.plan is None  # made again when first used: no function is saved
+
+
+def test_a_cli_run_after_another_gives_the_same_bytes(saving: Path, tmp_path: Path) -> None:
+    log = FIXTURES / "real" / "cublas_13.4.1_go-peft-cuda-validation.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runs = [
+        subprocess.run([sys.executable, "-m", "blaslog", "parse", "-f", "json", str(log)], capture_output=True, env=env)
+        for _ in range(2)
+    ]
+    assert _saved_file(saving).stat().st_mode & 0o777 == 0o600
+    assert runs[0].returncode == runs[1].returncode == 0
+    assert runs[0].stdout == runs[1].stdout and runs[0].stderr == runs[1].stderr
+    assert b'"m":' in runs[0].stdout
+
+
+def test_switched_off_nothing_is_saved(saving: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BLASLOG_SAVED_SHAPES", "0")
+    saved.forget()
+    _read(LOGS[0])
+    assert saved.store() is None and not saved.save()
+    assert not list(saving.glob("shapes-*"))
+
+
+class _Runs:
+    """A pickle that would run a command when read by a plain unpickler."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.system, ("touch /tmp/blaslog-saved-shapes-ran",))
+
+
+def test_a_saved_file_that_names_a_function_is_not_run(saving: Path) -> None:
+    _read(LOGS[0])
+    assert saved.save()
+    target = _saved_file(saving)
+    target.write_bytes(pickle.dumps((1, {"CublasLt": {"key": _Runs()}}, {})))
+    saved.forget()
+    store = saved.store()
+    assert store is not None and not store.templates  # refused whole: learnt again
+    assert not Path("/tmp/blaslog-saved-shapes-ran").exists()
+
+
+def test_a_saved_file_others_can_write_is_not_read(saving: Path) -> None:
+    first, *_ = _read(LOGS[0])
+    assert saved.save()
+    target = _saved_file(saving)
+    target.chmod(0o666)
+    saved.forget()
+    store = saved.store()
+    assert store is not None and not store.templates
+    assert _read(LOGS[0])[0] == first
+
+
+def test_the_file_is_bounded_and_other_versions_are_removed(saving: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    saving.mkdir(mode=0o700)
+    stale = saving / ("shapes-" + "0" * 40 + ".pickle")
+    stale.write_bytes(b"old")
+    monkeypatch.setattr(saved, "SAVED", 5)
+    for path in LOGS[:20]:
+        _read(path)
+    assert saved.save()
+    assert not stale.exists()
+    saved.forget()
+    store = saved.store()
+    assert store is not None
+    count = sum(len(t) for t in store.templates.values()) + sum(
+        len(f.made) if f else 1 for table in store.families.values() for f in table.values()
+    )
+    assert 0 < count <= 5
