@@ -940,6 +940,77 @@ fail:
     return NULL;
 }
 
+/* kept_rows(marks, texts, numbers, kept, start) -> (text, stop): the rows of a run of one-line records from
+   start on (marks[i][1] the line's template, texts[i] its line, numbers[i] its number), for as long as each
+   line's row is kept with its template (kept[texts[i]] == (template, parts)): each row is its parts joined by
+   its line number, all of them one str; stop is the first row that is not kept so (or the run's length).
+   blaslog.reporters.json's _kept_rows does the same in Python. */
+static PyObject *
+speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "kept_rows(marks, texts, numbers, kept, start)");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[4]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *marks = PySequence_Fast(args[0], "marks must be a sequence");
+    if (marks == NULL)
+        return NULL;
+    PyObject *texts = PySequence_Fast(args[1], "texts must be a sequence");
+    if (texts == NULL) {
+        Py_DECREF(marks);
+        return NULL;
+    }
+    PyObject *numbers = args[2], *kept = args[3], *rows = PyList_New(0), *joined = NULL, *empty = NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(texts), at = start < 0 ? 0 : start;
+    if (rows == NULL || PySequence_Fast_GET_SIZE(marks) != count)
+        goto done;
+    for (; at < count; at++) {
+        PyObject *mark = PySequence_Fast_GET_ITEM(marks, at);
+        PyObject *found = PyDict_GetItemWithError(kept, PySequence_Fast_GET_ITEM(texts, at));
+        if (found == NULL) {
+            if (PyErr_Occurred())
+                goto done;
+            break;
+        }
+        if (!PyTuple_Check(mark) || PyTuple_GET_SIZE(mark) < 2 || !PyTuple_Check(found) ||
+            PyTuple_GET_SIZE(found) != 2 || PyTuple_GET_ITEM(found, 0) != PyTuple_GET_ITEM(mark, 1))
+            break;
+        PyObject *number = PyList_CheckExact(numbers) ? Py_NewRef(PyList_GET_ITEM(numbers, at))
+                                                      : PySequence_GetItem(numbers, at);
+        if (number == NULL)
+            goto done;
+        PyObject *digits = PyObject_Str(number);
+        Py_DECREF(number);
+        if (digits == NULL)
+            goto done;
+        PyObject *row = PyUnicode_Join(digits, PyTuple_GET_ITEM(found, 1));
+        Py_DECREF(digits);
+        if (row == NULL || PyList_Append(rows, row) < 0) {
+            Py_XDECREF(row);
+            goto done;
+        }
+        Py_DECREF(row);
+    }
+    empty = PyUnicode_FromStringAndSize(NULL, 0);
+    if (empty != NULL) {
+        PyObject *text = PyUnicode_Join(empty, rows);
+        if (text != NULL) {
+            joined = Py_BuildValue("(Nn)", text, at);
+        }
+    }
+done:
+    if (joined == NULL && !PyErr_Occurred() && rows != NULL)
+        PyErr_SetString(PyExc_ValueError, "kept_rows: marks and texts differ in length");
+    Py_XDECREF(empty);
+    Py_XDECREF(rows);
+    Py_DECREF(texts);
+    Py_DECREF(marks);
+    return joined;
+}
+
 /* forget() -> None: empties the memory of lines kept from call to call (see known_add; for tests). */
 static PyObject *
 speedups_forget(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))
@@ -988,6 +1059,9 @@ static PyMethodDef methods[] = {
      "not None."},
     {"newlines", speedups_newlines, METH_VARARGS,
      "newlines(buffer, size) -> the count of newlines in the first size bytes of buffer (the GIL released)."},
+    {"kept_rows", (PyCFunction)(void (*)(void))speedups_kept_rows, METH_FASTCALL,
+     "kept_rows(marks, texts, numbers, kept, start) -> (text, stop): the rows of a run from start on, for as "
+     "long as each line's row is kept with its template, as one str, and the first row that is not."},
     {"mask", speedups_mask, METH_O,
      "mask(text) -> (key, values): the VOLATILE shape of text (each match replaced by a NUL and its kind) and "
      "the matches; None for a str that UTF-8 cannot hold."},

@@ -11,6 +11,7 @@ import shutil
 import string
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -413,3 +414,29 @@ def test_tallied_sums_what_the_python_tally_sums(pairs):
     assert got == _tallied(marks, counts) and list(got) == list(_tallied(marks, counts))
     with pytest.raises(KeyError):
         speedups.tallied({"missing": "a"}, {})
+
+
+@needs_speedups
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from("xyz"), st.integers(0, 10**6)), max_size=30),
+    kept=st.dictionaries(
+        st.sampled_from("abcd"),
+        st.tuples(st.sampled_from("xyz"), st.lists(st.text(max_size=4), min_size=1, max_size=3)),
+    ),
+    start=st.integers(0, 32),
+    as_range=st.booleans(),
+)
+def test_kept_rows_writes_what_the_python_loop_writes(rows, kept, start, as_range):
+    from blaslog.reporters.json import _kept_rows
+
+    templates = {name: object() for name in "xyz"}  # compared by identity, as a run's templates are
+    marks = [("dialect", templates[template]) for _, template, _ in rows]
+    texts = [text for text, _, _ in rows]
+    numbers: Any = range(7, 7 + len(rows)) if as_range else [number for _, _, number in rows]
+    table = {text: (templates[template], parts) for text, (template, parts) in kept.items()}
+    got = speedups.kept_rows(marks, texts, numbers, table, start)
+    assert got == _kept_rows(marks, texts, numbers, table, start)
+    assert got[1] == len(rows) or got[1] >= start
+    with pytest.raises(ValueError):
+        speedups.kept_rows(marks[:-1], texts, numbers, table, 0) if rows else speedups.kept_rows([1], [], [], {}, 0)

@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from blaslog import _usercache as usercache
+import blaslog._usercache as usercache
 from blaslog._fast import _c
 from blaslog._fast.shapes import keep
 from blaslog._fast.templates import UNCACHEABLE

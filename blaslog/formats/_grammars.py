@@ -30,7 +30,7 @@ from lark import Lark
 from lark.grammar import Rule
 from lark.lexer import TerminalDef
 
-from blaslog import _usercache as usercache
+import blaslog._usercache as usercache
 
 OPTIONS: dict[str, Any] = {"parser": "lalr"}
 """How every grammar is built (with its `start` rule); part of the cache key."""

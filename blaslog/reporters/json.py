@@ -26,6 +26,18 @@ def dumps(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=True, allow_nan=False, default=str)
 
 
+def _kept_rows(marks: Any, texts: list[str], numbers: Any, kept: dict[str, Any], start: int) -> tuple[str, int]:
+    """The rows of a run from `start` on for as long as each line's row is kept with its template (its parts
+    joined by the line's number), as one text, and the first row that is not (the C extension's kept_rows)."""
+    out: list[str] = []
+    for at in range(start, len(texts)):
+        found = kept.get(texts[at])
+        if found is None or found[0] is not marks[at][1]:
+            return "".join(out), at
+        out.append(str(numbers[at]).join(found[1]))
+    return "".join(out), max(start, len(texts))
+
+
 def _chunks(texts: Iterable[list[str]], size: int = 256) -> Iterator[str]:
     """The texts (a list of them per item) joined `size` at a time: fewer, larger writes, each text copied once
     (the rows of a ShapedRows are not joined on their own first), and a chunk of a bounded size (a ShapedRows may
@@ -42,9 +54,6 @@ def _chunks(texts: Iterable[list[str]], size: int = 256) -> Iterator[str]:
     if batch:
         yield "".join(batch)
 
-
-_TEMPLATE = itemgetter(1)
-"""The template of a ShapedRun's mark."""
 
 _MARK = re.compile(r"\\u0000(\d+)\\u0000")
 
@@ -138,18 +147,26 @@ class ShapeTexts:
         kept, made, again, seen = self._rows.get, self._pieces.get, run.counts.get, self._seen
         speedups = _c.speedups
         values: Callable[[str], list[str] | None] = speedups.values if speedups is not None else run.values
+        stretch = speedups.kept_rows if speedups is not None else _kept_rows
+        marks, texts, numbers = run.marks, run.texts, run.numbers
         out: list[str] = []
         append = out.append
-        for offset, (template, text, number) in enumerate(
-            zip(map(_TEMPLATE, run.marks), run.texts, run.numbers, strict=True)
-        ):
+        offset, count = 0, len(texts)
+        while True:
+            done, offset = stretch(marks, texts, numbers, self._rows, offset)  # the rows of lines kept, at once
+            if done:
+                append(done)
+            if offset >= count:
+                return out
+            template, text, number = marks[offset][1], texts[offset], numbers[offset]
+            offset += 1
             found = kept(text)
             if found is not None and found[0] is template:  # as text() does for the ShapedCall of the line
                 append(str(number).join(found[1]))
                 continue
             pieces = made(template)
             if not pieces:  # the template's pieces are not made yet, or it is encoded whole (False)
-                append(self.text(rows.row(offset)))
+                append(self.text(rows.row(offset - 1)))
                 continue
             if again(text, 0) > 1 or (code := hash(text)) in seen:  # a line that comes again: its row is kept
                 append(str(number).join(self._keep(template, pieces, run.values(text), text)))
@@ -162,7 +179,6 @@ class ShapeTexts:
             if line_values is None:  # a str that UTF-8 cannot hold: the Python path takes its values
                 line_values = run.values(text)
             append(pieces[0] % pieces[1]((*line_values, number, number)))
-        return out
 
     @staticmethod
     def _fill(pieces: tuple[str, Callable[[tuple[Any, ...]], Any]], call: Any) -> str:
