@@ -27,14 +27,22 @@ def dumps(value: Any, indent: int | None = None) -> str:
 
 
 def _kept_rows(marks: Any, texts: list[str], numbers: Any, kept: dict[str, Any], start: int) -> tuple[str, int]:
-    """The rows of a run from `start` on for as long as each line's row is kept with its template (its parts
-    joined by the line's number), as one text, and the first row that is not (the C extension's kept_rows)."""
+    """The rows of a run from `start` on for as long as each line's row is kept with its template (ASCII parts,
+    joined by the line's number, an int from 0 on), as one text, and the first row that is not (the C
+    extension's kept_rows; :meth:`ShapeTexts._run` writes the others)."""
     out: list[str] = []
     for at in range(start, len(texts)):
         found = kept.get(texts[at])
-        if found is None or found[0] is not marks[at][1]:
+        number = numbers[at]
+        if (
+            found is None
+            or found[0] is not marks[at][1]
+            or type(number) is not int
+            or number < 0
+            or not all(part.isascii() for part in found[1])
+        ):
             return "".join(out), at
-        out.append(str(numbers[at]).join(found[1]))
+        out.append(str(number).join(found[1]))
     return "".join(out), max(start, len(texts))
 
 
