@@ -163,3 +163,12 @@ def test_the_file_is_bounded_and_other_versions_are_removed(saving: Path, monkey
         len(f.made) if f else 1 for table in store.families.values() for f in table.values()
     )
     assert 0 < count <= 5
+
+
+def test_the_workers_of_a_pool_save_what_they_learnt(saving: Path) -> None:
+    from blaslog._parallel import read_runs_parallel
+
+    runs = read_runs_parallel([str(p) for p in LOGS[:4]], log_format=None, on_error="warn", jobs=2)
+    assert len(runs) == 4
+    assert not (saved.store() or saved.Store({}, {})).learnt  # this process read nothing: a worker saved the file
+    assert _saved_file(saving).stat().st_size > 0

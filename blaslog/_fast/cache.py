@@ -493,6 +493,7 @@ def share_in_process() -> None:
     a worker learns each shape once for all the pieces and files it is handed (a pool lives for one read)."""
     if not _PROCESS:
         _PROCESS.append(SharedShapes())
+        saved.at_worker_exit()
 
 
 def in_process() -> SharedShapes | None:

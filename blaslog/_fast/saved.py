@@ -133,6 +133,14 @@ def save() -> bool:
     return True
 
 
+def at_worker_exit() -> None:
+    """Save what this process learnt when it ends as a worker of a process pool (which ends without running the
+    atexit functions that :func:`save` is registered with)."""
+    from multiprocessing import util
+
+    util.Finalize(None, save, exitpriority=10)
+
+
 _VERSION = 1
 """The layout of a saved file."""
 
@@ -226,4 +234,4 @@ class _Classes(pickle.Unpickler):
         return found
 
 
-__all__ = ["SAVED", "Store", "forget", "save", "store", "switched_on"]
+__all__ = ["SAVED", "Store", "at_worker_exit", "forget", "save", "store", "switched_on"]
