@@ -973,6 +973,27 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
         goto done;
     }
     for (; at < count; at++) {
+        /* the number first: getting an item of a sequence other than a list may run Python code, which must not
+           come between the dict lookup below and the use of what it lent */
+        PyObject *number;
+        if (PyList_CheckExact(numbers)) {
+            if (at >= PyList_GET_SIZE(numbers)) {
+                PyErr_SetString(PyExc_ValueError, "kept_rows: fewer numbers than texts");
+                goto done;
+            }
+            number = Py_NewRef(PyList_GET_ITEM(numbers, at));
+        } else {
+            number = PySequence_GetItem(numbers, at);
+            if (number == NULL)
+                goto done;
+        }
+        int overflow = 0;
+        long long value = PyLong_CheckExact(number) ? PyLong_AsLongLongAndOverflow(number, &overflow) : -1;
+        Py_DECREF(number);
+        if (value == -1 && PyErr_Occurred())
+            goto done;
+        if (overflow || value < 0)
+            break;
         PyObject *mark = PySequence_Fast_GET_ITEM(marks, at);
         PyObject *found = PyDict_GetItemWithError(kept, PySequence_Fast_GET_ITEM(texts, at));
         if (found == NULL) {
@@ -985,17 +1006,6 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
             break;
         PyObject *parts = PyTuple_GET_ITEM(found, 1);
         if (!PyList_CheckExact(parts) || PyList_GET_SIZE(parts) == 0)
-            break;
-        PyObject *number = PyList_CheckExact(numbers) ? Py_NewRef(PyList_GET_ITEM(numbers, at))
-                                                      : PySequence_GetItem(numbers, at);
-        if (number == NULL)
-            goto done;
-        int overflow = 0;
-        long long value = PyLong_CheckExact(number) ? PyLong_AsLongLongAndOverflow(number, &overflow) : -1;
-        Py_DECREF(number);
-        if (value == -1 && PyErr_Occurred())
-            goto done;
-        if (overflow || value < 0)
             break;
         char digits[24];
         int width = snprintf(digits, sizeof digits, "%lld", value);

@@ -20,8 +20,8 @@ if "BLASLOG_CACHE_DIR" not in os.environ:
     os.environ["BLASLOG_CACHE_DIR"] = tempfile.mkdtemp(prefix="blaslog-test-cache-")
     atexit.register(shutil.rmtree, os.environ["BLASLOG_CACHE_DIR"], ignore_errors=True)
 # shapes learnt by earlier processes (blaslog/_fast/saved.py) would make the cache's counts depend on the tests run
-# before: off, but in the tests of that file
-os.environ.setdefault("BLASLOG_SAVED_SHAPES", "0")
+# before (and on a developer's own setting): off, but in the tests of that file
+os.environ["BLASLOG_SAVED_SHAPES"] = "0"
 
 # COLUMNS fits table output to a width even when piped (blaslog.reporters.table.terminal_for): the tests read the
 # plain piped text unless they set it themselves (something in the test session sets it after this file is read,

@@ -79,22 +79,26 @@ def _read_cold(path: Path, events: bool) -> tuple[list[Any], dict[str, Any], int
         saved.forget()
 
 
+def _count(store: saved.Store) -> int:
+    """Templates in a store, a family's counted one by one (as SAVED counts them)."""
+    return sum(len(table) for table in store.templates.values()) + sum(
+        max(len(family[2]), 1) for table in store.families.values() for family in table.values()
+    )
+
+
 def test_what_is_saved_is_read_back_whole(saving: Path) -> None:
     for path in LOGS:
         _read(path)
     store = saved.store()
     assert store is not None
-    templates = sum(len(table) for table in store.templates.values())
-    families = sum(len(table) for table in store.families.values())
+    count = _count(store)
+    assert 100 < count <= saved.SAVED
     assert saved.save()
     saved.forget()
     again = saved.store()
-    assert again is not None
-    assert sum(len(table) for table in again.templates.values()) + sum(
-        len(table) for table in again.families.values()
-    ) == min(templates + families, saved.SAVED)
-    some = next(t for table in again.templates.values() for t in table.values() if isinstance(t, Template))
-    assert some.plan is None  # made again when first used: no function is saved
+    assert again is not None and _count(again) == count
+    some = next(t for table in again.templates.values() for t in table.values())
+    assert isinstance(some, Template) and some.plan is None  # made again when first used: no function is saved
 
 
 def test_a_cli_run_after_another_gives_the_same_bytes(saving: Path, tmp_path: Path) -> None:
@@ -147,22 +151,61 @@ def test_a_saved_file_others_can_write_is_not_read(saving: Path) -> None:
     assert _read(LOGS[0])[0] == first
 
 
-def test_the_file_is_bounded_and_other_versions_are_removed(saving: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_file_is_bounded_and_the_folder_keeps_a_few_files(saving: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     saving.mkdir(mode=0o700)
-    stale = saving / ("shapes-" + "0" * 40 + ".pickle")
-    stale.write_bytes(b"old")
+    others = []
+    for i in range(saved.FILES + 2):  # files of other fingerprints (other environments), oldest first
+        other = saving / (f"shapes-{i:040x}.pickle")
+        other.write_bytes(b"other")
+        os.utime(other, (1000 + i, 1000 + i))
+        others.append(other)
+    leftover = saving / ".shapes-1234.pickle-abcd.tmp"  # what a process killed while writing left
+    leftover.write_bytes(b"half")
+    os.utime(leftover, (1000, 1000))
     monkeypatch.setattr(saved, "SAVED", 5)
     for path in LOGS[:20]:
         _read(path)
     assert saved.save()
-    assert not stale.exists()
+    assert [other.exists() for other in others] == [False] * 3 + [True] * (saved.FILES - 1)
+    assert not leftover.exists()
     saved.forget()
     store = saved.store()
     assert store is not None
-    count = sum(len(t) for t in store.templates.values()) + sum(
-        len(f.made) if f else 1 for table in store.families.values() for f in table.values()
-    )
-    assert 0 < count <= 5
+    assert 0 < _count(store) <= 5
+
+
+def test_a_file_that_is_no_saved_store_costs_only_learning_again(saving: Path) -> None:
+    from blaslog._fast.templates import Slot
+
+    first, *_ = _read(LOGS[0])
+    assert saved.save()
+    target = _saved_file(saving)
+    template = next(t for table in saved.store().templates.values() for t in table.values())  # type: ignore[union-attr]
+    wrong_class = Template(dict, {}, (), (), (), ())
+    for content in (
+        (Slot(0), {}, {}),  # compared with the layout's number, a Slot raises
+        (2, {"cublaslt": {"key": 7}}, {}),
+        (2, {"cublaslt": {"key": wrong_class}}, {}),
+        (2, {}, {"cublaslt": {("a",): (1, (0,), {("w",): 7})}}),
+        (2, {"cublaslt": {"key": template}}, []),
+    ):
+        target.write_bytes(pickle.dumps(content))
+        saved.forget()
+        store = saved.store()
+        assert store is not None and not store.templates and not store.families, content
+        assert _read(LOGS[0])[0] == first
+
+
+def test_a_dialect_registered_by_a_user_is_not_saved(saving: Path) -> None:
+    class Plugin:
+        name = "cublaslt"  # a name of a shipped dialect, even
+
+    store = saved.store()
+    assert store is not None
+    store.template(Plugin(), "key", object())
+    store.family(Plugin(), ("a",), (1, (), {}))
+    assert not store.templates and not store.families and not store.unsaved
+    assert store.templates_of(Plugin()) == {} and store.families_of(Plugin()) == {}
 
 
 def test_the_workers_of_a_pool_save_what_they_learnt(saving: Path) -> None:
@@ -170,5 +213,5 @@ def test_the_workers_of_a_pool_save_what_they_learnt(saving: Path) -> None:
 
     runs = read_runs_parallel([str(p) for p in LOGS[:4]], log_format=None, on_error="warn", jobs=2)
     assert len(runs) == 4
-    assert not (saved.store() or saved.Store({}, {})).learnt  # this process read nothing: a worker saved the file
+    assert not (saved.store() or saved.Store({}, {})).unsaved  # this process read nothing: a worker saved the file
     assert _saved_file(saving).stat().st_size > 0

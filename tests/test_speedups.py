@@ -417,26 +417,49 @@ def test_tallied_sums_what_the_python_tally_sums(pairs):
 
 
 @needs_speedups
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(
-    rows=st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from("xyz"), st.integers(0, 10**6)), max_size=30),
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from("abcd"),
+            st.sampled_from(["x", "y", "z", None]),  # None: a mark that is no (dialect, template) pair
+            st.one_of(st.integers(0, 10**6), st.sampled_from([-1, 2**63 - 1, 2**63, 10**30, 1.0, True])),
+        ),
+        max_size=30,
+    ),
     kept=st.dictionaries(
         st.sampled_from("abcd"),
-        st.tuples(st.sampled_from("xyz"), st.lists(st.text(max_size=4), min_size=1, max_size=3)),
+        st.tuples(
+            st.sampled_from("xyz"),
+            st.one_of(
+                st.lists(st.text(max_size=4), max_size=3),  # an empty list, non-ASCII parts too
+                st.tuples(st.text(max_size=4)),  # parts that are no list
+            ),
+        ),
     ),
-    start=st.integers(0, 32),
+    start=st.integers(-3, 32),
     as_range=st.booleans(),
 )
 def test_kept_rows_writes_what_the_python_loop_writes(rows, kept, start, as_range):
     from blaslog.reporters.json import _kept_rows
 
     templates = {name: object() for name in "xyz"}  # compared by identity, as a run's templates are
-    marks = [("dialect", templates[template]) for _, template, _ in rows]
+    marks = [("dialect", templates[template]) if template else "no pair" for _, template, _ in rows]
     texts = [text for text, _, _ in rows]
     numbers: Any = range(7, 7 + len(rows)) if as_range else [number for _, _, number in rows]
     table = {text: (templates[template], parts) for text, (template, parts) in kept.items()}
     got = speedups.kept_rows(marks, texts, numbers, table, start)
     assert got == _kept_rows(marks, texts, numbers, table, start)
-    assert got[1] == len(rows) or got[1] >= start
-    with pytest.raises(ValueError):
-        speedups.kept_rows(marks[:-1], texts, numbers, table, 0) if rows else speedups.kept_rows([1], [], [], {}, 0)
+    assert got[1] == len(rows) or got[1] >= max(start, 0)
+    if rows:  # lists of other lengths: the same error, at the same row
+        with pytest.raises(ValueError):
+            speedups.kept_rows(marks[:-1], texts, numbers, table, start)
+        with pytest.raises(ValueError):
+            _kept_rows(marks[:-1], texts, numbers, table, start)
+        outcomes = []
+        for function in (speedups.kept_rows, _kept_rows):
+            try:
+                outcomes.append(function(marks, texts, list(numbers)[:-1], table, start))
+            except ValueError:
+                outcomes.append("ValueError")
+        assert outcomes[0] == outcomes[1]

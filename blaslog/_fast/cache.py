@@ -71,7 +71,8 @@ class Dialect(Protocol):
 
 @dataclass(slots=True)
 class CacheStats:
-    """Deterministic counts of one input's parse (the same on every run of the same input and options)."""
+    """Deterministic counts of one input's parse (the same on every run of the same input and options, with the
+    same shapes saved by earlier processes: ``saved.py``, switched off in the tests)."""
 
     hits: int = 0
     """Records served from a learnt shape without the grammar (built from a template, handed on unbuilt, or
@@ -244,7 +245,7 @@ class ShapeCache:
                         template = template_of(fmt, tree, text)
                         keep(table, key, template)
                         if self.saved is not None:
-                            self.saved.template(fmt.name, key, template)
+                            self.saved.template(fmt, key, template)
                         if template is not UNCACHEABLE:
                             if family is not None and "\x00" not in text:
                                 self._widen(fmt, family, tree, text, key, values)
@@ -311,18 +312,20 @@ class ShapeCache:
             keep(known.made, tuple([words[i] for i in known.kept]), made)
             keep(table, pieces, known)
         if self.saved is not None:
-            self.saved.family(fmt.name, pieces, table[pieces])
+            self.saved.family(fmt, pieces, None if made is UNCACHEABLE else (known.first, known.kept, dict(known.made)))
 
     def _known_templates(self, fmt: Dialect) -> dict[str, Any]:
         """A new table of `fmt`'s templates, holding those learnt by earlier processes (``saved.py``)."""
-        return dict(self.saved.templates.get(fmt.name, ())) if self.saved is not None else {}
+        return self.saved.templates_of(fmt) if self.saved is not None else {}
 
     def _family_table(self, fmt: Dialect) -> dict[tuple[str, ...], Any]:
         """`fmt`'s table of families, made when first asked for (holding those learnt by earlier processes)."""
         table = self._families.get(fmt)
         if table is None:
-            known = self.saved.families.get(fmt.name, ()) if self.saved is not None else ()
-            table = self._families[fmt] = dict(known)
+            table = self._families[fmt] = {}
+            for pieces, (first, kept, made) in (self.saved.families_of(fmt) if self.saved is not None else {}).items():
+                family = table[pieces] = _Family(first)  # a copy: this cache teaches its own
+                family.kept, family.made = kept, dict(made)
         return table
 
     def _grammar(self, fmt: Dialect, text: str, rule: str | None = None) -> Any:

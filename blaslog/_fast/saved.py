@@ -8,19 +8,23 @@ process used to learn the same shapes anew. Now the templates a process learns a
 later process starts with them: the records are the same (a template is a function of its shape and of the
 code that made it, the rule the shape cache of one process rests on already), made without the grammar.
 
-What is saved: per dialect (by name), each VOLATILE shape's Template (or that the shape is uncacheable), and
-the families of shapes (see ``ShapeCache._derive``), at most :data:`SAVED` templates, the newest kept. The file
-is named after a fingerprint of the code that makes templates (every module, grammar and extension of the
-package: names, sizes and modification times; Python's and lark's versions; the C extension in use or not),
-so code that changed never reads shapes that older code learnt; the files of other fingerprints are removed
-when one is saved.
+What is saved: per dialect shipped with blaslog (by name; a dialect registered by a user's code is not, as its
+code is no part of the fingerprint below), each VOLATILE shape's Template and the families of shapes (see
+``ShapeCache._derive``), at most :data:`SAVED` templates, the newest kept. A shape found uncacheable is not
+saved (a value out of range can make one so). The file is named after a fingerprint of the code that makes
+templates (every module, grammar and extension of the package: names, sizes, modification and change times;
+Python's and lark's versions; the C extension in use or not), so code that changed never reads shapes that
+older code learnt. Saving keeps the :data:`FILES` newest files of other fingerprints (other environments that
+share the folder) and removes the rest. The workers of a process pool save too, when they end; the last file
+written wins.
 
 Trust: the file is read only when the user's cache folder and the file are private (``_usercache.py``), and
 by an unpickler that names nothing but the template classes and the record classes, so that no other class or
-function can be called. The saved texts are the parts of log records that are no volatile value (function
-names, types, messages): they stay in that private folder. ``BLASLOG_SAVED_SHAPES=0`` (or
-``BLASLOG_CACHE_DIR=off``, or the shape cache switched off) reads and saves none; ``blaslog`` then learns every
-shape in every process, as before.
+function can be called; what it gives is checked for the types a saved file holds. Anything wrong with the
+file (broken, foreign, from other code) only costs learning the shapes again. The saved texts are the parts
+of log records that are no volatile value (function names, types, messages): they stay in that private folder.
+``BLASLOG_SAVED_SHAPES=0`` (or ``BLASLOG_CACHE_DIR=off``, or the shape cache switched off) reads and saves none;
+``blaslog`` then learns every shape in every process, as before.
 """
 
 from __future__ import annotations
@@ -34,55 +38,77 @@ import io
 import os
 import pickle
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import blaslog._usercache as usercache
 from blaslog._fast import _c
 from blaslog._fast.shapes import keep
-from blaslog._fast.templates import UNCACHEABLE
+from blaslog._fast.templates import UNCACHEABLE, IntSlot, Slot, Template, Text
 
 SAVED = 2048
-"""Most templates kept in the file (a training log has a few hundred shapes; a file of every shape ever seen
-would grow without end, and cost its reading in every process)."""
+"""Most templates kept in the file, a family's counted one by one (a training log has a few hundred shapes; a
+file of every shape ever seen would grow without end, and cost its reading in every process)."""
 
 MAX_BYTES = 16 << 20
 """Largest file read (2048 templates of long records)."""
 
+FILES = 8
+"""Most files of shapes kept in the folder (one per fingerprint: environments that share the folder)."""
+
 _PREFIX = "shapes-"
+
+Family = tuple[int, tuple[int, ...], dict[tuple[str, ...], Template]]
+"""A family of shapes as saved: how many VOLATILE values its shapes have, the words its build step computes with,
+and its templates by the values of those words (``cache._Family``'s fields)."""
 
 
 class Store:
     """The shapes this process knows from earlier processes and has learnt itself, by dialect name."""
 
-    def __init__(self, templates: dict[str, dict[str, Any]], families: dict[str, dict[Any, Any]]) -> None:
+    def __init__(self, templates: dict[str, dict[str, Template]], families: dict[str, dict[Any, Family]]) -> None:
         self.templates = templates
-        """Dialect name -> VOLATILE shape -> Template, or UNCACHEABLE."""
+        """Dialect name -> VOLATILE shape -> Template."""
         self.families = families
-        """Dialect name -> a family's pieces -> its ``_Family``, or False (see ``ShapeCache._families``)."""
-        self.learnt = 0
-        """Templates and families learnt by this process (saved when it ends, when there are any)."""
+        """Dialect name -> a family's pieces -> the family (see :data:`Family`)."""
+        self.unsaved = 0
+        """Notes taken since the file was last written (saved when the process ends, when there are any)."""
 
-    def template(self, dialect: str, key: str, template: Any) -> None:
+    def templates_of(self, fmt: Any) -> dict[str, Any]:
+        """A new table of `fmt`'s templates, holding those known (none for a dialect not shipped with blaslog)."""
+        return dict(self.templates.get(fmt.name, ())) if _shipped(fmt) else {}
+
+    def families_of(self, fmt: Any) -> dict[Any, Family]:
+        """`fmt`'s families known (to be copied: a cache changes its own)."""
+        return self.families.get(fmt.name, {}) if _shipped(fmt) else {}
+
+    def template(self, fmt: Any, key: str, template: Any) -> None:
         """Note a template this process learnt with a grammar."""
-        keep(self.templates.setdefault(dialect, {}), key, template)
-        self.learnt += 1
+        if template is not UNCACHEABLE and _shipped(fmt):
+            keep(self.templates.setdefault(fmt.name, {}), key, template)
+            self.unsaved += 1
 
-    def family(self, dialect: str, pieces: Any, family: Any) -> None:
-        """Note a family this process learnt, or taught a template."""
-        keep(self.families.setdefault(dialect, {}), pieces, family)
-        self.learnt += 1
+    def family(self, fmt: Any, pieces: Any, family: Family | None) -> None:
+        """Note what a family is now (None: its template cannot be made, which is not saved)."""
+        if family is not None and _shipped(fmt):
+            keep(self.families.setdefault(fmt.name, {}), pieces, family)
+            self.unsaved += 1
 
 
-_PROCESS: list[Store | None] = []
+def _shipped(fmt: Any) -> bool:
+    return type(fmt).__module__.startswith("blaslog.formats.")
+
+
+_STORE: list[Store | None] = []
 
 
 def store() -> Store | None:
     """This process's store of shapes (read from the cache folder when first asked for), or None where shapes
     are not saved."""
-    if not _PROCESS:
-        _PROCESS.append(_load() if switched_on() else None)
-    return _PROCESS[0]
+    if not _STORE:
+        _STORE.append(_load() if switched_on() else None)
+    return _STORE[0]
 
 
 def switched_on() -> bool:
@@ -92,45 +118,7 @@ def switched_on() -> bool:
 
 def forget() -> None:
     """Drop this process's store (the next :func:`store` reads the file again): for tests."""
-    _PROCESS.clear()
-
-
-def _load() -> Store:
-    found = Store({}, {})
-    with usercache.opened() as cache:
-        if cache is not None:
-            data = usercache.read(cache, _name(), MAX_BYTES)
-            if data is not None:
-                try:
-                    loaded = _Classes(io.BytesIO(data)).load()
-                except Exception:  # a broken or foreign file (any error the unpickler raises): learnt again
-                    loaded = None
-                found = _checked(loaded) or found
-    atexit.register(save)
-    return found
-
-
-def save() -> bool:
-    """Save what this process learnt (run when it ends); False where nothing was saved."""
-    found = _PROCESS[0] if _PROCESS else None
-    if found is None or not found.learnt:
-        return False
-    templates, families = _newest(found)
-    try:
-        data = pickle.dumps((_VERSION, templates, families), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # a value pickle cannot hold (a build step's own object): nothing saved, as without a cache
-        return False
-    if len(data) > MAX_BYTES:
-        return False
-    with usercache.opened() as cache:
-        if cache is None or not usercache.write(cache, _name(), data):
-            return False
-        found.learnt = 0
-        for other in os.listdir(cache):  # the shapes of code that changed since
-            if other.startswith(_PREFIX) and other != _name():
-                with contextlib.suppress(OSError):
-                    os.unlink(other, dir_fd=cache)
-    return True
+    _STORE.clear()
 
 
 def at_worker_exit() -> None:
@@ -141,68 +129,160 @@ def at_worker_exit() -> None:
     util.Finalize(None, save, exitpriority=10)
 
 
-_VERSION = 1
+def _load() -> Store | None:
+    name = _name()
+    if name is None:
+        return None
+    found = None
+    with usercache.opened() as cache:
+        if cache is not None:
+            data = usercache.read(cache, name, MAX_BYTES)
+            if data is not None:
+                try:
+                    found = _checked(_TemplateUnpickler(io.BytesIO(data)).load())
+                except Exception:  # a broken or foreign file (any error the unpickler raises): learnt again
+                    found = None
+    atexit.register(save)
+    return found or Store({}, {})
+
+
+def save() -> bool:
+    """Save what this process learnt (run when it ends); False where nothing was saved."""
+    found = _STORE[0] if _STORE else None
+    name = _name()
+    if found is None or not found.unsaved or name is None:
+        return False
+    try:
+        data = pickle.dumps((_VERSION, *_newest(found)), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a value pickle cannot hold (a build step's own object): nothing saved, as without a cache
+        return False
+    if len(data) > MAX_BYTES:
+        return False
+    with usercache.opened() as cache:
+        if cache is None or not usercache.write(cache, name, data):
+            return False
+        found.unsaved = 0
+        _tidy(cache, name)
+    return True
+
+
+_VERSION = 2
 """The layout of a saved file."""
 
 
-def _newest(found: Store) -> tuple[dict[str, dict[str, Any]], dict[str, dict[Any, Any]]]:
-    """The store's tables as saved: UNCACHEABLE as None, at most SAVED templates (the last learnt)."""
-    entries = [
-        ("t", dialect, key, None if value is UNCACHEABLE else value)
-        for dialect, table in found.templates.items()
-        for key, value in table.items()
-    ] + [("f", dialect, key, value) for dialect, table in found.families.items() for key, value in table.items()]
+def _newest(found: Store) -> tuple[dict[str, dict[str, Template]], dict[str, dict[Any, Family]]]:
+    """The store's tables as saved: at most SAVED templates (the families first, then the templates last noted)."""
+    entries: list[tuple[int, str, Any, Any]] = [
+        (0, dialect, key, value) for dialect, table in found.templates.items() for key, value in table.items()
+    ]
+    entries += [(1, dialect, key, value) for dialect, table in found.families.items() for key, value in table.items()]
     total = 0
     kept = []
     for entry in reversed(entries):
-        value = entry[3]
-        total += len(value.made) if entry[0] == "f" and value else 1
-        if total > SAVED:
-            break
-        kept.append(entry)
-    templates: dict[str, dict[str, Any]] = {}
-    families: dict[str, dict[Any, Any]] = {}
+        size = 1 if entry[0] == 0 else max(len(entry[3][2]), 1)
+        if total + size <= SAVED:
+            total += size
+            kept.append(entry)
+    templates: dict[str, dict[str, Template]] = {}
+    families: dict[str, dict[Any, Family]] = {}
     for kind, dialect, key, value in reversed(kept):
-        (templates if kind == "t" else families).setdefault(dialect, {})[key] = value
+        (families if kind else templates).setdefault(dialect, {})[key] = value
     return templates, families
+
+
+def _tidy(cache: int, name: str) -> None:
+    """Keep the FILES newest files of shapes (`name` among them); remove the rest, and temporary files that a
+    process killed while writing left an hour ago or more."""
+    files = []
+    for other in os.listdir(cache):
+        with contextlib.suppress(OSError):
+            info = os.stat(other, dir_fd=cache, follow_symlinks=False)
+            if other.startswith(_PREFIX) and other.endswith(".pickle") and other != name:
+                files.append((info.st_mtime, other))
+            elif other.startswith("." + _PREFIX) and other.endswith(".tmp") and info.st_mtime < time.time() - 3600:
+                os.unlink(other, dir_fd=cache)
+    for _, other in sorted(files, reverse=True)[FILES - 1 :]:
+        with contextlib.suppress(OSError):
+            os.unlink(other, dir_fd=cache)
 
 
 def _checked(loaded: Any) -> Store | None:
     """The Store of what a file held, or None where it is not what :func:`save` writes."""
-    if not (isinstance(loaded, tuple) and len(loaded) == 3 and loaded[0] == _VERSION):
+    if not (isinstance(loaded, tuple) and len(loaded) == 3 and type(loaded[0]) is int and loaded[0] == _VERSION):
         return None
     _, templates, families = loaded
-    if not (isinstance(templates, dict) and isinstance(families, dict)):
+    if not (_table(templates, str, _is_template) and _table(families, tuple, _is_family)):
         return None
-    tables: dict[str, dict[str, Any]] = {}
-    for dialect, table in templates.items():
-        if not isinstance(dialect, str) or not isinstance(table, dict):
-            return None
-        tables[dialect] = {key: UNCACHEABLE if value is None else value for key, value in table.items()}
-    return Store(tables, families)
+    return Store(templates, families)
 
 
-def _name() -> str:
-    return f"{_PREFIX}{_fingerprint()}.pickle"
+def _table(tables: Any, key: type, valid: Any) -> bool:
+    return type(tables) is dict and all(
+        type(dialect) is str
+        and type(table) is dict
+        and all(type(k) is key and valid(value) for k, value in table.items())
+        for dialect, table in tables.items()
+    )
 
 
-_FINGERPRINT: list[str] = []
+def _is_template(value: Any) -> bool:
+    if type(value) is not Template:
+        return False
+    cls = getattr(value, "cls", None)
+    return (
+        isinstance(cls, type)
+        and cls.__module__ == "blaslog.records"
+        and dataclasses.is_dataclass(cls)
+        and type(getattr(value, "kwargs", None)) is dict
+        and all(type(getattr(value, name, None)) is tuple for name in ("warnings", "direct", "nested", "texts"))
+    )
 
 
-def _fingerprint() -> str:
-    """The fingerprint of the code that makes templates (see the module's text)."""
+def _is_family(value: Any) -> bool:
+    return (
+        type(value) is tuple
+        and len(value) == 3
+        and type(value[0]) is int
+        and type(value[1]) is tuple
+        and all(type(word) is int for word in value[1])
+        and type(value[2]) is dict
+        and all(type(words) is tuple and _is_template(made) for words, made in value[2].items())
+    )
+
+
+def _name() -> str | None:
+    fingerprint = _fingerprint()
+    return None if fingerprint is None else f"{_PREFIX}{fingerprint}.pickle"
+
+
+_FINGERPRINT: list[str | None] = []
+
+
+def _fingerprint() -> str | None:
+    """The fingerprint of the code that makes templates (see the module's text); None where its files cannot all
+    be read (shapes are then not saved)."""
     if not _FINGERPRINT:
         package = Path(__file__).resolve().parents[1]
         digest = hashlib.sha256(f"{sys.version}\0{_lark_version()}\0{_c.speedups is None}".encode())
-        for folder in (package, package.parent / "grammars"):
-            for root, dirs, files in os.walk(folder):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                for name in sorted(files):
-                    if name.endswith((".py", ".lark", ".so", ".pyd")):
-                        info = os.stat(os.path.join(root, name))
-                        digest.update(f"{root}/{name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
-        _FINGERPRINT.append(digest.hexdigest()[:40])
+        try:
+            # the package, and the grammars beside it in a source checkout (in an installed package they are in it)
+            for folder in (package, package.parent / "grammars"):
+                for root, dirs, files in os.walk(folder, onerror=_raise):
+                    dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                    for name in sorted(files):
+                        if name.endswith((".py", ".lark", ".so", ".pyd")):
+                            info = os.stat(os.path.join(root, name))
+                            stamp = f"{root}/{name}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\0"
+                            digest.update(stamp.encode())
+            _FINGERPRINT.append(digest.hexdigest()[:40])
+        except OSError:
+            _FINGERPRINT.append(None)
     return _FINGERPRINT[0]
+
+
+def _raise(error: OSError) -> None:
+    if error.filename and Path(error.filename).name != "grammars":  # no grammars beside an installed package
+        raise error
 
 
 def _lark_version() -> str:
@@ -211,27 +291,20 @@ def _lark_version() -> str:
     return str(lark.__version__)
 
 
-_TEMPLATES = frozenset({"Template", "Slot", "IntSlot", "Text"})
+_TEMPLATES = {cls.__name__: cls for cls in (Template, Slot, IntSlot, Text)}
 
 
-class _Classes(pickle.Unpickler):
-    """An unpickler that names only the classes of templates (``templates.py``, ``cache._Family``) and the
-    record classes and enums of ``blaslog.records``: a file naming any other class or function is refused."""
+class _TemplateUnpickler(pickle.Unpickler):
+    """An unpickler that names only the classes of templates (``templates.py``) and the record classes and enums
+    of ``blaslog.records``: a file naming any other class or function is refused."""
 
     def find_class(self, module: str, name: str) -> Any:
-        found = getattr(sys.modules.get(module), name, None) if module.startswith("blaslog.") else None
-        allowed = (
-            (module == "blaslog._fast.templates" and name in _TEMPLATES)
-            or (module == "blaslog._fast.cache" and name == "_Family")
-            or (
-                module == "blaslog.records"
-                and isinstance(found, type)
-                and (dataclasses.is_dataclass(found) or issubclass(found, enum.Enum))
-            )
-        )
-        if not allowed or found is None:
-            raise pickle.UnpicklingError(f"saved shapes name {module}.{name}: only template and record classes")
-        return found
+        if module == "blaslog._fast.templates" and name in _TEMPLATES:
+            return _TEMPLATES[name]
+        found = getattr(sys.modules.get("blaslog.records"), name, None) if module == "blaslog.records" else None
+        if isinstance(found, type) and (dataclasses.is_dataclass(found) or issubclass(found, enum.Enum)):
+            return found
+        raise pickle.UnpicklingError(f"saved shapes name {module}.{name}: only template and record classes")
 
 
-__all__ = ["SAVED", "Store", "at_worker_exit", "forget", "save", "store", "switched_on"]
+__all__ = ["FILES", "SAVED", "Family", "Store", "at_worker_exit", "forget", "save", "store", "switched_on"]

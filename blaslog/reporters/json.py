@@ -27,22 +27,32 @@ def dumps(value: Any, indent: int | None = None) -> str:
 
 
 def _kept_rows(marks: Any, texts: list[str], numbers: Any, kept: dict[str, Any], start: int) -> tuple[str, int]:
-    """The rows of a run from `start` on for as long as each line's row is kept with its template (ASCII parts,
-    joined by the line's number, an int from 0 on), as one text, and the first row that is not (the C
-    extension's kept_rows; :meth:`ShapeTexts._run` writes the others)."""
+    """The rows of a run from `start` on for as long as each line's row is kept with its template (a list of
+    ASCII parts, joined by the line's number, an int from 0 below 2**63), as one text, and the first row that is
+    not (the C extension's kept_rows, check for check; :meth:`ShapeTexts._run` writes the others)."""
+    if len(marks) != len(texts):
+        raise ValueError("kept_rows: marks and texts differ in length")
     out: list[str] = []
+    at = start = max(start, 0)
     for at in range(start, len(texts)):
-        found = kept.get(texts[at])
+        if type(numbers) is list and at >= len(numbers):
+            raise ValueError("kept_rows: fewer numbers than texts")
         number = numbers[at]
-        if (
-            found is None
-            or found[0] is not marks[at][1]
-            or type(number) is not int
-            or number < 0
-            or not all(part.isascii() for part in found[1])
+        if type(number) is not int or not 0 <= number < 1 << 63:
+            return "".join(out), at
+        mark, found = marks[at], kept.get(texts[at])
+        if not (
+            isinstance(mark, tuple)
+            and len(mark) >= 2
+            and isinstance(found, tuple)
+            and len(found) == 2
+            and found[0] is mark[1]
+            and type(parts := found[1]) is list
+            and parts
+            and all(type(part) is str and part.isascii() for part in parts)
         ):
             return "".join(out), at
-        out.append(str(number).join(found[1]))
+        out.append(str(number).join(parts))
     return "".join(out), max(start, len(texts))
 
 
