@@ -247,7 +247,9 @@ def test_the_memory_rests_when_few_of_its_lines_come_again_and_is_filled_again_w
     for start in range(0, 40_000, 1_000):  # every line new
         data = block(start, 1_000)
         speedups.lines(data, len(data), b"", LONG)
-        assert speedups.remembered() == 0
+        # a line is noted by a 16-bit tag in a slot chosen by 16 bits of its hash (the hash is seeded per process):
+        # a new line whose slot holds its tag by chance is kept, about one in 4 runs of these 40,000 lines
+        assert speedups.remembered() <= 4
 
     held = []
     for start in range(40_000, 80_000, 1_000):  # each block twice: kept the second time, never found
