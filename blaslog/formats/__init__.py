@@ -202,11 +202,11 @@ class Sniffer:
 
     Each dialect declares texts one of which every line it begins a record in holds (`start_signs`): one search
     settles the lines that hold none, a substring test per sign finds which of them a line holds, and only the
-    `start` patterns of those dialects run, in one expression
-    per set of dialects (the same answer as running every dialect's: a dialect whose signs a line lacks finds
-    no record in it). What a line of at most :data:`REMEMBERED` characters holding a sign was found to begin
-    is remembered by its text, so that the lines a log repeats (a program's prints that look like a
-    library's, the lines of records that span lines) are searched once."""
+    `start` patterns of those dialects run, in one expression per set of dialects (the same answer as running
+    every dialect's: a dialect whose signs a line lacks finds no record in it). What a line of at most
+    :data:`REMEMBERED` characters holding a sign was found to begin is remembered by its text, so that the lines
+    a log repeats (a program's prints that look like a library's, the lines of records that span lines) are
+    searched once."""
 
     def __init__(self, names: Iterable[str] | None = None) -> None:
         wanted = resolve_formats(names)
@@ -222,8 +222,7 @@ class Sniffer:
             for bit, fmt in enumerate(self.formats):
                 for sign in fmt.start_signs or ():
                     self._owners[sign] = self._owners.get(sign, 0) | 1 << bit
-            longest_first = sorted(self._owners, key=len, reverse=True)
-            self._signs = re.compile("|".join(map(re.escape, longest_first)))
+            self._signs = re.compile("|".join(map(re.escape, self._owners)))
         self._subsets: dict[int, re.Pattern[str]] = {}
         """Dialect bits -> the `start` expression of those dialects only."""
         self._found: dict[str, tuple[LogFormat, int] | None] = {}

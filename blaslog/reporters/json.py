@@ -33,7 +33,7 @@ def _kept_rows(marks: Any, texts: list[str], numbers: Any, kept: dict[str, Any],
     if len(marks) != len(texts):
         raise ValueError("kept_rows: marks and texts differ in length")
     out: list[str] = []
-    at = start = max(start, 0)
+    start = max(start, 0)
     for at in range(start, len(texts)):
         if type(numbers) is list and at >= len(numbers):
             raise ValueError("kept_rows: fewer numbers than texts")
