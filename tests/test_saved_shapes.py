@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from blaslog._fast import saved
 from blaslog._fast.templates import Template
+from blaslog.cli._group import cli
 from blaslog.formats import Sniffer
 from blaslog.inputs import Reader
 from blaslog.parse._lines import _FileParser
@@ -183,17 +185,105 @@ def test_a_file_that_is_no_saved_store_costs_only_learning_again(saving: Path) -
     template = next(t for table in saved.store().templates.values() for t in table.values())  # type: ignore[union-attr]
     wrong_class = Template(dict, {}, (), (), (), ())
     for content in (
-        (Slot(0), {}, {}),  # compared with the layout's number, a Slot raises
-        (2, {"cublaslt": {"key": 7}}, {}),
-        (2, {"cublaslt": {"key": wrong_class}}, {}),
-        (2, {}, {"cublaslt": {("a",): (1, (0,), {("w",): 7})}}),
-        (2, {"cublaslt": {"key": template}}, []),
+        (Slot(0), {}, {}, {}),  # compared with the layout's number, a Slot raises
+        (2, {"cublaslt": {"key": template}}, {}),  # the layout before line templates were saved
+        (3, {"cublaslt": {"key": 7}}, {}, {}),
+        (3, {"cublaslt": {"key": wrong_class}}, {}, {}),
+        (3, {}, {"cublaslt": {("a",): (1, (0,), {("w",): 7})}}, {}),
+        (3, {"cublaslt": {"key": template}}, [], {}),
+        (3, {"cublaslt": {"key": template}}, {}, {"cublaslt": {"key": template}}),  # a Template as a line's
     ):
         target.write_bytes(pickle.dumps(content))
         saved.forget()
         store = saved.store()
-        assert store is not None and not store.templates and not store.families, content
+        assert store is not None and not store.templates and not store.families and not store.bound, content
         assert _read(LOGS[0])[0] == first
+
+
+def _line_templates(folder: Path) -> tuple[Path, tuple[Any, ...]]:
+    """The saved file, and what it holds, after the JSON Lines of a log were written (line templates with the
+    forms of their rows)."""
+    result = CliRunner().invoke(cli, ["parse", "-f", "jsonl", str(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")])
+    assert result.exit_code == 0, result.output
+    assert saved.save()
+    target = _saved_file(folder)
+    return target, pickle.loads(target.read_bytes())
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda line: line.memo["jsonl"].__setitem__(0, line.memo["jsonl"][0] + "%s"),  # a str more than values
+        lambda line: line.memo["jsonl"].__setitem__(0, "%d" * len(line.memo["jsonl"][1])),  # not strs
+        lambda line: line.memo["jsonl"].__setitem__(1, (line.count + 2,)),  # no such value
+        lambda line: line.memo["jsonl"].__setitem__(2, None),  # not checked
+        lambda line: setattr(line, "direct", ((len(line.values), 0, None),)),  # no such field
+        lambda line: setattr(line, "direct", ((0, line.count, None),)),  # no such value
+        lambda line: setattr(line, "texts", ((0, ("a", line.count)),)),
+        lambda line: setattr(line, "where", (0, 1)),
+        lambda line: setattr(line, "values", line.values[:-1]),
+        lambda line: setattr(line, "cls", dict),
+        lambda line: setattr(line, "thread", ("value", 0)),
+    ],
+)
+def test_a_saved_line_template_that_does_not_fit_its_record_is_refused(saving: Path, spoil: Any) -> None:
+    target, (version, templates, families, bound) = _line_templates(saving)
+    line = next(line for table in bound.values() for line in table.values() if "jsonl" in line.memo)
+    spoil(line)
+    target.write_bytes(pickle.dumps((version, templates, families, bound)))
+    saved.forget()
+    store = saved.store()
+    assert store is not None and not store.templates and not store.bound  # refused whole: learnt again
+
+
+def test_line_templates_and_the_forms_of_their_rows_are_saved_and_serve_the_next_process(
+    saving: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blaslog._fast.templates import LineTemplate
+    from blaslog.reporters import json as json_reporter
+
+    _, (_, _, _, bound) = _line_templates(saving)
+    lines = [line for table in bound.values() for line in table.values()]
+    assert len(lines) > 5 and all(type(line) is LineTemplate for line in lines)
+    assert all(line.make is not None for line in lines)  # found again from the record class
+    assert any("jsonl" in line.memo for line in lines)
+    saved.forget()  # as a new process, which writes rows through line templates bound at their key's first line
+    _line_templates(saving)  # (the first bound some at their second line only: no row of theirs was written)
+    saved.forget()
+    made: list[Any] = []
+    monkeypatch.setattr(LineTemplate, "bind", classmethod(lambda cls, *a: made.append(a)))  # would bind anew
+    make = json_reporter.ShapeTexts._make
+
+    def forms(self: Any, item: Any) -> Any:
+        if type(item.call.template) is LineTemplate:
+            made.append(item)
+        return make(self, item)
+
+    monkeypatch.setattr(json_reporter.ShapeTexts, "_make", forms)
+    result = CliRunner().invoke(cli, ["parse", "-f", "jsonl", str(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")])
+    assert result.exit_code == 0 and '"m":' in result.output, result.output
+    assert made == []
+    assert not saved.save()  # nothing new to save
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+@pytest.mark.parametrize("kind", ["gemm", "all"])
+def test_what_a_first_run_writes_a_later_run_writes_byte_for_byte(saving: Path, fmt: str, kind: str) -> None:
+    logs = [str(p) for p in LOGS[::9]]
+    args = ["parse", "-f", fmt, "--kind", kind, *logs]
+    os.environ["BLASLOG_SAVED_SHAPES"] = "0"
+    saved.forget()
+    try:
+        first = CliRunner().invoke(cli, args)
+    finally:
+        os.environ["BLASLOG_SAVED_SHAPES"] = "1"
+    for _ in range(3):  # learns and saves; reads what was saved and adds the forms of rows; reads them all
+        saved.forget()
+        later = CliRunner().invoke(cli, args)
+        saved.save()
+        assert (later.exit_code, later.stdout, later.stderr) == (first.exit_code, first.stdout, first.stderr)
+    store = saved.store()
+    assert store is not None and store.bound and store.templates
 
 
 def test_a_dialect_registered_by_a_user_is_not_saved(saving: Path) -> None:
@@ -204,8 +294,9 @@ def test_a_dialect_registered_by_a_user_is_not_saved(saving: Path) -> None:
     assert store is not None
     store.template(Plugin(), "key", object())
     store.family(Plugin(), ("a",), (1, (), {}))
-    assert not store.templates and not store.families and not store.unsaved
-    assert store.templates_of(Plugin()) == {} and store.families_of(Plugin()) == {}
+    store.line_template(Plugin(), "key", object())  # type: ignore[arg-type]
+    assert not store.templates and not store.families and not store.bound and not store.unsaved
+    assert store.templates_of(Plugin()) == {} and store.families_of(Plugin()) == {} and store.bound_of(Plugin()) == {}
 
 
 def test_the_workers_of_a_pool_save_what_they_learnt(saving: Path) -> None:

@@ -181,7 +181,7 @@ def test_a_shape_whose_pieces_do_not_give_its_row_back_is_encoded_whole(monkeypa
     rows = list(record_rows(parser.items(), shaped=True))
     assert sum(type(row).__name__ == "ShapedRows" for row in rows) > 30
     numbers = count()
-    texts = ShapeTexts(lambda row: dumps({"n": next(numbers), **row}))
+    texts = ShapeTexts(lambda row: dumps({"n": next(numbers), **row}), "numbered")
     got = [texts.text(row) for row in rows]
     assert all(t.startswith('{"n": ') for t in got)
     assert [json_loads(t)["line"] for t in got] == [r.line for r in items]
@@ -200,7 +200,7 @@ def test_a_row_whose_line_comes_again_in_a_later_batch_is_kept_and_written_the_s
     def texts_of(shaped: bool) -> tuple[ShapeTexts, list[str], list]:
         parser = _FileParser(text_reader(text, "x"), Sniffer(), "warn", events=False)
         parser.reader.block = len(step.encode())  # a batch per step: each GEMM line once a batch
-        texts = ShapeTexts(dumps)
+        texts = ShapeTexts(dumps, "plain")
         rows = list(record_rows(parser.items(), shaped=shaped))
         return texts, [texts.text(row) for row in rows], rows
 

@@ -155,6 +155,8 @@ class ShapeCache:
         False (the family's template cannot be made: each of its shapes goes through the grammar)."""
         self.saved = saved.store() if self.enabled else None
         """This process's shapes learnt by earlier processes, and where it notes what it learns (``saved.py``)."""
+        self._saved: dict[Dialect, dict[str, LineTemplate]] = {}
+        """Per dialect: the line templates earlier processes bound (see :meth:`_saved_bound`)."""
         self._seen: set[int] = set()
         """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
         self._trees: dict[tuple[Dialect, str | None, str], Any] = {}
@@ -418,17 +420,29 @@ class ShapeCache:
             table = self._bound[fmt] = {}
         if key in table:
             return
-        seen = hash(key)
-        if seen not in self._seen:  # bind a shape at its second line: most of a log of new calls is seen once
-            if len(self._seen) >= 10 * KEPT:
-                self._seen.clear()
-            self._seen.add(seen)
-            return
-        bound = LineTemplate.bind(template, text)
+        bound = self._saved_bound(fmt).get(key)  # bound by an earlier process: no need to wait for a second line
         if bound is None:
-            return
+            seen = hash(key)
+            if seen not in self._seen:  # bind a shape at its second line: most of a log of new calls is seen once
+                if len(self._seen) >= 10 * KEPT:
+                    self._seen.clear()
+                self._seen.add(seen)
+                return
+            bound = LineTemplate.bind(template, text)
+            if bound is None:
+                return
+            if self.saved is not None:
+                self.saved.line_template(fmt, key, bound)
         keep(table, key, bound)
         self.shortcut(key, fmt, bound, outer)
+
+    def _saved_bound(self, fmt: Dialect) -> dict[str, LineTemplate]:
+        """`fmt`'s line templates bound by earlier processes (``saved.py``), by SHAPE key (a key's template is
+        a function of the key and its dialect, as a shape's is of the shape)."""
+        table = self._saved.get(fmt)
+        if table is None:
+            table = self._saved[fmt] = self.saved.bound_of(fmt) if self.saved is not None else {}
+        return table
 
     def shortcut(self, key: str, fmt: Dialect, what: Any, outer: str | None = None) -> None:
         """Let the classifying pass deal with later lines of SHAPE key `key` without visiting them (`what`: the

@@ -10,7 +10,10 @@ code that made it, the rule the shape cache of one process rests on already), ma
 
 What is saved: per dialect shipped with blaslog (by name; a dialect registered by a user's code is not, as its
 code is no part of the fingerprint below), each VOLATILE shape's Template and the families of shapes (see
-``ShapeCache._derive``), at most :data:`SAVED` templates, the newest kept. A shape found uncacheable is not
+``ShapeCache._derive``), at most :data:`SAVED` templates, the newest kept; and as many LineTemplates, each bound to
+a line's SHAPE key (a function of the key and its dialect as a Template is of its shape), with the forms that the
+JSON writers made of their rows (``LineTemplate.memo``: a later process neither binds them nor makes the forms
+again, which cost as much as the templates' grammar did). A shape found uncacheable is not
 saved (a value out of range can make one so). The file is named after a fingerprint of the code that makes
 templates (every module, grammar and extension of the package: names, sizes, modification and change times;
 Python's and lark's versions; the C extension in use or not), so code that changed never reads shapes that
@@ -45,7 +48,7 @@ from typing import Any
 import blaslog._usercache as usercache
 from blaslog._fast import _c
 from blaslog._fast.shapes import keep
-from blaslog._fast.templates import UNCACHEABLE, IntSlot, Slot, Template, Text
+from blaslog._fast.templates import UNCACHEABLE, IntSlot, LineTemplate, Slot, Template, Text
 
 SAVED = 2048
 """Most templates kept in the file, a family's counted one by one (a training log has a few hundred shapes; a
@@ -67,13 +70,30 @@ and its templates by the values of those words (``cache._Family``'s fields)."""
 class Store:
     """The shapes this process knows from earlier processes and has learnt itself, by dialect name."""
 
-    def __init__(self, templates: dict[str, dict[str, Template]], families: dict[str, dict[Any, Family]]) -> None:
+    def __init__(
+        self,
+        templates: dict[str, dict[str, Template]],
+        families: dict[str, dict[Any, Family]],
+        bound: dict[str, dict[str, LineTemplate]] | None = None,
+    ) -> None:
         self.templates = templates
         """Dialect name -> VOLATILE shape -> Template."""
         self.families = families
         """Dialect name -> a family's pieces -> the family (see :data:`Family`)."""
+        self.bound: dict[str, dict[str, LineTemplate]] = bound if bound is not None else {}
+        """Dialect name -> SHAPE key (of a one-line record, or its lines' keys joined) -> its LineTemplate."""
         self.unsaved = 0
         """Notes taken since the file was last written (saved when the process ends, when there are any)."""
+        self.memos = self._memos()
+        """How many forms writers had made of the line templates' rows when the file was last read or written
+        (see ``LineTemplate.memo``): a writer makes them without a note, and more of them are saved too."""
+
+    def _memos(self) -> int:
+        return sum(len(line.memo) for table in self.bound.values() for line in table.values())
+
+    def changed(self) -> bool:
+        """Whether the process learnt anything since the file was last read or written."""
+        return bool(self.unsaved) or self._memos() != self.memos
 
     def templates_of(self, fmt: Any) -> dict[str, Any]:
         """A new table of `fmt`'s templates, holding those known (none for a dialect not shipped with blaslog)."""
@@ -87,6 +107,16 @@ class Store:
         """Note a template this process learnt with a grammar."""
         if template is not UNCACHEABLE and _shipped(fmt):
             keep(self.templates.setdefault(fmt.name, {}), key, template)
+            self.unsaved += 1
+
+    def bound_of(self, fmt: Any) -> dict[str, LineTemplate]:
+        """A new table of `fmt`'s line templates, holding those known (none for a dialect not shipped)."""
+        return dict(self.bound.get(fmt.name, ())) if _shipped(fmt) else {}
+
+    def line_template(self, fmt: Any, key: str, template: LineTemplate) -> None:
+        """Note a template this process bound to a SHAPE key."""
+        if _shipped(fmt):
+            keep(self.bound.setdefault(fmt.name, {}), key, template)
             self.unsaved += 1
 
     def family(self, fmt: Any, pieces: Any, family: Family | None) -> None:
@@ -150,7 +180,7 @@ def save() -> bool:
     """Save what this process learnt (run when it ends); False where nothing was saved."""
     found = _STORE[0] if _STORE else None
     name = _name()
-    if found is None or not found.unsaved or name is None:
+    if found is None or name is None or not found.changed():
         return False
     try:
         data = pickle.dumps((_VERSION, *_newest(found)), protocol=pickle.HIGHEST_PROTOCOL)
@@ -161,17 +191,20 @@ def save() -> bool:
     with usercache.opened() as cache:
         if cache is None or not usercache.write(cache, name, data):
             return False
-        found.unsaved = 0
+        found.unsaved, found.memos = 0, found._memos()
         _tidy(cache, name)
     return True
 
 
-_VERSION = 2
+_VERSION = 3
 """The layout of a saved file."""
 
 
-def _newest(found: Store) -> tuple[dict[str, dict[str, Template]], dict[str, dict[Any, Family]]]:
-    """The store's tables as saved: at most SAVED templates (the families first, then the templates last noted)."""
+def _newest(
+    found: Store,
+) -> tuple[dict[str, dict[str, Template]], dict[str, dict[Any, Family]], dict[str, dict[str, LineTemplate]]]:
+    """The store's tables as saved: at most SAVED templates (the families first, then the templates last noted),
+    and at most SAVED line templates (the last noted)."""
     entries: list[tuple[int, str, Any, Any]] = [
         (0, dialect, key, value) for dialect, table in found.templates.items() for key, value in table.items()
     ]
@@ -187,7 +220,11 @@ def _newest(found: Store) -> tuple[dict[str, dict[str, Template]], dict[str, dic
     families: dict[str, dict[Any, Family]] = {}
     for kind, dialect, key, value in reversed(kept):
         (families if kind else templates).setdefault(dialect, {})[key] = value
-    return templates, families
+    lines = [(dialect, key, value) for dialect, table in found.bound.items() for key, value in table.items()]
+    bound: dict[str, dict[str, LineTemplate]] = {}
+    for dialect, key, value in lines[-SAVED:]:
+        bound.setdefault(dialect, {})[key] = value
+    return templates, families, bound
 
 
 def _tidy(cache: int, name: str) -> None:
@@ -208,12 +245,16 @@ def _tidy(cache: int, name: str) -> None:
 
 def _checked(loaded: Any) -> Store | None:
     """The Store of what a file held, or None where it is not what :func:`save` writes."""
-    if not (isinstance(loaded, tuple) and len(loaded) == 3 and type(loaded[0]) is int and loaded[0] == _VERSION):
+    if not (isinstance(loaded, tuple) and len(loaded) == 4 and type(loaded[0]) is int and loaded[0] == _VERSION):
         return None
-    _, templates, families = loaded
-    if not (_table(templates, str, _is_template) and _table(families, tuple, _is_family)):
+    _, templates, families, bound = loaded
+    if not (
+        _table(templates, str, _is_template)
+        and _table(families, tuple, _is_family)
+        and _table(bound, str, _is_line_template)
+    ):
         return None
-    return Store(templates, families)
+    return Store(templates, families, bound)
 
 
 def _table(tables: Any, key: type, valid: Any) -> bool:
@@ -228,14 +269,93 @@ def _table(tables: Any, key: type, valid: Any) -> bool:
 def _is_template(value: Any) -> bool:
     if type(value) is not Template:
         return False
-    cls = getattr(value, "cls", None)
     return (
-        isinstance(cls, type)
-        and cls.__module__ == "blaslog.records"
-        and dataclasses.is_dataclass(cls)
+        _is_record_class(getattr(value, "cls", None))
         and type(getattr(value, "kwargs", None)) is dict
         and all(type(getattr(value, name, None)) is tuple for name in ("warnings", "direct", "nested", "texts"))
     )
+
+
+def _is_line_template(value: Any) -> bool:
+    """Whether `value` is a LineTemplate whose fields have the types its methods read (what a saved file could
+    hold, by the unpickler's classes, is checked no further: the values of records)."""
+    if type(value) is not LineTemplate:
+        return False
+    cls: Any = getattr(value, "cls", None)
+    if not (_is_record_class(cls) and all(hasattr(value, name) for name in LineTemplate.__slots__)):
+        return False
+    where, thread, values = value.where, value.thread, value.values
+    return (
+        type(value.count) is int
+        and type(values) is list
+        and len(values) == len(dataclasses.fields(cls))
+        and type(where) is tuple
+        and len(where) == 3
+        and all(type(at) is int and 0 <= at < len(values) for at in where)
+        and all(type(getattr(value, name)) is tuple for name in ("direct", "nested", "texts", "warnings"))
+        and all(_fits(entry, values, value.count) for entry in value.direct + value.nested + value.texts)
+        and type(value.varying) is list
+        and type(value.verbatim) is bool
+        and type(value.uniform) is bool
+        and type(thread) is tuple
+        and len(thread) == 3
+        and _is_memo(value.memo, value.count + 2)
+    )
+
+
+def _fits(entry: Any, fields: list[Any], values: int) -> bool:
+    """Whether an entry of a LineTemplate's `direct` (position, j, slot), `nested` (position, i, k, j, slot) or
+    `texts` (position, parts) puts a line's values (j: below `values`) into one of its `fields` (for `nested`,
+    into item k of pair i of a field of pairs)."""
+    if not (type(entry) is tuple and len(entry) in (2, 3, 5) and type(entry[0]) is int and 0 <= entry[0] < len(fields)):
+        return False
+    if len(entry) == 2:
+        return _parts(entry[1], values)
+    if len(entry) == 5:
+        pairs, i, k = fields[entry[0]], entry[1], entry[2]
+        if not (type(pairs) is tuple and type(i) is int and type(k) is int and 0 <= i < len(pairs)):
+            return False
+        if not (type(pairs[i]) is tuple and 0 <= k < len(pairs[i])):
+            return False
+    j = entry[-2]
+    return (type(j) is int and 0 <= j < values) or _parts(j, values)
+
+
+def _parts(parts: Any, values: int) -> bool:
+    """Whether `parts` is a text's pieces: strs and the indices of values (below `values`)."""
+    return type(parts) is tuple and all(
+        type(part) is str or (type(part) is int and 0 <= part < values) for part in parts
+    )
+
+
+def _is_record_class(cls: Any) -> bool:
+    return isinstance(cls, type) and cls.__module__ == "blaslog.records" and dataclasses.is_dataclass(cls)
+
+
+def _is_memo(memo: Any, values: int) -> bool:
+    """Whether `memo` is what writers keep in a line template's memo: by writer, [form, order, verdict] (see
+    ``reporters/json.ShapeTexts._make``), `form` taking one str for each entry of `order`, each the index of one
+    of the `values` a row is written from."""
+    return type(memo) is dict and all(
+        type(writer) is str
+        and type(form) is list
+        and len(form) == 3
+        and type(form[0]) is str
+        and type(form[1]) is tuple
+        and all(type(j) is int and 0 <= j < values for j in form[1])
+        and type(form[2]) is bool
+        and _takes(form[0], len(form[1]))
+        for writer, form in memo.items()
+    )
+
+
+def _takes(form: str, count: int) -> bool:
+    """Whether %-format `form` takes `count` strs."""
+    try:
+        form % (("",) * count)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _is_family(value: Any) -> bool:
@@ -291,7 +411,7 @@ def _lark_version() -> str:
     return str(lark.__version__)
 
 
-_TEMPLATES = {cls.__name__: cls for cls in (Template, Slot, IntSlot, Text)}
+_TEMPLATES = {cls.__name__: cls for cls in (Template, LineTemplate, Slot, IntSlot, Text)}
 
 
 class _TemplateUnpickler(pickle.Unpickler):

@@ -205,18 +205,21 @@ class Template:
     plan: Any = dataclasses.field(default=None, compare=False, repr=False)
     """How :meth:`instantiate` fills a record by field position (made when first used), or False when the
     keyword arguments do not name every required field exactly (the class's own __init__ then says why)."""
+    memo: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """What writers made of the rows of this template, by writer (see LineTemplate.memo; not saved)."""
 
     same_call: ClassVar[bool] = False
     """Records of one template differ in their sizes too (compare LineTemplate.same_call)."""
 
     def __getstate__(self) -> dict[str, Any]:
-        """Its fields less the plan, which holds functions and is made again when first used (``saved.py``)."""
-        return {name: getattr(self, name) for name in self.__slots__ if name != "plan"}
+        """Its fields less the plan (functions, made again when first used) and the memo (see LineTemplate's)."""
+        return {name: getattr(self, name) for name in self.__slots__ if name not in ("plan", "memo")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
         self.plan = None
+        self.memo = {}
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         """A record of this shape with the given volatile values."""
@@ -469,6 +472,7 @@ class LineTemplate:
         "count",
         "direct",
         "make",
+        "memo",
         "nested",
         "texts",
         "thread",
@@ -483,6 +487,8 @@ class LineTemplate:
     def __init__(self, template: Template, where: dict[int, int], volatile: list[str]) -> None:
         """`where`: VOLATILE index -> SHAPE index of the key's first line; `volatile`: that line's values.
         Raises RecordError when a constant does not convert."""
+        self.memo: dict[str, Any] = {}
+        """By writer, the form it made of this key's rows (``reporters/json.ShapeTexts``; saved: ``saved.py``)."""
         self.cls = template.cls
         self.warnings = template.warnings
         self.count = len(where)
@@ -510,6 +516,15 @@ class LineTemplate:
         self.thread: Any = _thread_source(position.get("thread"), direct, texts, self.values)
         """Where a line's thread id comes from: ("value", SHAPE index, IntSlot or None), ("text", parts, None)
         or ("constant", the thread id of every line, None)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Its fields less `make`, a function, found again from the record class (``saved.py``)."""
+        return {name: getattr(self, name) for name in self.__slots__ if name != "make"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self.make = _makers(self.cls)[1]
 
     @classmethod
     def bind(cls, template: Template, text: str) -> LineTemplate | None:

@@ -89,11 +89,12 @@ class ShapeTexts:
     encoded whole every time.
     """
 
-    def __init__(self, encode: Callable[[dict[str, Any]], str]) -> None:
+    def __init__(self, encode: Callable[[dict[str, Any]], str], style: str) -> None:
         self._encode = encode
+        self._style = style
+        """The writer's name: what a template's `memo` holds this writer's form of its rows under."""
         self._forms: dict[Any, Any] = {}
-        """A template -> the pieces of its rows with a mark where the input's name goes (the inputs of one
-        command share templates: per-rank logs say the same things)."""
+        """A template -> the form of its rows with caps (see :meth:`_made`)."""
         self._path: str | None = None
         """The input whose rows `_pieces` and `_rows` write."""
         self._file = ""
@@ -206,20 +207,36 @@ class ShapeTexts:
 
     def _made(self, item: ShapedRow) -> Any:
         """The pieces of the rows of `item`'s template in this input, or False when they do not give back its
-        row (its rows are then encoded whole)."""
+        row (its rows are then encoded whole).
+
+        The form of a template's rows (with a mark where the input's name goes) is a function of the template
+        and the writer alone, so it is kept in the template's `memo`, which serves every input of the command
+        and is saved with the template for later processes (``_fast/saved.py``); rows with caps (whose columns
+        depend on the caps file) keep theirs in this writer only."""
         call = item.call
-        form = self._forms.get(call.template)
-        if form is None:
-            form = self._make(item)
-            keep(self._forms, call.template, form)
-        pieces = (form[0].replace(_FILE, self._file), form[1])
+        if item.caps is None:
+            memo = call.template.memo
+            form = memo.get(self._style)
+            if form is None:
+                form = memo[self._style] = self._make(item)
+        else:
+            form = self._forms.get(call.template)
+            if form is None:
+                form = self._make(item)
+                keep(self._forms, call.template, form)
+        order = form[1]
+        getter = itemgetter(*order) if order else (lambda values: ())
+        pieces = (form[0].replace(_FILE, self._file), getter if len(order) != 1 else (lambda values: (getter(values),)))
         if form[2] is None:  # checked on the first row of the first input: the name is put in the same way
             form[2] = self._fill(pieces, call) == self._encode(item.row())
         return pieces if form[2] else False
 
-    def _make(self, item: ShapedRow) -> Any:
-        """[form, pick, verdict] of the rows of `item`'s template: `form` with a mark where the input's name goes;
-        verdict, once checked, whether the pieces give back a whole encoding of a row (None: not checked yet)."""
+    def _make(self, item: ShapedRow) -> list[Any]:
+        """[form, order, verdict] of the rows of `item`'s template: `form` with a mark where the input's name goes
+        and a `%s` for each value, `order` the values' indices (a row's volatile values, then its line and end
+        line) in the order they go in; verdict, once checked, whether the pieces give back a whole encoding of a
+        row (None: not checked yet). Plain values, so that a template saved with it can be checked on reading
+        (``_fast/saved.py``)."""
         call = item.call
         count = len(call.values)
         marks = [f"\x00{j}\x00" for j in range(count + 2)]
@@ -229,17 +246,14 @@ class ShapeTexts:
         parts = _MARK.split(text)
         # one %-format with the values picked in the order the text wants them (a value may come twice)
         form = "%s".join(part.replace("%", "%%") for part in parts[0::2])
-        order = [int(j) for j in parts[1::2]]
-        getter = itemgetter(*order) if order else (lambda values: ())
-        pick = getter if len(order) != 1 else (lambda values: (getter(values),))
-        return [form, pick, None]
+        return [form, tuple(int(j) for j in parts[1::2]), None]
 
 
 def _kept_texts(reporter: Reporter, encode: Callable[[dict[str, Any]], str]) -> ShapeTexts:
     """The reporter's one ShapeTexts for every input it writes (the line shapes of per-rank logs come again)."""
     texts = reporter.__dict__.get("_shape_texts")
     if texts is None:
-        texts = reporter.__dict__["_shape_texts"] = ShapeTexts(encode)
+        texts = reporter.__dict__["_shape_texts"] = ShapeTexts(encode, reporter.name)
     return texts
 
 
