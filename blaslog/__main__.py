@@ -1,5 +1,5 @@
 """`python -m blaslog`."""
 
-from blaslog.cli import main
+from blaslog.cli import console
 
-main()
+console()

@@ -240,6 +240,40 @@ def test_python_dash_m_and_console_script_agree():
     assert out.returncode == 0 and "HMMA" in out.stdout
 
 
+def test_the_console_exit_runs_exit_functions_flushes_and_keeps_the_status(runner, tmp_path):
+    """`python -m blaslog` leaves without freeing its objects (cli.console): what the command printed, the exit
+    functions (saved shapes, a program's own) and the exit status are those of the usual exit."""
+    import subprocess
+    import sys
+
+    wrapper = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('EXIT FUNCTION RAN\\n'))\n"
+        "sys.stdout.write('unflushed head ')\n"  # buffered by the wrapper: the exit must flush it
+        "from blaslog.cli import console\n"
+        "sys.argv = ['blaslog', *sys.argv[1:]]\n"
+        "console()\n"
+    )
+    seeds = [str(SEED / "sharded.log"), str(SEED / "unsharded.log"), "--caps", str(SEED / "caps.json")]
+    cases = [(["diff", *seeds, "-f", "json", "-q"], 1), (["diff", *seeds, "-f", "json", "-q", "--exit-zero"], 0)]
+    for args, status in cases:
+        done = subprocess.run([sys.executable, "-c", wrapper, *args], capture_output=True, text=True, check=False)
+        assert done.returncode == status, done.stderr
+        assert done.stdout.startswith("unflushed head ")
+        assert done.stdout.removeprefix("unflushed head ") == invoke(runner, *args).stdout
+        assert done.stderr.endswith("EXIT FUNCTION RAN\n")
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "blaslog", "diff", *seeds, "-f", "json", "-q", "-o", str(report)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1 and json.loads(report.read_text())["findings"]
+    done = subprocess.run([sys.executable, "-m", "blaslog", "parse", "/nonexistent.log"], capture_output=True, text=True)
+    assert done.returncode == 2 and "no such file" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_parquet_partitioned_by_run_and_rank(runner, tmp_path):
     pytest.importorskip("pyarrow")
     import pandas as pd

@@ -9,7 +9,9 @@ Exit status (like diff(1)):
 
 from __future__ import annotations
 
+import atexit
 import gc
+import os
 import sys
 import typing
 
@@ -38,7 +40,40 @@ def main() -> None:
         sys.exit(130)
 
 
-__all__ = ["FORMATS", "CliError", "cli", "exit_status", "main", "translate_errors", "version_text", "warn"]
+def console() -> typing.NoReturn:
+    """The console script and `python -m blaslog`: :func:`main`, then an exit that leaves the objects a command
+    made to the operating system instead of freeing them one by one (what mypy's fast exit does): the exit
+    functions run and the standard streams are flushed first, as at any exit. Some 15-25 ms of every command,
+    a tenth of a small `diff`. The usual exit where another thread still runs or a stream cannot be flushed."""
+    try:
+        main()
+        status: str | int | None = 0
+    except SystemExit as exc:
+        status = exc.code
+    if not isinstance(status, int | None):
+        sys.exit(status)  # a message: printed by the usual exit
+    if "threading" in sys.modules and sys.modules["threading"].active_count() > 1:
+        sys.exit(status)
+    atexit._run_exitfuncs()  # the saved shapes, multiprocessing's and tempfile's finalizers
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(status)
+    os._exit(status or 0)
+
+
+__all__ = [
+    "FORMATS",
+    "CliError",
+    "cli",
+    "console",
+    "exit_status",
+    "main",
+    "translate_errors",
+    "version_text",
+    "warn",
+]
 
 if not typing.TYPE_CHECKING:  # (hidden from type checkers, which see the import above instead)
 
