@@ -56,8 +56,9 @@ def console() -> typing.NoReturn:
         sys.exit(status)
     atexit._run_exitfuncs()  # the saved shapes, multiprocessing's and tempfile's finalizers
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: the file descriptor was closed before the start
+                stream.flush()
     except (OSError, ValueError):
         sys.exit(status)
     os._exit(status or 0)
