@@ -270,7 +270,9 @@ def test_the_console_exit_runs_exit_functions_flushes_and_keeps_the_status(runne
         check=False,
     )
     assert done.returncode == 1 and json.loads(report.read_text())["findings"]
-    done = subprocess.run([sys.executable, "-m", "blaslog", "parse", "/nonexistent.log"], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "blaslog", "parse", "/nonexistent.log"], capture_output=True, text=True
+    )
     assert done.returncode == 2 and "no such file" in done.stderr and "Traceback" not in done.stderr
 
 
