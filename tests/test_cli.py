@@ -276,6 +276,30 @@ def test_the_console_exit_runs_exit_functions_flushes_and_keeps_the_status(runne
     assert done.returncode == 2 and "no such file" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_the_console_exit_is_the_usual_one_where_something_runs_after_the_program():
+    """A program that runs blaslog's module in its own process (runpy), a profiler, and a status the exit folds
+    get the usual exit from cli.console: the host goes on, the profiler prints its statistics."""
+    import subprocess
+    import sys
+
+    from blaslog.cli import _ends_alone
+
+    host = (
+        "import runpy, sys\n"
+        "sys.argv = ['blaslog', 'decode-flags', '0x40202']\n"
+        "try:\n"
+        "    runpy.run_module('blaslog', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    print('HOST GOES ON', exc.code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", host], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "HMMA" in done.stdout and done.stdout.endswith("HOST GOES ON 0\n")
+    profiled = [sys.executable, "-m", "cProfile", "-m", "blaslog", "decode-flags", "0x40202"]
+    done = subprocess.run(profiled, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "HMMA" in done.stdout and "function calls" in done.stdout
+    assert not any(_ends_alone(status) for status in (256, -1, "a message"))
+
+
 def test_parquet_partitioned_by_run_and_rank(runner, tmp_path):
     pytest.importorskip("pyarrow")
     import pandas as pd

@@ -44,15 +44,14 @@ def console() -> typing.NoReturn:
     """The console script and `python -m blaslog`: :func:`main`, then an exit that leaves the objects a command
     made to the operating system instead of freeing them one by one (what mypy's fast exit does): the exit
     functions run and the standard streams are flushed first, as at any exit. Some 15-25 ms of every command,
-    a tenth of a small `diff`. The usual exit where another thread still runs or a stream cannot be flushed."""
+    a tenth of a small `diff`. The usual exit wherever something may still have work to do after the program
+    (see :func:`_ends_alone`), or a stream cannot be flushed."""
     try:
         main()
         status: str | int | None = 0
     except SystemExit as exc:
         status = exc.code
-    if not isinstance(status, int | None):
-        sys.exit(status)  # a message: printed by the usual exit
-    if "threading" in sys.modules and sys.modules["threading"].active_count() > 1:
+    if not _ends_alone(status):
         sys.exit(status)
     atexit._run_exitfuncs()  # the saved shapes, multiprocessing's and tempfile's finalizers
     try:
@@ -61,7 +60,26 @@ def console() -> typing.NoReturn:
                 stream.flush()
     except (OSError, ValueError):
         sys.exit(status)
-    os._exit(status or 0)
+    os._exit(status if isinstance(status, int) else 0)
+
+
+def _ends_alone(status: str | int | None) -> bool:
+    """Whether the process may end at once with `status`: a status of 0 to 255 (a message is printed by the
+    usual exit, a larger number folded by it); no other thread alive; blaslog's own console script or module
+    is the program (not run by another through runpy, nor under cProfile, coverage, pdb or `python -i`, which
+    all have work to do when the program is over)."""
+    threading = sys.modules.get("threading")
+    program = sys.modules.get("__main__")
+    return (
+        (status is None or (isinstance(status, int) and 0 <= status <= 255))
+        and (threading is None or threading.active_count() == 1)
+        and getattr(program, "console", None) is console
+        and sys.gettrace() is None
+        and sys.getprofile() is None
+        and not sys.flags.inspect
+        and not os.environ.get("PYTHONINSPECT")
+        and "pdb" not in sys.modules
+    )
 
 
 __all__ = [
