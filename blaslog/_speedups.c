@@ -20,7 +20,7 @@
  * install time) or when BLASLOG_PURE_PYTHON is set, and tests/test_speedups.py holds the two to the same
  * result, byte for byte, on every bundled log and on fuzzed blocks.
  *
- * marked(lines, marks) and tallied(marks, counts) are _fast.plan's passes over a batch's lines.
+ * planned(lines, shapes, shortcuts) is _fast.plan's pass over a batch's lines (each line's mark, and their tally).
  *
  * newlines(buffer, size) counts the line ends in a block (blaslog._parallel's line numbers of a big input's pieces).
  *
@@ -343,6 +343,7 @@ typedef struct {
     Py_ssize_t key; /* index of its SHAPE key's str object */
     PyObject *known_key; /* its SHAPE key, where the line was remembered (a reference), else NULL */
     uint64_t hash;
+    struct Known *found; /* where the memory of remembered lines holds it, else NULL */
 } Distinct;
 
 /* ---- lines remembered from call to call --------------------------------------------------------------------
@@ -355,7 +356,7 @@ typedef struct {
  * KNOWN_LINES lines and KNOWN_BYTES bytes of them are kept; the memory is emptied when it is full. Where few
  * of the lines it held came again (a log whose pointers never repeat), it then rests: the next KNOWN_REST new
  * lines are not kept, so that such a log does not pay for keeping lines that never come again. */
-typedef struct {
+typedef struct Known {
     PyObject *line; /* an ASCII str: its data are the line's bytes; NULL for a free slot */
     PyObject *key;
     uint64_t hash;
@@ -517,9 +518,14 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         || (distinct = scratch(&memories[3], sizeof(Distinct) * (size_t)most)) == NULL
         || (lines = PyList_New(n)) == NULL)
         goto nomemory;
-    for (Py_ssize_t i = 0, pos = 0; i < n; pos = ends[i++] + 1) {
+    /* three passes, so that the memory of remembered lines (a few MB, read at random) is fetched ahead of its
+     * use: the distinct lines (each line's slot kept in `ends`, whose end it no longer needs), their strs, the
+     * list */
+    int prefetch = remember && known != NULL;
+    for (Py_ssize_t i = 0, pos = 0; i < n; i++) {
         const char *text = buf + pos;
         Py_ssize_t size = ends[i] - pos;
+        pos = ends[i] + 1;
         if (i == 0 && head.len) {
             if ((first = PyMem_Malloc((size_t)(head.len + size + 1))) == NULL)
                 goto nomemory;
@@ -533,37 +539,52 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         Entry *e = table_find(&table, text, size);
         Py_ssize_t slot = e->slot;
         if (slot < 0) {
-            Known *k = remember && known_maybe(e->hash) ? known_find(text, size, e->hash) : NULL;
-            PyObject *line, *known_key = NULL;
-            if (k != NULL && k->line != NULL) { /* a line of an earlier block: no NUL, UTF-8 */
-                line = Py_NewRef(k->line);
-                known_key = Py_NewRef(k->key);
-                known_hits++;
-            } else {
-                if (memchr(text, '\0', (size_t)size) != NULL)
-                    goto unfit;
-                line = PyUnicode_DecodeUTF8(text, size, NULL);
-                if (line == NULL) {
-                    if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-                        goto done;
-                    PyErr_Clear();
-                    goto unfit;
-                }
-            }
-            if (PyUnicode_GET_LENGTH(line) > longest) {
-                Py_DECREF(line);
-                Py_XDECREF(known_key);
-                goto unfit;
+            if (prefetch) {
+                size_t bit = KNOWN_BIT(e->hash);
+                __builtin_prefetch(&known_bits[bit >> 6]);
+                __builtin_prefetch(&known[(size_t)e->hash & (KNOWN_SLOTS - 1)]);
             }
             e->slot = slot = kinds;
-            distinct[kinds++] = (Distinct){line, text, size, 0, 0, known_key, e->hash};
+            distinct[kinds++] = (Distinct){NULL, text, size, 0, 0, NULL, e->hash, NULL};
             if (table_added(&table) < 0) /* e moves when the table grows */
                 goto nomemory;
         }
-        Distinct *d = &distinct[slot];
-        d->count++;
-        Py_INCREF(d->line);
-        PyList_SET_ITEM(lines, i, d->line);
+        distinct[slot].count++;
+        ends[i] = slot;
+    }
+    for (Py_ssize_t k = 0; k < kinds; k++) { /* the remembered lines' strs, fetched ahead of the next pass */
+        if (prefetch && known_maybe(distinct[k].hash)) {
+            Known *found = known_find(distinct[k].text, distinct[k].size, distinct[k].hash);
+            distinct[k].found = found->line != NULL ? found : NULL;
+        }
+    }
+    for (Py_ssize_t k = 0; k < kinds; k++) {
+        Distinct *d = &distinct[k];
+        PyObject *line, *known_key = NULL;
+        if (d->found != NULL) { /* a line of an earlier block: no NUL, UTF-8 */
+            line = Py_NewRef(d->found->line);
+            known_key = Py_NewRef(d->found->key);
+            known_hits++;
+        } else {
+            if (memchr(d->text, '\0', (size_t)d->size) != NULL)
+                goto unfit;
+            line = PyUnicode_DecodeUTF8(d->text, d->size, NULL);
+            if (line == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                    goto done;
+                PyErr_Clear();
+                goto unfit;
+            }
+        }
+        d->line = line;
+        d->known_key = known_key;
+        if (PyUnicode_GET_LENGTH(line) > longest)
+            goto unfit;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *line = distinct[ends[i]].line;
+        Py_INCREF(line);
+        PyList_SET_ITEM(lines, i, line);
     }
     /* the keys, each distinct key made once: the key table points into one buffer that holds the keys masked here,
      * and into the data of the keys of remembered lines (ASCII, as their lines are) */
@@ -624,7 +645,9 @@ done:
     Py_XDECREF(lines); /* a list not filled to its end holds NULLs, which its deallocation skips */
     Py_XDECREF(counts);
     Py_XDECREF(shapes);
-    for (Py_ssize_t k = 0; k < kinds; k++) {
+    for (Py_ssize_t k = 0; k < kinds; k++) { /* the strs made (an early end leaves the rest NULL) */
+        if (distinct[k].line == NULL)
+            break;
         Py_DECREF(distinct[k].line);
         Py_XDECREF(distinct[k].known_key);
     }
@@ -854,90 +877,130 @@ speedups_make(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nar
     return obj;
 }
 
-/* marked(lines, marks) -> (plain, gemms): the indices of the lines whose mark (marks[line]) is None, and of
- * those whose mark is a tuple (a GEMM of a uniform shape), each in order (_fast.plan's passes over a batch's
- * lines, in one). */
-static PyObject *
-speedups_marked(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+/* planned(lines, shapes, shortcuts) -> (of, plain, gemms, after, tally): each line's mark
+ * (shortcuts.get(shapes[line]), None where its SHAPE key has none) as a list; the indices of the lines whose mark
+ * is None, of those whose mark is a tuple (a GEMM of a uniform shape), and of the lines whose mark is None after a
+ * line whose mark is not, each in order; and {mark: how many lines have it} for the marks that are not None, in
+ * the order of their first line (_fast.plan's passes over a batch's lines, in one). A batch's equal lines are
+ * mostly one str (lines() makes them so): each str is looked up once, by its address. */
+typedef struct {
+    PyObject *line; /* NULL: a free slot */
+    PyObject *mark; /* borrowed from shortcuts (or Py_None) */
+} Seen;
+
+typedef struct {
+    PyObject *mark; /* NULL: a free slot */
+    Py_ssize_t order; /* index in the tally's arrays */
+} Tallied;
+
+static size_t
+address_hash(const void *p)
 {
-    if (nargs != 2 || !PyList_Check(args[0]) || !PyDict_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "marked(lines: list, marks: dict)");
-        return NULL;
-    }
-    PyObject *lines = args[0], *marks = args[1];
-    PyObject *plain = PyList_New(0), *gemms = PyList_New(0), *result = NULL;
-    if (plain == NULL || gemms == NULL)
-        goto done;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(lines); i++) {
-        PyObject *mark = PyDict_GetItemWithError(marks, PyList_GET_ITEM(lines, i));
-        if (mark == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetObject(PyExc_KeyError, PyList_GET_ITEM(lines, i));
-            goto done;
-        }
-        PyObject *into = mark == Py_None ? plain : (PyTuple_CheckExact(mark) ? gemms : NULL);
-        if (into == NULL)
-            continue;
-        PyObject *index = PyLong_FromSsize_t(i);
-        if (index == NULL || PyList_Append(into, index) < 0) {
-            Py_XDECREF(index);
-            goto done;
-        }
-        Py_DECREF(index);
-    }
-    result = PyTuple_Pack(2, plain, gemms);
-done:
-    Py_XDECREF(plain);
-    Py_XDECREF(gemms);
-    return result;
+    uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(h ^ (h >> 29));
 }
 
-/* tallied(marks, counts) -> {mark: the sum of counts[line] over the lines of that mark}, for the marks that are not
- * None, in the order of marks (_fast.plan's tally of the lines counted without a visit, in one pass). */
 static PyObject *
-speedups_tallied(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+speedups_planned(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || !PyDict_Check(args[0]) || !PyDict_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "tallied(marks: dict, counts: dict)");
+    if (nargs != 3 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "planned(lines: list, shapes: dict, shortcuts: dict)");
         return NULL;
     }
-    PyObject *marks = args[0], *counts = args[1], *line, *mark;
-    PyObject *tally = PyDict_New();
-    if (tally == NULL)
-        return NULL;
-    Py_ssize_t at = 0;
-    while (PyDict_Next(marks, &at, &line, &mark)) {
+    PyObject *lines = args[0], *shapes = args[1], *shortcuts = args[2];
+    Py_ssize_t n = PyList_GET_SIZE(lines);
+    size_t capacity = 16;
+    while (capacity < (size_t)PyDict_GET_SIZE(shapes) * 2 + 2)
+        capacity *= 2;
+    Seen *seen = PyMem_Calloc(capacity, sizeof(Seen));
+    Tallied *order = PyMem_Calloc(capacity, sizeof(Tallied));
+    PyObject **marks = PyMem_Calloc(capacity, sizeof(PyObject *));
+    Py_ssize_t *sums = PyMem_Calloc(capacity, sizeof(Py_ssize_t));
+    Py_ssize_t held = 0, distinct = 0; /* lines in seen, marks tallied */
+    PyObject *of = NULL, *plain = NULL, *gemms = NULL, *after = NULL, *tally = NULL, *result = NULL, *previous = NULL;
+    if (seen == NULL || order == NULL || marks == NULL || sums == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if ((of = PyList_New(n)) == NULL || (plain = PyList_New(0)) == NULL || (gemms = PyList_New(0)) == NULL
+        || (after = PyList_New(0)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *line = PyList_GET_ITEM(lines, i), *mark;
+        size_t at = address_hash(line) & (capacity - 1);
+        while (seen[at].line != NULL && seen[at].line != line)
+            at = (at + 1) & (capacity - 1);
+        if (seen[at].line != NULL) {
+            mark = seen[at].mark;
+        } else {
+            PyObject *key = PyDict_GetItemWithError(shapes, line);
+            if (key == NULL) {
+                if (!PyErr_Occurred())
+                    PyErr_SetObject(PyExc_KeyError, line);
+                goto done;
+            }
+            mark = PyDict_GetItemWithError(shortcuts, key);
+            if (mark == NULL) {
+                if (PyErr_Occurred())
+                    goto done;
+                mark = Py_None;
+            }
+            if ((size_t)held * 2 + 2 <= capacity) { /* another str of an equal line: looked up again, not kept */
+                seen[at].line = line;
+                seen[at].mark = mark;
+                held++;
+            }
+        }
+        PyList_SET_ITEM(of, i, Py_NewRef(mark));
+        PyObject *into = mark == Py_None ? plain : (PyTuple_CheckExact(mark) ? gemms : NULL);
+        int ends = mark == Py_None && previous != NULL && previous != Py_None; /* after a marked line */
+        previous = mark;
+        if (into != NULL) {
+            PyObject *index = PyLong_FromSsize_t(i);
+            if (index == NULL || PyList_Append(into, index) < 0 || (ends && PyList_Append(after, index) < 0)) {
+                Py_XDECREF(index);
+                goto done;
+            }
+            Py_DECREF(index);
+        }
         if (mark == Py_None)
             continue;
-        PyObject *count = PyDict_GetItemWithError(counts, line);
-        if (count == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetObject(PyExc_KeyError, line);
-            goto fail;
+        size_t slot = address_hash(mark) & (capacity - 1);
+        while (order[slot].mark != NULL && order[slot].mark != mark)
+            slot = (slot + 1) & (capacity - 1);
+        if (order[slot].mark == NULL) {
+            if ((size_t)distinct * 2 + 2 > capacity) { /* more marks than the shapes held: cannot be */
+                PyErr_SetString(PyExc_RuntimeError, "planned: more marks than SHAPE keys");
+                goto done;
+            }
+            order[slot].mark = mark;
+            order[slot].order = distinct;
+            marks[distinct++] = mark;
         }
-        Py_ssize_t sum = PyLong_AsSsize_t(count);
-        if (sum == -1 && PyErr_Occurred())
-            goto fail;
-        PyObject *had = PyDict_GetItemWithError(tally, mark);
-        if (had == NULL && PyErr_Occurred())
-            goto fail;
-        if (had != NULL) {
-            Py_ssize_t before = PyLong_AsSsize_t(had);
-            if (before == -1 && PyErr_Occurred())
-                goto fail;
-            sum += before;
-        }
-        PyObject *value = PyLong_FromSsize_t(sum);
-        if (value == NULL || PyDict_SetItem(tally, mark, value) < 0) {
-            Py_XDECREF(value);
-            goto fail;
-        }
-        Py_DECREF(value);
+        sums[order[slot].order]++;
     }
-    return tally;
-fail:
-    Py_DECREF(tally);
-    return NULL;
+    if ((tally = PyDict_New()) == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k < distinct; k++) {
+        PyObject *count = PyLong_FromSsize_t(sums[k]);
+        if (count == NULL || PyDict_SetItem(tally, marks[k], count) < 0) {
+            Py_XDECREF(count);
+            goto done;
+        }
+        Py_DECREF(count);
+    }
+    result = PyTuple_Pack(5, of, plain, gemms, after, tally);
+done:
+    Py_XDECREF(of); /* a list not filled to its end holds NULLs, which its deallocation skips */
+    Py_XDECREF(plain);
+    Py_XDECREF(gemms);
+    Py_XDECREF(after);
+    Py_XDECREF(tally);
+    PyMem_Free(seen);
+    PyMem_Free(order);
+    PyMem_Free(marks);
+    PyMem_Free(sums);
+    return result;
 }
 
 /* kept_rows(marks, texts, numbers, kept, start) -> (text, stop): the rows of a run of one-line records from
@@ -1094,12 +1157,10 @@ static PyMethodDef methods[] = {
     {"values", speedups_values, METH_O,
      "values(text) -> the SHAPE matches of text (split(text)[1], without the key); None for a str that UTF-8 "
      "cannot hold."},
-    {"marked", (PyCFunction)(void (*)(void))speedups_marked, METH_FASTCALL,
-     "marked(lines, marks) -> (plain, gemms): the indices of the lines whose mark (marks[line]) is None, and of "
-     "those whose mark is a tuple."},
-    {"tallied", (PyCFunction)(void (*)(void))speedups_tallied, METH_FASTCALL,
-     "tallied(marks, counts) -> {mark: the sum of counts[line] over the lines of that mark} for the marks that are "
-     "not None."},
+    {"planned", (PyCFunction)(void (*)(void))speedups_planned, METH_FASTCALL,
+     "planned(lines, shapes, shortcuts) -> (of, plain, gemms, after, tally): each line's mark "
+     "(shortcuts.get(shapes[line])), the indices of the lines whose mark is None, of those whose mark is a tuple, "
+     "and of the unmarked lines after a marked one, and each mark other than None -> how many lines have it."},
     {"newlines", speedups_newlines, METH_VARARGS,
      "newlines(buffer, size) -> the count of newlines in the first size bytes of buffer (the GIL released)."},
     {"kept_rows", (PyCFunction)(void (*)(void))speedups_kept_rows, METH_FASTCALL,

@@ -10,6 +10,7 @@ import re
 import shutil
 import string
 import sysconfig
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -402,20 +403,32 @@ def test_a_file_s_lines_are_counted_alike_with_and_without_the_extension(tmp_pat
 @needs_speedups
 @settings(max_examples=300, deadline=None)
 @given(
-    pairs=st.lists(
-        st.tuples(st.text(max_size=6), st.sampled_from([None, "a", "b", ("a", 1), ("b", 2)]), st.integers(1, 9)),
-        max_size=40,
-    )
+    keys=st.dictionaries(st.text(max_size=6), st.sampled_from(["k", "l", "m", "n"]), max_size=12),
+    picks=st.lists(st.integers(0, 50), max_size=60),
+    copies=st.booleans(),
+    shortcuts=st.dictionaries(st.sampled_from(["k", "l", "m"]), st.sampled_from(["a", "b", ("a", 1), ("b", 2)])),
 )
-def test_tallied_sums_what_the_python_tally_sums(pairs):
-    from blaslog._fast.plan import _tallied
+def test_planned_gives_what_the_python_plan_gives(keys, picks, copies, shortcuts):
+    from blaslog._fast.plan import _planned
 
-    marks = {line: mark for line, mark, _count in pairs}
-    counts = {line: count for line, _mark, count in pairs}
-    got = speedups.tallied(marks, counts)
-    assert got == _tallied(marks, counts) and list(got) == list(_tallied(marks, counts))
-    with pytest.raises(KeyError):
-        speedups.tallied({"missing": "a"}, {})
+    if not keys:
+        picks = []
+    distinct = list(keys)
+    # a batch's equal lines are one str (as lines() makes them), or equal strs (copies: as Python's split makes them)
+    lines = [distinct[p % len(distinct)] for p in picks]
+    if copies:
+        lines = ["".join(list(line)) if i % 2 else line for i, line in enumerate(lines)]
+    shapes = {line: keys[line] for line in lines}
+    counts = dict(Counter(lines))
+    got = speedups.planned(lines, shapes, shortcuts)
+    want = _planned(lines, shapes, counts, shortcuts)
+    assert got == want and list(got[4]) == list(want[4])  # the tally in the same order
+    assert all(a is b for a, b in zip(got[0], want[0], strict=True))
+    if lines:
+        with pytest.raises(KeyError):
+            speedups.planned(lines, {}, shortcuts)
+    with pytest.raises(TypeError):
+        speedups.planned(lines, shapes)
 
 
 @needs_speedups

@@ -17,9 +17,11 @@ from typing import Any
 
 from blaslog._fast import _c
 from blaslog._fast.cache import ShapeCache
+from blaslog._fast.shapes import keep
 from blaslog.records import GemmCall
 
 _IS_NONE = functools.partial(operator.is_, None)
+_IS_NOT_NONE = functools.partial(operator.is_not, None)
 
 
 @dataclass(slots=True)
@@ -49,35 +51,23 @@ def plan(lines: list[str], shapes: dict[str, str], counts: dict[str, int], cache
     (``ShapeCache.built``) is marked so.
     """
     shortcuts = cache.built if events else cache.shortcuts
-    marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
     speedups = _c.speedups
-    unmarked: list[bool] | None = None
-    gemm_at: list[int] | None = None  # the indices of the GEMMs marked (dialect, template), where C found them
     if speedups is not None:
-        plain, gemm_at = speedups.marked(lines, marks)
+        of, plain, gemm_at, after, tally = speedups.planned(lines, shapes, shortcuts)
     else:
-        unmarked = _unmarked(lines, marks)
-        plain = list(compress(range(len(lines)), unmarked))
-    # the fewer of the unmarked and the marked lines are looked at one by one
-    few = len(plain) * 2 < len(lines)
-    others: list[int] = []
-    if not few:
-        unmarked = unmarked if unmarked is not None else _unmarked(lines, marks)
-        others = list(compress(range(len(lines)), map(operator.not_, unmarked)))  # the marked lines
-    before = _ended(lines, shapes, cache, marks, unmarked, plain, others, few)
-    tally: dict[Any, int] = speedups.tallied(marks, counts) if speedups is not None else _tallied(marks, counts)
+        of, plain, gemm_at, after, tally = _planned(lines, shapes, counts, shortcuts)
+    before = _ended(lines, shapes, cache, of, after)
     for i in before:
-        tally[marks[lines[i]]] -= 1
-    counted = _counted(tally)
+        tally[of[i]] -= 1
+    counted = _counted(tally, cache)
     cache.stats.hits += sum(counted.values())
     if events:
         # every mark is (dialect, template), so every line is visited: the marks go by position
-        of = list(map(marks.__getitem__, lines))
         for i in before:
             of[i] = None
         cache.stats.visited += of.count(None)  # the marked lines are not assembled
         return Plan(range(len(lines)), of, counted)
-    visit, by_index = _gemms(lines, marks, plain, others, few, before, gemm_at)
+    visit, by_index = _gemms(of, plain, before, gemm_at)
     cache.stats.visited += len(visit) - len(by_index)
     return Plan(visit, by_index, counted)
 
@@ -89,18 +79,36 @@ def every_line(count: int, cache: ShapeCache) -> Plan:
     return Plan(range(count), {}, {})
 
 
-def _counted(tally: dict[Any, int]) -> dict[tuple[Any, bool], int]:
+def _counted(tally: dict[Any, int], cache: ShapeCache) -> dict[tuple[Any, bool], int]:
     """The tally by mark as (dialect, whether GEMMs) -> count (a mark is a dialect, or (dialect, template))."""
     counted: dict[tuple[Any, bool], int] = {}
+    kinds = cache.kinds
     for mark, count in tally.items():
         if count:
-            what = (mark[0], mark[1].cls is GemmCall) if type(mark) is tuple else (mark, False)
+            what = kinds.get(mark)
+            if what is None:
+                what = (mark[0], mark[1].cls is GemmCall) if type(mark) is tuple else (mark, False)
+                keep(kinds, mark, what)
             counted[what] = counted.get(what, 0) + count
     return counted
 
 
+def _planned(
+    lines: list[str], shapes: dict[str, str], counts: dict[str, int], shortcuts: dict[str, Any]
+) -> tuple[list[Any], list[int], list[int], list[int], dict[Any, int]]:
+    """(each line's mark; the indices of the unmarked lines, of the GEMMs marked (dialect, template), and of the
+    unmarked lines after a marked one; each mark other than None -> how many lines have it): ``_speedups.planned``
+    in Python."""
+    marks = dict(zip(shapes, map(shortcuts.get, shapes.values()), strict=True))
+    of = list(map(marks.__getitem__, lines))
+    plain = list(compress(range(len(lines)), map(_IS_NONE, of)))
+    gemms = [i for i in compress(range(len(lines)), map(_IS_NOT_NONE, of)) if type(of[i]) is tuple]
+    after = [i for i in plain if i and of[i - 1] is not None]
+    return of, plain, gemms, after, _tallied(marks, counts)
+
+
 def _tallied(marks: dict[str, Any], counts: dict[str, int]) -> dict[Any, int]:
-    """Each mark other than None -> how many lines of the batch have it (``_speedups.tallied`` in Python)."""
+    """Each mark other than None -> how many lines of the batch have it."""
     tally: dict[Any, int] = {}
     for line, mark in marks.items():
         if mark is not None:
@@ -108,31 +116,12 @@ def _tallied(marks: dict[str, Any], counts: dict[str, int]) -> dict[Any, int]:
     return tally
 
 
-def _unmarked(lines: list[str], marks: dict[str, Any]) -> list[bool]:
-    """Whether each line is unmarked (its mark is None)."""
-    return list(map(dict(zip(marks, map(_IS_NONE, marks.values()), strict=True)).__getitem__, lines))
-
-
-def _ended(
-    lines: list[str],
-    shapes: dict[str, str],
-    cache: ShapeCache,
-    marks: dict[str, Any],
-    unmarked: list[bool] | None,
-    plain: list[int],
-    others: list[int],
-    few: bool,
-) -> set[int]:
-    """The marked lines assembled the ordinary way: those before an unmarked line of a shape that begins no
-    known record (it may continue theirs), and the batch's last line (the next batch may continue it).
-    `unmarked`: whether each line is unmarked (given where not `few`)."""
+def _ended(lines: list[str], shapes: dict[str, str], cache: ShapeCache, of: list[Any], after: list[int]) -> set[int]:
+    """The marked lines assembled the ordinary way: those before an unmarked line (in `after`, the unmarked lines
+    after a marked one) of a shape that begins no known record (it may continue theirs), and the batch's last line
+    (the next batch may continue it). `of`: each line's mark."""
     last = len(lines) - 1
-    before = {last} if lines and marks[lines[last]] is not None else set()
-    if few:
-        after = [i for i in plain if i and marks[lines[i - 1]] is not None]
-    else:
-        assert unmarked is not None
-        after = [i + 1 for i in others if i + 1 < len(lines) and unmarked[i + 1]]
+    before = {last} if lines and of[last] is not None else set()
     known = cache.known
     for i in after:
         if shapes[lines[i]] not in known:
@@ -140,33 +129,16 @@ def _ended(
     return before
 
 
-def _gemms(
-    lines: list[str],
-    marks: dict[str, Any],
-    plain: list[int],
-    others: list[int],
-    few: bool,
-    before: set[int],
-    gemm_at: list[int] | None,
-) -> tuple[list[int], dict[int, Any]]:
+def _gemms(of: list[Any], plain: list[int], before: set[int], gemm_at: list[int]) -> tuple[list[int], dict[int, Any]]:
     """When only GEMMs are wanted: the visited lines (the unmarked ones, and the GEMMs marked (dialect,
-    template)), and the marks of those GEMMs by index (`gemm_at`: their indices, where known already)."""
-    if gemm_at is not None:
-        marked = gemm_at
-    elif not (gemms := {line for line, mark in marks.items() if type(mark) is tuple}):
-        marked = []
-    elif few:
-        marked = list(compress(range(len(lines)), map(gemms.__contains__, lines)))
-    else:
-        marked = [i for i in others if lines[i] in gemms]
-    of = dict(zip(marked, map(marks.__getitem__, map(lines.__getitem__, marked)), strict=True))
-    visit = plain + marked
-    extra = [i for i in before if type(marks[lines[i]]) is not tuple]
+    template), at `gemm_at`), and the marks of those GEMMs by index."""
+    by_index = dict(zip(gemm_at, map(of.__getitem__, gemm_at), strict=True))
+    visit = plain + gemm_at
+    visit += [i for i in before if type(of[i]) is not tuple]
     for i in before:
-        of.pop(i, None)
-    visit += extra
+        by_index.pop(i, None)
     visit.sort()  # timsort merges the sorted runs
-    return visit, of
+    return visit, by_index
 
 
 __all__ = ["Plan", "every_line", "plan"]
