@@ -286,11 +286,9 @@ class Template:
         return fields
 
     def _plan(self) -> Any:
-        names, make = _makers(self.cls)
-        position = {name: i for i, name in enumerate(names)}
-        if not set(self.kwargs) <= set(position) or not {"file", "line", "end_line"} <= set(position):
+        names, make, position, defaults = _layout(self.cls, _c.speedups)
+        if not self.kwargs.keys() <= position.keys() or not {"file", "line", "end_line"} <= position.keys():
             return False
-        defaults = {f.name: f.default for f in dataclasses.fields(self.cls)}
         base = [self.kwargs.get(name, defaults[name]) for name in names]
         filled = {name for name, _ in self.direct} | {name for name, _ in self.texts} | {"file", "line", "end_line"}
         if any(value is dataclasses.MISSING and name not in filled for name, value in zip(names, base, strict=True)):
@@ -611,6 +609,14 @@ def _made(cls: type, speedups: Any) -> tuple[tuple[str, ...], Any]:
     if speedups is not None:
         make = functools.partial(speedups.make, speedups.maker(cls, names))
     return names, make
+
+
+@functools.cache
+def _layout(cls: type, speedups: Any) -> tuple[tuple[str, ...], Any, dict[str, int], dict[str, Any]]:
+    """(field names, make, each name's position, each field's default) of a record class: what every template
+    of the class plans with."""
+    names, make = _made(cls, speedups)
+    return names, make, {name: i for i, name in enumerate(names)}, {f.name: f.default for f in dataclasses.fields(cls)}
 
 
 @functools.cache
