@@ -600,28 +600,22 @@ class LineTemplate:
 
 def _makers(cls: type) -> tuple[tuple[str, ...], Any]:
     """(field names, make) of records.record_maker, make in C where the extension is in use."""
-    return _made(cls, _c.speedups)
-
-
-@functools.cache
-def _made(cls: type, speedups: Any) -> tuple[tuple[str, ...], Any]:
-    names, make = record_maker(cls)
-    if speedups is not None:
-        make = functools.partial(speedups.make, speedups.maker(cls, names))
-    return names, make
+    return _layout(cls, _c.speedups)[:2]
 
 
 @functools.cache
 def _layout(cls: type, speedups: Any) -> tuple[tuple[str, ...], Any, dict[str, int], dict[str, Any]]:
-    """(field names, make, each name's position, each field's default) of a record class: what every template
-    of the class plans with."""
-    names, make = _made(cls, speedups)
+    """(field names, make, each name's position, each field's default) of a record class (make: records.
+    record_maker's, in C where the extension is in use); what every template of the class plans with."""
+    names, make = record_maker(cls)
+    if speedups is not None:
+        make = functools.partial(speedups.make, speedups.maker(cls, names))
     return names, make, {name: i for i, name in enumerate(names)}, {f.name: f.default for f in dataclasses.fields(cls)}
 
 
 @functools.cache
 def _mover(cls: type, speedups: Any) -> tuple[Any, int, int, Any]:
-    names, make = _made(cls, speedups)
+    names, make = _layout(cls, speedups)[:2]
     return operator.attrgetter(*names), names.index("line"), names.index("end_line"), make
 
 
