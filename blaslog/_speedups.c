@@ -880,8 +880,9 @@ speedups_make(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nar
 /* planned(lines, shapes, shortcuts) -> (of, plain, gemms, after, tally): each line's mark
  * (shortcuts.get(shapes[line]), None where its SHAPE key has none) as a list; the indices of the lines whose mark
  * is None, of those whose mark is a tuple (a GEMM of a uniform shape), and of the lines whose mark is None after a
- * line whose mark is not, each in order; and {mark: how many lines have it} for the marks that are not None, in
- * the order of their first line (_fast.plan's passes over a batch's lines, in one). A batch's equal lines are
+ * line whose mark is not, each in order; and {mark: how many lines have it} for the marks that are not None
+ * (equal marks, such as the equal tuples two shortcuts were given, are one key, as in a dict), in the order of
+ * their first line (_fast.plan's passes over a batch's lines, in one). A batch's equal lines are
  * mostly one str (lines() makes them so): each str is looked up once, by its address. */
 typedef struct {
     PyObject *line; /* NULL: a free slot */
@@ -981,8 +982,18 @@ speedups_planned(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t 
     }
     if ((tally = PyDict_New()) == NULL)
         goto done;
-    for (Py_ssize_t k = 0; k < distinct; k++) {
-        PyObject *count = PyLong_FromSsize_t(sums[k]);
+    for (Py_ssize_t k = 0; k < distinct; k++) { /* marks told apart by address; equal marks are one key */
+        PyObject *had = PyDict_GetItemWithError(tally, marks[k]);
+        if (had == NULL && PyErr_Occurred())
+            goto done;
+        Py_ssize_t sum = sums[k];
+        if (had != NULL) {
+            Py_ssize_t before = PyLong_AsSsize_t(had);
+            if (before == -1 && PyErr_Occurred())
+                goto done;
+            sum += before;
+        }
+        PyObject *count = PyLong_FromSsize_t(sum);
         if (count == NULL || PyDict_SetItem(tally, marks[k], count) < 0) {
             Py_XDECREF(count);
             goto done;
