@@ -885,7 +885,7 @@ speedups_make(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nar
  * their first line (_fast.plan's passes over a batch's lines, in one). A batch's equal lines are
  * mostly one str (lines() makes them so): each str is looked up once, by its address. */
 typedef struct {
-    PyObject *line; /* NULL: a free slot */
+    PyObject *line; /* a line (or, in the second table, a SHAPE key); NULL: a free slot */
     PyObject *mark; /* borrowed from shortcuts (or Py_None) */
 } Seen;
 
@@ -913,13 +913,13 @@ speedups_planned(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t 
     size_t capacity = 16;
     while (capacity < (size_t)PyDict_GET_SIZE(shapes) * 2 + 2)
         capacity *= 2;
-    Seen *seen = PyMem_Calloc(capacity, sizeof(Seen));
+    Seen *seen = PyMem_Calloc(capacity, sizeof(Seen)), *keyed = PyMem_Calloc(capacity, sizeof(Seen));
     Tallied *order = PyMem_Calloc(capacity, sizeof(Tallied));
     PyObject **marks = PyMem_Calloc(capacity, sizeof(PyObject *));
     Py_ssize_t *sums = PyMem_Calloc(capacity, sizeof(Py_ssize_t));
-    Py_ssize_t held = 0, distinct = 0; /* lines in seen, marks tallied */
+    Py_ssize_t held = 0, keys = 0, distinct = 0; /* lines in seen, keys in keyed, marks tallied */
     PyObject *of = NULL, *plain = NULL, *gemms = NULL, *after = NULL, *tally = NULL, *result = NULL, *previous = NULL;
-    if (seen == NULL || order == NULL || marks == NULL || sums == NULL) {
+    if (seen == NULL || keyed == NULL || order == NULL || marks == NULL || sums == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -940,11 +940,23 @@ speedups_planned(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t 
                     PyErr_SetObject(PyExc_KeyError, line);
                 goto done;
             }
-            mark = PyDict_GetItemWithError(shortcuts, key);
-            if (mark == NULL) {
-                if (PyErr_Occurred())
-                    goto done;
-                mark = Py_None;
+            size_t by = address_hash(key) & (capacity - 1); /* a batch's lines of one key share its str */
+            while (keyed[by].line != NULL && keyed[by].line != key)
+                by = (by + 1) & (capacity - 1);
+            if (keyed[by].line != NULL) {
+                mark = keyed[by].mark;
+            } else {
+                mark = PyDict_GetItemWithError(shortcuts, key);
+                if (mark == NULL) {
+                    if (PyErr_Occurred())
+                        goto done;
+                    mark = Py_None;
+                }
+                if ((size_t)keys * 2 + 2 <= capacity) {
+                    keyed[by].line = key;
+                    keyed[by].mark = mark;
+                    keys++;
+                }
             }
             if ((size_t)held * 2 + 2 <= capacity) { /* another str of an equal line: looked up again, not kept */
                 seen[at].line = line;
@@ -1008,6 +1020,7 @@ done:
     Py_XDECREF(after);
     Py_XDECREF(tally);
     PyMem_Free(seen);
+    PyMem_Free(keyed);
     PyMem_Free(order);
     PyMem_Free(marks);
     PyMem_Free(sums);
