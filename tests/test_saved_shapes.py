@@ -266,6 +266,64 @@ def test_line_templates_and_the_forms_of_their_rows_are_saved_and_serve_the_next
     assert not saved.save()  # nothing new to save
 
 
+def _templates_with_forms(folder: Path) -> tuple[Path, tuple[Any, ...]]:
+    """The saved file, and what it holds, after the JSON Lines of every record of a few logs were written (the
+    templates of their VOLATILE shapes with the forms of their rows)."""
+    logs = [str(p) for p in LOGS[::5]]
+    result = CliRunner().invoke(cli, ["parse", "-f", "jsonl", "--kind", "all", *logs])
+    assert result.exit_code in (0, 1), result.output
+    assert saved.save()
+    target = _saved_file(folder)
+    return target, pickle.loads(target.read_bytes())
+
+
+def test_the_forms_of_templates_rows_are_saved_and_serve_the_next_process(
+    saving: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blaslog.reporters import json as json_reporter
+
+    _, (_, templates, _, _) = _templates_with_forms(saving)
+    formed = [t for table in templates.values() for t in table.values() if "jsonl" in t.memo]
+    assert len(formed) > 5 and all(type(t) is Template for t in formed)
+    saved.forget()  # as a new process: the templates read back with their forms
+    made: list[Any] = []
+    make = json_reporter.ShapeTexts._make
+
+    def forms(self: Any, item: Any) -> Any:
+        if type(item.call.template) is Template and item.call.template in kept:
+            made.append(item)
+        return make(self, item)
+
+    store = saved.store()
+    assert store is not None
+    kept = {t for table in store.templates.values() for t in table.values() if "jsonl" in t.memo}
+    assert len(kept) == len(formed)
+    monkeypatch.setattr(json_reporter.ShapeTexts, "_make", forms)
+    logs = [str(p) for p in LOGS[::5]]
+    result = CliRunner().invoke(cli, ["parse", "-f", "jsonl", "--kind", "all", *logs])
+    assert result.exit_code in (0, 1) and '"m":' in result.output, result.output
+    assert made == []  # no form made again for a template read back with its form
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda t, n: t.memo["jsonl"].__setitem__(1, (n + 2,)),  # no such value (the key's values, line, end line)
+        lambda t, n: t.memo["jsonl"].__setitem__(0, t.memo["jsonl"][0] + "%s"),  # a str more than values
+        lambda t, n: t.memo["jsonl"].__setitem__(2, None),  # not checked
+        lambda t, n: setattr(t, "memo", [t.memo]),  # no dict
+    ],
+)
+def test_a_saved_template_whose_form_does_not_fit_its_shape_is_refused(saving: Path, spoil: Any) -> None:
+    target, (version, templates, families, bound) = _templates_with_forms(saving)
+    key, template = next((k, t) for table in templates.values() for k, t in table.items() if "jsonl" in t.memo)
+    spoil(template, key.count("\x00"))
+    target.write_bytes(pickle.dumps((version, templates, families, bound)))
+    saved.forget()
+    store = saved.store()
+    assert store is not None and not store.templates and not store.bound  # refused whole: learnt again
+
+
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
 @pytest.mark.parametrize("kind", ["gemm", "all"])
 def test_what_a_first_run_writes_a_later_run_writes_byte_for_byte(saving: Path, fmt: str, kind: str) -> None:

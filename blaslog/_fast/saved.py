@@ -11,9 +11,10 @@ code that made it, the rule the shape cache of one process rests on already), ma
 What is saved: per dialect shipped with blaslog (by name; a dialect registered by a user's code is not, as its
 code is no part of the fingerprint below), each VOLATILE shape's Template and the families of shapes (see
 ``ShapeCache._derive``), at most :data:`SAVED` templates, the newest kept; and as many LineTemplates, each bound to
-a line's SHAPE key (a function of the key and its dialect as a Template is of its shape), with the forms that the
-JSON writers made of their rows (``LineTemplate.memo``: a later process neither binds them nor makes the forms
-again, which cost as much as the templates' grammar did). A shape found uncacheable is not
+a line's SHAPE key (a function of the key and its dialect as a Template is of its shape). Both hold the forms that
+the JSON writers made of their rows (``memo``: a later process neither binds them nor makes the forms again,
+which cost as much as the templates' grammar did; a form's values are checked against the count a template's
+key, or a line template, gives). A shape found uncacheable is not
 saved (a value out of range can make one so). The file is named after a fingerprint of the code that makes
 templates (every module, grammar and extension of the package: names, sizes, modification and change times;
 Python's and lark's versions; the C extension in use or not), so code that changed never reads shapes that
@@ -85,11 +86,12 @@ class Store:
         self.unsaved = 0
         """Notes taken since the file was last written (saved when the process ends, when there are any)."""
         self.memos = self._memos()
-        """How many forms writers had made of the line templates' rows when the file was last read or written
-        (see ``LineTemplate.memo``): a writer makes them without a note, and more of them are saved too."""
+        """How many forms writers had made of the templates' rows when the file was last read or written (see
+        ``LineTemplate.memo``): a writer makes them without a note, and more of them are saved too."""
 
     def _memos(self) -> int:
-        return sum(len(line.memo) for table in self.bound.values() for line in table.values())
+        lines = sum(len(line.memo) for table in self.bound.values() for line in table.values())
+        return lines + sum(len(template.memo) for table in self.templates.values() for template in table.values())
 
     def changed(self) -> bool:
         """Whether the process learnt anything since the file was last read or written."""
@@ -196,7 +198,7 @@ def save() -> bool:
     return True
 
 
-_VERSION = 3
+_VERSION = 4
 """The layout of a saved file."""
 
 
@@ -249,9 +251,9 @@ def _checked(loaded: Any) -> Store | None:
         return None
     _, templates, families, bound = loaded
     if not (
-        _table(templates, str, _is_template)
-        and _table(families, tuple, _is_family)
-        and _table(bound, str, _is_line_template)
+        _table(templates, str, lambda key, value: _is_template(value, key.count("\x00")))
+        and _table(families, tuple, lambda _key, value: _is_family(value))
+        and _table(bound, str, lambda _key, value: _is_line_template(value))
     ):
         return None
     return Store(templates, families, bound)
@@ -261,18 +263,21 @@ def _table(tables: Any, key: type, valid: Any) -> bool:
     return type(tables) is dict and all(
         type(dialect) is str
         and type(table) is dict
-        and all(type(k) is key and valid(value) for k, value in table.items())
+        and all(type(k) is key and valid(k, value) for k, value in table.items())
         for dialect, table in tables.items()
     )
 
 
-def _is_template(value: Any) -> bool:
+def _is_template(value: Any, values: int) -> bool:
+    """Whether `value` is a Template whose memo holds forms of rows of `values` volatile values (a VOLATILE key's
+    NULs, a family's count)."""
     if type(value) is not Template:
         return False
     return (
         _is_record_class(getattr(value, "cls", None))
         and type(getattr(value, "kwargs", None)) is dict
         and all(type(getattr(value, name, None)) is tuple for name in ("warnings", "direct", "nested", "texts"))
+        and _is_memo(getattr(value, "memo", None), values + 2)
     )
 
 
@@ -366,7 +371,7 @@ def _is_family(value: Any) -> bool:
         and type(value[1]) is tuple
         and all(type(word) is int for word in value[1])
         and type(value[2]) is dict
-        and all(type(words) is tuple and _is_template(made) for words, made in value[2].items())
+        and all(type(words) is tuple and _is_template(made, value[0]) for words, made in value[2].items())
     )
 
 

@@ -206,20 +206,20 @@ class Template:
     """How :meth:`instantiate` fills a record by field position (made when first used), or False when the
     keyword arguments do not name every required field exactly (the class's own __init__ then says why)."""
     memo: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
-    """What writers made of the rows of this template, by writer (see LineTemplate.memo; not saved)."""
+    """What writers made of the rows of this template, by writer (see LineTemplate.memo; saved with it)."""
 
     same_call: ClassVar[bool] = False
     """Records of one template differ in their sizes too (compare LineTemplate.same_call)."""
 
     def __getstate__(self) -> dict[str, Any]:
-        """Its fields less the plan (functions, made again when first used) and the memo (see LineTemplate's)."""
-        return {name: getattr(self, name) for name in self.__slots__ if name not in ("plan", "memo")}
+        """Its fields less the plan (functions, made again when first used)."""
+        return {name: getattr(self, name) for name in self.__slots__ if name != "plan"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        self.memo = {}
         for name, value in state.items():
             setattr(self, name, value)
         self.plan = None
-        self.memo = {}
 
     def instantiate(self, values: list[str], path: str, line: int, end_line: int) -> Record:
         """A record of this shape with the given volatile values."""
