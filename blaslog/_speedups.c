@@ -518,10 +518,9 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         || (distinct = scratch(&memories[3], sizeof(Distinct) * (size_t)most)) == NULL
         || (lines = PyList_New(n)) == NULL)
         goto nomemory;
-    /* three passes, so that the memory of remembered lines (a few MB, read at random) is fetched ahead of its
-     * use: the distinct lines (each line's slot kept in `ends`, whose end it no longer needs), their strs, the
-     * list */
-    int prefetch = remember && known != NULL;
+    /* four passes, so that the memory of remembered lines (a few MB, read at random) is read ahead of its use:
+     * the distinct lines (each line's slot kept in `ends`, whose end it no longer needs; their slots in the
+     * memory prefetched), where the memory holds them, their strs, the list */
     for (Py_ssize_t i = 0, pos = 0; i < n; i++) {
         const char *text = buf + pos;
         Py_ssize_t size = ends[i] - pos;
@@ -539,7 +538,7 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         Entry *e = table_find(&table, text, size);
         Py_ssize_t slot = e->slot;
         if (slot < 0) {
-            if (prefetch) {
+            if (remember) { /* (the memory is there) */
                 size_t bit = KNOWN_BIT(e->hash);
                 __builtin_prefetch(&known_bits[bit >> 6]);
                 __builtin_prefetch(&known[(size_t)e->hash & (KNOWN_SLOTS - 1)]);
@@ -552,8 +551,8 @@ speedups_lines(PyObject *Py_UNUSED(module), PyObject *args)
         distinct[slot].count++;
         ends[i] = slot;
     }
-    for (Py_ssize_t k = 0; k < kinds; k++) { /* the remembered lines' strs, fetched ahead of the next pass */
-        if (prefetch && known_maybe(distinct[k].hash)) {
+    for (Py_ssize_t k = 0; k < kinds; k++) { /* where the memory holds them, read ahead of the next pass */
+        if (remember && known_maybe(distinct[k].hash)) {
             Known *found = known_find(distinct[k].text, distinct[k].size, distinct[k].hash);
             distinct[k].found = found->line != NULL ? found : NULL;
         }
@@ -885,20 +884,21 @@ speedups_make(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nar
  * their first line (_fast.plan's passes over a batch's lines, in one). A batch's equal lines are
  * mostly one str (lines() makes them so): each str is looked up once, by its address. */
 typedef struct {
-    PyObject *line; /* a line (or, in the second table, a SHAPE key); NULL: a free slot */
-    PyObject *mark; /* borrowed from shortcuts (or Py_None) */
+    PyObject *key;    /* a line, a SHAPE key or a mark, by address; NULL: a free slot */
+    PyObject *mark;   /* a line's or a key's mark, borrowed from shortcuts (or Py_None) */
+    Py_ssize_t order; /* a mark's index in the tally's arrays */
 } Seen;
 
-typedef struct {
-    PyObject *mark; /* NULL: a free slot */
-    Py_ssize_t order; /* index in the tally's arrays */
-} Tallied;
-
-static size_t
-address_hash(const void *p)
+/* The slot of `key` in `table` (`capacity` slots, a power of two, less than half of them held): its own, or
+ * the free one where it goes. */
+static Seen *
+address_slot(Seen *table, size_t capacity, PyObject *key)
 {
-    uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ULL;
-    return (size_t)(h ^ (h >> 29));
+    uint64_t h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ULL;
+    size_t at = (size_t)(h ^ (h >> 29)) & (capacity - 1);
+    while (table[at].key != NULL && table[at].key != key)
+        at = (at + 1) & (capacity - 1);
+    return &table[at];
 }
 
 static PyObject *
@@ -914,7 +914,7 @@ speedups_planned(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t 
     while (capacity < (size_t)PyDict_GET_SIZE(shapes) * 2 + 2)
         capacity *= 2;
     Seen *seen = PyMem_Calloc(capacity, sizeof(Seen)), *keyed = PyMem_Calloc(capacity, sizeof(Seen));
-    Tallied *order = PyMem_Calloc(capacity, sizeof(Tallied));
+    Seen *order = PyMem_Calloc(capacity, sizeof(Seen));
     PyObject **marks = PyMem_Calloc(capacity, sizeof(PyObject *));
     Py_ssize_t *sums = PyMem_Calloc(capacity, sizeof(Py_ssize_t));
     Py_ssize_t held = 0, keys = 0, distinct = 0; /* lines in seen, keys in keyed, marks tallied */
@@ -928,11 +928,9 @@ speedups_planned(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t 
         goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *line = PyList_GET_ITEM(lines, i), *mark;
-        size_t at = address_hash(line) & (capacity - 1);
-        while (seen[at].line != NULL && seen[at].line != line)
-            at = (at + 1) & (capacity - 1);
-        if (seen[at].line != NULL) {
-            mark = seen[at].mark;
+        Seen *at = address_slot(seen, capacity, line);
+        if (at->key != NULL) {
+            mark = at->mark;
         } else {
             PyObject *key = PyDict_GetItemWithError(shapes, line);
             if (key == NULL) {
@@ -940,11 +938,9 @@ speedups_planned(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t 
                     PyErr_SetObject(PyExc_KeyError, line);
                 goto done;
             }
-            size_t by = address_hash(key) & (capacity - 1); /* a batch's lines of one key share its str */
-            while (keyed[by].line != NULL && keyed[by].line != key)
-                by = (by + 1) & (capacity - 1);
-            if (keyed[by].line != NULL) {
-                mark = keyed[by].mark;
+            Seen *by = address_slot(keyed, capacity, key); /* a batch's lines of one key share its str */
+            if (by->key != NULL) {
+                mark = by->mark;
             } else {
                 mark = PyDict_GetItemWithError(shortcuts, key);
                 if (mark == NULL) {
@@ -953,14 +949,12 @@ speedups_planned(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t 
                     mark = Py_None;
                 }
                 if ((size_t)keys * 2 + 2 <= capacity) {
-                    keyed[by].line = key;
-                    keyed[by].mark = mark;
+                    *by = (Seen){key, mark, 0};
                     keys++;
                 }
             }
             if ((size_t)held * 2 + 2 <= capacity) { /* another str of an equal line: looked up again, not kept */
-                seen[at].line = line;
-                seen[at].mark = mark;
+                *at = (Seen){line, mark, 0};
                 held++;
             }
         }
@@ -978,19 +972,16 @@ speedups_planned(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t 
         }
         if (mark == Py_None)
             continue;
-        size_t slot = address_hash(mark) & (capacity - 1);
-        while (order[slot].mark != NULL && order[slot].mark != mark)
-            slot = (slot + 1) & (capacity - 1);
-        if (order[slot].mark == NULL) {
+        Seen *slot = address_slot(order, capacity, mark);
+        if (slot->key == NULL) {
             if ((size_t)distinct * 2 + 2 > capacity) { /* more marks than the shapes held: cannot be */
                 PyErr_SetString(PyExc_RuntimeError, "planned: more marks than SHAPE keys");
                 goto done;
             }
-            order[slot].mark = mark;
-            order[slot].order = distinct;
+            *slot = (Seen){mark, NULL, distinct};
             marks[distinct++] = mark;
         }
-        sums[order[slot].order]++;
+        sums[slot->order]++;
     }
     if ((tally = PyDict_New()) == NULL)
         goto done;

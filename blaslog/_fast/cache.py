@@ -137,9 +137,6 @@ class ShapeCache:
         self.shortcuts: dict[str, Any] = {}
         """SHAPE keys of one-line records that need no visit when only GEMMs are wanted -> their dialect
         (records with nothing to build or report), or (dialect, LineTemplate) for GEMMs of a uniform shape."""
-        self.kinds: dict[Any, tuple[Any, bool]] = {}
-        """A mark of the plan (a dialect, or (dialect, LineTemplate)) -> (its dialect, whether its records are
-        GEMMs): what the plan's tally counts its lines as (see ``plan._counted``)."""
         self.outer: dict[str, None] = {}
         """The keys in `shortcuts` and `built` of whole lines with other text before the record (see
         :meth:`shortcut`): an input read after this one with the same cache drops them (:meth:`next_input`), so
@@ -185,7 +182,6 @@ class ShapeCache:
             self.known,
             self.shortcuts,
             self.built,
-            self.kinds,
             self.outer,
             self.shaper._heads,
             self.shaper._messages,

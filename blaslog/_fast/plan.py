@@ -17,7 +17,6 @@ from typing import Any
 
 from blaslog._fast import _c
 from blaslog._fast.cache import ShapeCache
-from blaslog._fast.shapes import keep
 from blaslog.records import GemmCall
 
 _IS_NONE = functools.partial(operator.is_, None)
@@ -59,7 +58,7 @@ def plan(lines: list[str], shapes: dict[str, str], counts: dict[str, int], cache
     before = _ended(lines, shapes, cache, of, after)
     for i in before:
         tally[of[i]] -= 1
-    counted = _counted(tally, cache)
+    counted = _counted(tally)
     cache.stats.hits += sum(counted.values())
     if events:
         # every mark is (dialect, template), so every line is visited: the marks go by position
@@ -79,16 +78,12 @@ def every_line(count: int, cache: ShapeCache) -> Plan:
     return Plan(range(count), {}, {})
 
 
-def _counted(tally: dict[Any, int], cache: ShapeCache) -> dict[tuple[Any, bool], int]:
+def _counted(tally: dict[Any, int]) -> dict[tuple[Any, bool], int]:
     """The tally by mark as (dialect, whether GEMMs) -> count (a mark is a dialect, or (dialect, template))."""
     counted: dict[tuple[Any, bool], int] = {}
-    kinds = cache.kinds
     for mark, count in tally.items():
         if count:
-            what = kinds.get(mark)
-            if what is None:
-                what = (mark[0], mark[1].cls is GemmCall) if type(mark) is tuple else (mark, False)
-                keep(kinds, mark, what)
+            what = (mark[0], mark[1].cls is GemmCall) if type(mark) is tuple else (mark, False)
             counted[what] = counted.get(what, 0) + count
     return counted
 
