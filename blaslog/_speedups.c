@@ -1018,21 +1018,25 @@ done:
     return result;
 }
 
-/* kept_rows(marks, texts, numbers, kept, start) -> (text, stop): the rows of a run of one-line records from
-   start on (marks[i][1] the line's template, texts[i] its line, numbers[i] its number), for as long as each
+/* kept_rows(marks, texts, numbers, kept, start, limit) -> (text, stop): the rows of a run of one-line records
+   from start on (marks[i][1] the line's template, texts[i] its line, numbers[i] its number), for as long as each
    line's row is kept with its template (kept[texts[i]] == (template, parts), parts a list of ASCII str) and its
-   number is an int from 0 on: each row is its parts joined by the number's digits, all of them one str,
-   written into one buffer; stop is the first row that is not so (or the run's length).
-   blaslog.reporters.json's _kept_rows does the same in Python. */
+   number is an int from 0 on, and the text holds at most `limit` characters (its first row whatever its
+   length): each row is its parts joined by the number's digits, all of them one str, written into one buffer;
+   stop is the first row not written (or the run's length). blaslog.reporters.json's _kept_rows does the same in
+   Python. */
 static PyObject *
 speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5 || !PyDict_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "kept_rows(marks, texts, numbers, kept, start)");
+    if (nargs != 6 || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "kept_rows(marks, texts, numbers, kept, start, limit)");
         return NULL;
     }
     Py_ssize_t start = PyLong_AsSsize_t(args[4]);
     if (start == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t limit = PyLong_AsSsize_t(args[5]);
+    if (limit == -1 && PyErr_Occurred())
         return NULL;
     PyObject *marks = PySequence_Fast(args[0], "marks must be a sequence");
     if (marks == NULL)
@@ -1096,7 +1100,7 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
                 break;
             need += (size_t)PyUnicode_GET_LENGTH(part);
         }
-        if (i < pieces)
+        if (i < pieces || (used && used + need > (size_t)(limit < 0 ? 0 : limit)))
             break;
         if (used + need > room) {
             size_t grown = room ? room : 1 << 16;

@@ -483,8 +483,9 @@ def test_planned_gives_what_the_python_plan_gives(keys, picks, copies, shortcuts
     ),
     start=st.integers(-3, 32),
     as_range=st.booleans(),
+    limit=st.one_of(st.integers(-1, 40), st.just(1 << 15)),  # small: the text's limit stops the stretch
 )
-def test_kept_rows_writes_what_the_python_loop_writes(rows, kept, start, as_range):
+def test_kept_rows_writes_what_the_python_loop_writes(rows, kept, start, as_range, limit):
     from blaslog.reporters.json import _kept_rows
 
     templates = {name: object() for name in "xyz"}  # compared by identity, as a run's templates are
@@ -492,18 +493,40 @@ def test_kept_rows_writes_what_the_python_loop_writes(rows, kept, start, as_rang
     texts = [text for text, _, _ in rows]
     numbers: Any = range(7, 7 + len(rows)) if as_range else [number for _, _, number in rows]
     table = {text: (templates[template], parts) for text, (template, parts) in kept.items()}
-    got = speedups.kept_rows(marks, texts, numbers, table, start)
-    assert got == _kept_rows(marks, texts, numbers, table, start)
+    got = speedups.kept_rows(marks, texts, numbers, table, start, limit)
+    assert got == _kept_rows(marks, texts, numbers, table, start, limit)
     assert got[1] == len(rows) or got[1] >= max(start, 0)
+    whole = _kept_rows(marks, texts, numbers, table, start, 1 << 30)  # no limit that bites
+    assert whole[0].startswith(got[0]) and got[1] <= whole[1]
+    if got[1] < whole[1]:  # stopped by the limit: after one row at least, at the row that would take it past
+        one = _kept_rows(marks, texts, numbers, table, max(start, 0), 0)  # the first row alone
+        assert got[0] and (got[0] == one[0] or len(got[0]) <= max(limit, 0)) and len(whole[0]) > max(limit, 0)
     if rows:  # lists of other lengths: the same error, at the same row
         with pytest.raises(ValueError):
-            speedups.kept_rows(marks[:-1], texts, numbers, table, start)
+            speedups.kept_rows(marks[:-1], texts, numbers, table, start, limit)
         with pytest.raises(ValueError):
-            _kept_rows(marks[:-1], texts, numbers, table, start)
+            _kept_rows(marks[:-1], texts, numbers, table, start, limit)
         outcomes = []
         for function in (speedups.kept_rows, _kept_rows):
             try:
-                outcomes.append(function(marks, texts, list(numbers)[:-1], table, start))
+                outcomes.append(function(marks, texts, list(numbers)[:-1], table, start, limit))
             except ValueError:
                 outcomes.append("ValueError")
         assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("kept_rows", ["c", "python"])
+def test_kept_rows_stops_a_text_at_its_limit_after_one_row(kept_rows):
+    from blaslog.reporters.json import _kept_rows
+
+    if kept_rows == "c" and speedups is None:
+        pytest.skip("the C extension is not built")
+    function = speedups.kept_rows if kept_rows == "c" else _kept_rows
+    template = object()
+    marks, texts, numbers = [("d", template)] * 4, ["a"] * 4, [7, 8, 9, 10]
+    kept = {"a": (template, ["<", ">"])}  # each row is <number>: 3 or 4 characters
+    assert function(marks, texts, numbers, kept, 0, 1 << 15) == ("<7><8><9><10>", 4)
+    assert function(marks, texts, numbers, kept, 0, 6) == ("<7><8>", 2)  # a third row would take it to 9
+    assert function(marks, texts, numbers, kept, 2, 6) == ("<9>", 3)  # <9><10> is 7
+    assert function(marks, texts, numbers, kept, 0, 1) == ("<7>", 1)  # the first row whatever its length
+    assert function(marks, texts, numbers, kept, 0, -5) == ("<7>", 1)

@@ -26,13 +26,26 @@ def dumps(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=True, allow_nan=False, default=str)
 
 
-def _kept_rows(marks: Any, texts: list[str], numbers: Any, kept: dict[str, Any], start: int) -> tuple[str, int]:
+CHUNK = 1 << 18
+"""Characters of output joined into one write, about: large enough that the writer thread takes the GIL back
+seldom, and bounded (a chunk used to be 256 texts, and a text the rows of a whole stretch of a batch: 2 MB)."""
+
+ROWS = 1 << 15
+"""Most characters of the rows that ``kept_rows`` writes as one text (its first row whatever its length): a
+buffer the allocator gives again, where a megabyte is memory fresh from the system, each page faulting."""
+
+
+def _kept_rows(
+    marks: Any, texts: list[str], numbers: Any, kept: dict[str, Any], start: int, limit: int = ROWS
+) -> tuple[str, int]:
     """The rows of a run from `start` on for as long as each line's row is kept with its template (a list of
-    ASCII parts, joined by the line's number, an int from 0 below 2**63), as one text, and the first row that is
-    not (the C extension's kept_rows, check for check; :meth:`ShapeTexts._run` writes the others)."""
+    ASCII parts, joined by the line's number, an int from 0 below 2**63), as one text of at most `limit`
+    characters (its first row whatever its length), and the first row not written (the C extension's kept_rows,
+    check for check; :meth:`ShapeTexts._run` writes the others)."""
     if len(marks) != len(texts):
         raise ValueError("kept_rows: marks and texts differ in length")
     out: list[str] = []
+    used = 0
     start = max(start, 0)
     for at in range(start, len(texts)):
         if type(numbers) is list and at >= len(numbers):
@@ -52,23 +65,27 @@ def _kept_rows(marks: Any, texts: list[str], numbers: Any, kept: dict[str, Any],
             and all(type(part) is str and part.isascii() for part in parts)
         ):
             return "".join(out), at
-        out.append(str(number).join(parts))
+        row = str(number).join(parts)
+        if used and used + len(row) > max(limit, 0):
+            return "".join(out), at
+        out.append(row)
+        used += len(row)
     return "".join(out), max(start, len(texts))
 
 
-def _chunks(texts: Iterable[list[str]], size: int = 256) -> Iterator[str]:
-    """The texts (a list of them per item) joined `size` at a time: fewer, larger writes, each text copied once
-    (the rows of a ShapedRows are not joined on their own first), and a chunk of a bounded size (a ShapedRows may
-    hold a batch's thousands of rows)."""
+def _chunks(texts: Iterable[list[str]], size: int = CHUNK) -> Iterator[str]:
+    """The texts (a list of them per item) joined into chunks of about `size` characters: fewer, larger writes,
+    each text copied once (the rows of a ShapedRows are not joined on their own first), and a chunk of a bounded
+    size (see :data:`CHUNK`; a ShapedRows may hold a batch's thousands of rows)."""
     batch: list[str] = []
+    held = 0
     for parts in texts:
-        batch += parts
-        if len(batch) >= size:
-            at = 0
-            while len(batch) - at >= size:
-                yield "".join(batch[at : at + size])
-                at += size
-            batch = batch[at:]
+        for part in parts:
+            batch.append(part)
+            held += len(part)
+            if held >= size:
+                yield "".join(batch)
+                batch, held = [], 0
     if batch:
         yield "".join(batch)
 
@@ -172,7 +189,7 @@ class ShapeTexts:
         append = out.append
         offset, count = 0, len(texts)
         while True:
-            done, offset = stretch(marks, texts, numbers, self._rows, offset)  # the rows of lines kept, at once
+            done, offset = stretch(marks, texts, numbers, self._rows, offset, ROWS)  # rows of lines kept, at once
             if done:
                 append(done)
             if offset >= count:
