@@ -128,7 +128,8 @@ def _matches(tuned: tuple[str, int | None], logged: tuple[str, int | None]) -> b
 
 
 VALIDATOR_SIGNS = ("Validator,", "Git Version: ")
-"""How the lines that :func:`validators` reads begin (both dialects read them from the start of a line only)."""
+"""How the lines of files that :func:`validators` reads begin (both dialects read them from the start of a line
+only); what PYTORCH_TUNABLEOP_VERBOSE logs of them (`Validator KEY=VALUE`) may follow a launcher's tag."""
 
 
 def validators(path: str) -> dict[str, str]:
@@ -145,7 +146,7 @@ def validators(path: str) -> dict[str, str]:
         line
         for batch in Reader(path).batches()
         for line in batch.counts or batch.lines
-        if line.startswith(VALIDATOR_SIGNS)
+        if line.startswith(VALIDATOR_SIGNS) or "Validator " in line
     ]
     out: dict[str, str] = {}
     if not kept:

@@ -207,6 +207,33 @@ def test_a_bench_line_cut_before_its_types_is_truncated_not_a_defaulted_gemm(com
     assert event.function == ("rocblas_gemm_ex" if "rocblas" in command else "hipblaslt-bench")
 
 
+def test_a_typed_rocblas_bench_command_is_read_as_the_bench_client_reads_it() -> None:
+    """As people type the command (rocBLAS issue #1235): one-letter types (`h`, `s`), types left to `-r`
+    (the client's `a_type == "" ? prec : ...`), Markdown bold around values; without `-r` a command that names
+    no types is still a cut one (the logger writes them, and the client's default f32_r is not assumed)."""
+    base = "./rocblas-bench -f **gemm_ex** --compute_type **s** -r h {types}--transposeA N --transposeB T -m 64 -n 32 -k 16 --alpha 1 --lda 64 --ldb 32 --beta 0 --ldc 64"
+    for types in ("--a_type h --b_type h --c_type h --d_type h ", ""):
+        (gemm,) = _parse(base.format(types=types) + "\n").gemms
+        assert (gemm.function, gemm.trans, gemm.m, gemm.n, gemm.k) == ("rocblas_gemm_ex", "NT", 64, 32, 16)
+        assert (gemm.a_type, gemm.b_type, gemm.c_type, gemm.d_type, gemm.compute_type) == (*["f16_r"] * 4, "f32_r")
+    (sgemm,) = _parse(base.replace("**gemm_ex**", "gemm").replace("-r h", "-r S").format(types="") + "\n").gemms
+    assert (sgemm.function, sgemm.a_type) == ("rocblas_sgemm", "f32_r")
+    untyped = _parse(base.replace(" -r h", "").format(types="") + "\n")
+    assert not untyped.gemms and len(_truncated(untyped)) == 1
+
+
+def test_a_rocblas_trace_line_elided_by_a_person_is_a_partial_gemm() -> None:
+    """`...` for fields left out: those before the first stand where the logger writes them; those after it
+    cannot be placed, so they are named as not shown (not guessed by position)."""
+    result = _parse("rocblas_gemm_ex,T,N,34816,512,5120,...,bf16_r,...,bf16_r,...,f32_r,...\n")
+    (gemm,) = result.gemms
+    assert (gemm.trans, gemm.m, gemm.n, gemm.k, gemm.a_type, gemm.compute_type) == ("TN", 34816, 512, 5120, None, None)
+    assert gemm.missing is not None and "a_type" in gemm.missing and "compute_type" in gemm.missing
+    (typed,) = _parse("rocblas_hgemm,N,N,8,8,...\n").gemms
+    assert (typed.m, typed.n, typed.k, typed.a_type) == (8, 8, None, "f16_r")
+    assert _only(_parse("rocblas_gemm_ex,T,N,1,2\n")).unparsable_lines == 1  # no `...`: no edit, an error
+
+
 def test_a_bench_line_cut_after_an_option_name_is_truncated() -> None:
     result = _parse(_HIP_BENCH + "--rotating")
     assert result.gemms == () and len(_truncated(result)) == 1

@@ -127,6 +127,66 @@ def test_bench_stdout_tables_are_read_by_their_header():
     assert not other.gemms and other.files[0].foreign_lines == 3
 
 
+def test_what_the_verbose_mode_logs_is_read_as_the_rows_of_a_results_file_are():
+    """PYTORCH_TUNABLEOP_VERBOSE logs each result loaded or tuned as `OP(PARAMS) -> SOLUTION,TIME` and each
+    validator as `Validator KEY=VALUE` (Tunable.cpp), after a launcher's tag too: the records are those of the
+    same results file's rows."""
+    rows = (
+        "Validator,PT_VERSION,2.5.0\n"
+        "GemmTunableOp_BFloat16_TN,tn_8192_2_1024,Gemm_Hipblaslt_TN_61169,0.0171694\n"
+        "GemmAndBiasTunableOp_float_TN,tn_768_32_1024_ld_1024_1024_768,Gemm_Rocblas_220580,0.0103395\n"
+    )
+    logged = (
+        "Validator PT_VERSION=2.5.0\n"
+        "GemmTunableOp_BFloat16_TN(tn_8192_2_1024) -> Gemm_Hipblaslt_TN_61169,0.0171694\n"
+        "GemmAndBiasTunableOp_float_TN(tn_768_32_1024_ld_1024_1024_768) -> Gemm_Rocblas_220580,0.0103395\n"
+    )
+
+    def fields(text: str) -> list[dict[str, object]]:
+        result = blaslog.parse_text(text, name="x")
+        assert result.files[0].record_lines == 3 and result.files[0].foreign_lines == 0
+        return [{k: v for k, v in r.to_dict().items() if k not in ("line", "end_line")} for r in result.records]
+
+    want = fields(rows)
+    assert [r.get("solution_index") for r in want] == [None, 61169, 220580]
+    assert fields(logged) == want
+    tagged = blaslog.parse_text("".join(f"[rank0]: {line}\n" for line in logged.splitlines()), name="x")
+    assert [g.solution_index for g in tagged.gemms] == [61169, 220580] and len(tagged.records) == 3
+    # a logged result cut before its time (the input ended inside it) is kept as truncated, not as a whole row
+    cut = blaslog.parse_text("GemmTunableOp_BFloat16_TN(tn_8192_2_1024) -> Gemm_Hipbl")
+    assert not cut.gemms and [r.event for r in cut.records] == ["truncated"]
+
+
+def test_hipblaslt_bench_solution_lines_belong_to_its_table():
+    """After its table's row, hipblaslt-bench prints the solution found (testing_matmul.hpp: `--Solution index:`,
+    `--Solution name:`, `--kernel name:`), the only place newer tables give the index: they are the table
+    record's lines, a program's print between them too; a row alone is still a table without an index."""
+    header = (
+        "[0]:transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,ldb,stride_b,ldc,stride_c,ldd,"
+        "stride_d,a_type,b_type,c_type,d_type,compute_type,hipblaslt-Gflops,hipblaslt-GB/s,us"
+    )
+    row = "    N,T,0,1,3584,512,2048,1,3584,7340032,0,512,1048576,3584,1835008,3584,1835008,bf16_r,bf16_r,bf16_r,bf16_r,f32_r,1,2,3"
+    infos = ["    --Solution index: 300119", "    --Solution name:  Cijk_A", "    --kernel name:    Cijk_K"]
+    for lines, first, last in (
+        ([header, row, *infos], 1, 5),
+        ([header, row, "step 1 loss=2", infos[0], "step 2", infos[1], infos[2]], 1, 7),
+        ([f"[rank0]: {line}" for line in (header, row, *infos)], 1, 5),
+    ):
+        result = blaslog.parse_text("\n".join(lines) + "\nafter\n")
+        (gemm,) = result.gemms
+        assert (gemm.m, gemm.solution_index, gemm.line, gemm.end_line) == (3584, 300119, first, last), lines
+        assert dict(gemm.extra)["solution_name"] == "Cijk_A" and dict(gemm.extra)["kernel_name"] == "Cijk_K"
+        assert result.files[0].foreign_lines == len(lines) + 1 - 5
+        assert all("kept apart" in p.message for p in result.files[0].problems)  # the launcher's tag, said once
+    (alone,) = blaslog.parse_text(f"{header}\n{row}\n").gemms
+    assert alone.solution_index is None
+    # an index the table holds and a line that says another: the record makes no sense, said so
+    clash = blaslog.parse_text(
+        header.replace(",us", ",us,soulution_index") + "\n" + row + ",7\n    --Solution index: 8\n", on_error="warn"
+    )
+    assert not clash.gemms and clash.files[0].unparsable_lines == 3
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

@@ -141,7 +141,7 @@ class BenchFormat(LogFormat):
         text = self.clean(lines)
         if text.endswith("-"):
             return True
-        options = [(name, value or None) for name, value in salvage_options(text)]
+        options = [(name, unbold(value) or None) for name, value in salvage_options(text)]
         if any(value is None and name not in SWITCHES for name, value in options[:-1]):
             return True
         try:
@@ -474,11 +474,20 @@ def broken(name: str, value: Any) -> bool:
     return any(word.startswith(text) for word in _TYPE_WORDS)
 
 
+def unbold(value: Any) -> Any:
+    """An option's value without a person's Markdown bold around it (`**gemm_ex**`)."""
+    if isinstance(value, str) and len(value) > 4 and value.startswith("**") and value.endswith("**"):
+        return value[2:-2]
+    return value
+
+
 def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str, Any]:
-    """Options as a dict keyed without dashes; a repeated option keeps its first value and is reported."""
+    """Options as a dict keyed without dashes; a repeated option keeps its first value and is reported; a value
+    in a person's Markdown bold (`-f **gemm_ex**`, as commands are pasted into issues) read without the bold."""
     out: dict[str, Any] = {}
     for name, value in options:
         key = name.lstrip("-")
+        value = unbold(value)
         if key in out:
             if out[key] != value:
                 warnings.append(

@@ -11,6 +11,7 @@ flags as integers. Flags are what the *caller* passed: an environment override
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -25,6 +26,7 @@ from blaslog.formats._amd import (
     call_event,
     check_complete,
     option_dict,
+    partial_call,
     unmodelled,
 )
 from blaslog.formats._amd import gemm_fields as amd_gemm_fields
@@ -232,6 +234,23 @@ class RocblasTrace(LogFormat):
         wanted = len(FIELD_ORDERS[family])
         return len(fields) <= wanted or (len(fields) == wanted + 1 and fields[-1] not in _ATOMICS)
 
+    def partial(self, text: str, path: str, line: int, end_line: int) -> GemmCall | None:
+        """A GEMM trace line a person elided with `...` (`rocblas_gemm_ex,T,N,34816,512,5120,...,bf16_r,...`): the
+        fields before the first `...` stand where the logger writes them and are read; those after it cannot be
+        placed (a `...` stands for any number of fields), and are named as not shown."""
+        function, *fields = [field.strip() for field in text.strip().split(",")]
+        family, precision = _family(function)
+        if family is None or family not in FIELD_ORDERS or not any(field in _ELLIPSES for field in fields):
+            return None
+        order = FIELD_ORDERS[family]
+        shown = list(itertools.takewhile(lambda field: field not in _ELLIPSES, fields))
+        values: dict[str, Any] = dict(zip(order, shown, strict=False))
+        if precision:  # a typed GEMM's types are in its name
+            for name in ("a_type", "b_type", "c_type", "d_type", "compute_type"):
+                values[name] = _TYPED[precision]
+        unseen = [name for name in order[len(shown) :] if name not in _POINTERS and values.get(name) is None]
+        return partial_call(self, function, values, unseen, path, line, end_line)
+
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         function, fields = generic
         warnings: list[str] = []
@@ -273,6 +292,11 @@ class RocblasTrace(LogFormat):
         return GemmCall, out, tuple(warnings)
 
 
+_ELLIPSES = frozenset({"...", "…", "[...]", "[…]"})
+"""What a person writes in a trace line for fields left out."""
+_POINTERS = frozenset({"A", "B", "C", "D"})
+"""A trace line's device pointers: no field of the GEMM's."""
+
 _ATOMICS = frozenset({"atomics_allowed", "atomics_not_allowed"})
 """What the last field of a trace line says (rocblas_atomics_mode_to_string)."""
 
@@ -312,6 +336,7 @@ class RocblasBench(BenchFormat):
         return ["r", *names] if routine in _TYPED_FAMILIES else names
 
     def generic(self, values: dict[str, Any]) -> dict[str, Any]:
+        values = _as_the_client_reads(dict(values))
         out = {**values, "transA": values.get("transposeA"), "transB": values.get("transposeB")}
         if values.get("flags") is not None:
             try:
@@ -334,11 +359,10 @@ class RocblasBench(BenchFormat):
         # last option the logger writes for it); `--algo`, `--solution_index` and `--flags`, which the logger
         # writes last, are left out of a command a person typed, which is still a whole call
         needed = ["m", "n", "k", "transposeA", "transposeB"]
-        needed += (
-            ["r|precision", "ldc"]
-            if routine in _TYPED_FAMILIES
-            else ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type"]
-        )
+        if routine in _TYPED_FAMILIES:
+            needed += ["r|precision", "ldc"]
+        elif values.get("r") is None and values.get("precision") is None:  # else the types not given are -r's
+            needed += ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type"]
         if "source" in values:  # the kernel-selection comment ends with the API that called the GEMM
             needed.append("parent_api")
         return needed
@@ -346,7 +370,7 @@ class RocblasBench(BenchFormat):
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         _program, options = generic
         warnings: list[str] = []
-        values = option_dict(options, warnings)
+        values = _as_the_client_reads(option_dict(options, warnings))
         routine = values.get("f") or values.get("function")
         needed = self.needed(values)
         if needed:
@@ -385,6 +409,26 @@ class RocblasBench(BenchFormat):
         out["extra"] += unmodelled(values, _BENCH_OPTIONS)
         out.update(library=self.library, function=function, log_format=self.name)
         return GemmCall, out, tuple(warnings)
+
+
+def _as_the_client_reads(values: dict[str, Any]) -> dict[str, Any]:
+    """A rocblas-bench command's types as the bench's client reads them (string2rocblas_datatype, and its
+    `a_type == "" ? prec : ...`): a one-letter type (`h`, `s`, `d`, `c`, `z`) named in full, and the types a
+    `gemm_ex` command leaves out taken from its precision where `-r` (`--precision`) is given, as people type the
+    command (`-f gemm_ex -r h --compute_type s`). The client's default precision, f32_r, is not assumed: the
+    logger never writes `-r` for `gemm_ex`, and a logged line cut before its types must not read as f32."""
+    for name in ("a_type", "b_type", "c_type", "d_type", "compute_type"):
+        if values.get(name) in _TYPED:
+            values[name] = _TYPED[values[name]]
+    key = "r" if values.get("r") is not None else "precision"
+    precision = values.get(key)
+    if isinstance(precision, str):
+        values[key] = precision = _TYPED.get(precision.lower(), precision.lower())
+        if (values.get("f") or values.get("function")) not in _TYPED_FAMILIES:
+            for name in ("a_type", "b_type", "c_type", "d_type", "compute_type"):
+                if values.get(name) is None:
+                    values[name] = precision
+    return values
 
 
 _BENCH_NAMES = {"transA": "transposeA", "transB": "transposeB"}

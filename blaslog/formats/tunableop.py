@@ -90,6 +90,9 @@ class _TunableOpTransformer(LeafTransformer):
     def result(self, children: list[Any]) -> tuple[Any, ...]:
         return ("result", children[0], children[1], children[2] if len(children) > 2 else {})
 
+    logged_validator = validator  # the same record, as PYTORCH_TUNABLEOP_VERBOSE logs it
+    logged_result = result
+
     def params(self, children: list[Any]) -> dict[str, Any]:
         return {token.type: token.value for token in children}
 
@@ -115,28 +118,51 @@ def _value(leaf: Any) -> Any:
     return leaf.value if isinstance(leaf, _Leaf) else leaf
 
 
+def _logged(text: str) -> str | None:
+    """What follows the arrow of a result as PYTORCH_TUNABLEOP_VERBOSE logs it (`OP(PARAMS) -> ` then the
+    solution and its time), without a BLAS_PARAMS tail; None for a row of a results file."""
+    head, arrow, rest = text.partition(") -> ")
+    if not arrow or "," in head:
+        return None
+    return rest.split(",BLAS_PARAMS:", 1)[0]
+
+
 class TunableOp(LogFormat):
-    """PyTorch TunableOp results and untuned files (PYTORCH_TUNABLEOP_ENABLED, PYTORCH_TUNABLEOP_RECORD_UNTUNED)."""
+    """PyTorch TunableOp results and untuned files (PYTORCH_TUNABLEOP_ENABLED, PYTORCH_TUNABLEOP_RECORD_UNTUNED),
+    and the same records as PYTORCH_TUNABLEOP_VERBOSE logs them (`OP(PARAMS) -> SOLUTION,TIME`,
+    `Validator KEY=VALUE`)."""
 
     name = "tunableop"
     sniff_rank = 50
     tuning = True
     library = "tunableop"
-    description = "PyTorch TunableOp results files (tunableop_results<N>.csv): Validator lines and tuned GEMM rows"
+    description = (
+        "PyTorch TunableOp results files (tunableop_results<N>.csv): Validator lines and tuned GEMM rows; the same "
+        "records as PYTORCH_TUNABLEOP_VERBOSE logs them"
+    )
     # a tuning file is no log: it is not named among the "was logging on?" hints
     logging_hint = ""
-    boundary = rb"(?:Validator,|[A-Za-z]\w*TunableOp_)"
+    boundary = rb"(?:Validator[, ]|[A-Za-z]\w*TunableOp_)"
     grammar = "tunableop.lark"
     start_rule = "start"
-    start = re.compile(r"^(?:Validator,|[A-Za-z]\w*TunableOp_[^,\s]*,)")
-    start_signs = ("Validator,", "TunableOp_")
+    # a results file's rows at a line's start (PyTorch writes the file itself); what the verbose mode logs also
+    # after a launcher's tag (it is the process's output)
+    start = re.compile(
+        r"^(?:Validator,|[A-Za-z]\w*TunableOp_[^,\s(]*,)"
+        rf"|{AFTER_TAG}(?:Validator [A-Za-z_]\w*=|[A-Za-z]\w*TunableOp_[^,\s(]*\()"
+    )
+    start_signs = ("Validator", "TunableOp_")
     transformer = _TunableOpTransformer
 
     def whole(self, text: str) -> bool | None:
         """A result row at the very end of the file without the time PyTorch writes after its solution was cut
-        (`Gemm_Rocb` of `Gemm_Rocblas_-621295520`); any other may have been cut inside its last value."""
+        (`Gemm_Rocb` of `Gemm_Rocblas_-621295520`), or a logged result without it; any other may have been cut
+        inside its last value."""
         if text.startswith("Validator"):
             return None
+        logged = _logged(text)
+        if logged is not None:
+            return False if "," not in logged else None
         return False if text.count(",") == 2 else None
 
     def unfinished(self, lines: list[str]) -> bool:
@@ -147,6 +173,9 @@ class TunableOp(LogFormat):
         last = lines[-1].strip()
         if last.startswith("Validator"):
             return False
+        logged = _logged(last)
+        if logged is not None:  # the solution and its time after the arrow: the logger always prints both
+            return "," not in logged or logged.endswith((",", ".", "e", "E", "-", "+"))
         row = last.split(",BLAS_PARAMS:", 1)[0]
         return row.count(",") <= 2 or " " in row or row.endswith((".", "e", "E", "-", "+"))  # a time cut short
 
@@ -304,8 +333,11 @@ class _TuningTransformer(LeafTransformer):
         return ("row", [c.strip() if isinstance(c, str) else c for c in children])
 
     def table(self, children: list[Any]) -> tuple[Any, ...]:
-        """(`table`, the header's column names, the row's cells): the label `[0]:` is left out."""
-        return ("table", str(children[0]).split(","), children[-1][1])
+        """(`table`, the header's column names, the row's cells, what the lines after the row say of the
+        solution): the label `[0]:` is left out."""
+        at = next(i for i, child in enumerate(children) if isinstance(child, tuple))
+        header = next(str(child) for child in children if "," in str(child))  # a label may come first
+        return ("table", header.split(","), children[at][1], [str(c) for c in children[at + 1 :]])
 
     def tuning(self, children: list[Any]) -> Any:
         return children[0]
@@ -327,28 +359,39 @@ class HipblasLtTuning(LogFormat):
         r"|\s*[NTC],[NTC],(?:[^,\n]*,){7,}[^,\n]*,gfx[0-9a-zA-Z]+(?::[^,\s]*)?,\d+\s*$"
         r"|\s*[NTC],[NTC],\d+,\d+,\d+,\d+,\w+,\w+,\w+,-?\d+\s*$)"
         # the bench's table is its stdout: a launcher may tag it
-        rf"|{AFTER_TAG}\s*transA,transB,(?:grouped_gemm,|.*\bhipblaslt-Gflops\b)"
+        rf"|{AFTER_TAG}\s*(?:\[\d+\]:)?transA,transB,(?:grouped_gemm,|.*\bhipblaslt-Gflops\b)"
     )
     start_signs = ("Git Version: ", "transA,transB,", *(f"{a},{b}," for a in "NTC" for b in "NTC"))
     transformer = _TuningTransformer
 
     def clean(self, lines: list[str]) -> str:
-        """The line without the bench's indentation; a table's lines (header, label, row) one a line."""
-        return "\n".join(line.strip() for line in lines)
+        """The line without the bench's indentation, nor the backtick of a person's Markdown code span around
+        it (`` `N,N,0,...,2361.71` `` in an issue); a table's lines (header, label, row) one a line."""
+        return "\n".join(line.strip().strip("`").strip() for line in lines)
 
     def continues(self, lines: list[str], line: str) -> bool:
         """A table's header goes on with `[0]:` and its value row (a line of at most as many cells as the header
-        names: fewer when it was cut)."""
-        if not _TABLE.match(lines[0]) or _row_of(lines) is not None:
+        names: fewer when it was cut), and the row with what the bench prints of the solution (`--Solution
+        index: N`, `--Solution name: ...`, `--kernel name: ...`)."""
+        if not _TABLE.match(lines[0]):
             return False
+        if _row_of(lines) is not None:  # the solution's lines follow the row, each at most once
+            after = lines[-1]
+            return (
+                _INFO.match(line) is not None
+                and (_ROW.match(after) is not None or _INFO.match(after) is not None)
+                and sum(_INFO.match(one) is not None for one in lines) < len(_INFO_NAMES)
+            )
         if len(lines) == 1 and _LABEL.match(line):
             return True
         return line.count(",") <= lines[0].count(",") and _ROW.match(line) is not None
 
     def interleaved(self, lines: list[str]) -> bool:
         """A table's header may stand apart from its row (a blank line between, as the bench prints it, or a
-        program's print) until the row came."""
-        return _TABLE.match(lines[0]) is not None and _row_of(lines) is None
+        program's print) until the row came, and the row from the solution's lines until the last came."""
+        if _TABLE.match(lines[0]) is None:
+            return False
+        return _row_of(lines) is None or sum(_INFO.match(line) is not None for line in lines) < len(_INFO_NAMES)
 
     def unfinished(self, lines: list[str]) -> bool:
         """A table whose header does not yet name the bench's timing (`hipblaslt-Gflops`), or whose row has fewer
@@ -388,7 +431,7 @@ class HipblasLtTuning(LogFormat):
             )
         warnings: list[str] = []
         if generic[0] == "table":
-            return self._table(generic[1], generic[2], warnings)
+            return self._table(generic[1], generic[2], generic[3], warnings)
         cells = generic[1]
         if len(cells) == len(LEGACY_10):
             values = dict(zip(LEGACY_10, cells, strict=True))
@@ -411,21 +454,27 @@ class HipblasLtTuning(LogFormat):
         return GemmCall, out, tuple(warnings)
 
     def _table(
-        self, names: list[str], cells: list[Any], warnings: list[str]
+        self, names: list[str], cells: list[Any], infos: list[str], warnings: list[str]
     ) -> tuple[type, dict[str, Any], tuple[str, ...]]:
-        """A bench table's value row, read by its header's column names (`M` or `m`, `soulution_index`)."""
+        """A bench table's value row, read by its header's column names (`M` or `m`, `soulution_index`), with
+        the solution's index and names from the lines after it."""
         if len(cells) < len(names):
             raise RecordCut(f"the table's row has {len(cells)} of the {len(names)} cells its header names")
         if len(names) != len(cells):
             raise RecordError(f"the table's header names {len(names)} columns and its row has {len(cells)} cells")
         values = {_TABLE_NAMES.get(name.strip(), name.strip()): cell for name, cell in zip(names, cells, strict=True)}
+        for info in infos:
+            name, _, said = info[2:].partition(":")
+            field = _INFO_NAMES[name.strip()]
+            if said.strip() and values.setdefault(field, said.strip()) != said.strip():
+                raise RecordError(f"the table's {field} is {values[field]} and the line after it says {said.strip()}")
         values = {k: v for k, v in values.items() if v not in ("", None)}
         out = hipblaslt_gemm_fields(values, ("m", "n", "k"), bias=values.get("bias_vector") == "1")
         out.update(library=self.library, function="hipblaslt-bench", log_format=self.name)
         return GemmCall, out, tuple(warnings)
 
 
-_TABLE = re.compile(r"\s*transA,transB,(?:grouped_gemm,|.*\bhipblaslt-Gflops\b)")
+_TABLE = re.compile(r"\s*(?:\[\d+\]:)?transA,transB,(?:grouped_gemm,|.*\bhipblaslt-Gflops\b)")
 """A hipblaslt-bench table's header (the start of a table record): it names `grouped_gemm` (hipBLASLt since late
 2023) or the bench's `hipblaslt-Gflops`; rocblas-bench's table names neither."""
 
@@ -436,6 +485,9 @@ def _row_of(lines: list[str]) -> str | None:
 
 
 _LABEL = re.compile(r"\s*\[\d+\]:\s*$")
+_INFO = re.compile(r"\s*--(?:Solution index|Solution name|kernel name):")
+_INFO_NAMES = {"Solution index": "solution_index", "Solution name": "solution_name", "kernel name": "kernel_name"}
+"""What hipblaslt-bench prints of a solution after its table's row (testing_matmul.hpp) -> the value's name."""
 _ROW = re.compile(r"\s*[NTC],[NTC],")
 _TABLE_NAMES = {"M": "m", "N": "n", "K": "k", "soulution_index": "solution_index"}
 """The bench table's column names that differ from its option names (older tables, the bench's own typo)."""
