@@ -1035,9 +1035,11 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
     Py_ssize_t start = PyLong_AsSsize_t(args[4]);
     if (start == -1 && PyErr_Occurred())
         return NULL;
-    Py_ssize_t limit = PyLong_AsSsize_t(args[5]);
-    if (limit == -1 && PyErr_Occurred())
+    int outside = 0; /* a limit beyond 64 bits: as large (or as small) as can be */
+    long long wide = PyLong_AsLongLongAndOverflow(args[5], &outside);
+    if (wide == -1 && PyErr_Occurred())
         return NULL;
+    Py_ssize_t limit = outside > 0 || wide > PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : outside < 0 || wide < 0 ? 0 : (Py_ssize_t)wide;
     PyObject *marks = PySequence_Fast(args[0], "marks must be a sequence");
     if (marks == NULL)
         return NULL;
@@ -1100,7 +1102,7 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
                 break;
             need += (size_t)PyUnicode_GET_LENGTH(part);
         }
-        if (i < pieces || (used && used + need > (size_t)(limit < 0 ? 0 : limit)))
+        if (i < pieces || (used && used + need > (size_t)limit))
             break;
         if (used + need > room) {
             size_t grown = room ? room : 1 << 16;

@@ -232,6 +232,42 @@ def test_a_rocblas_trace_line_elided_by_a_person_is_a_partial_gemm() -> None:
     (typed,) = _parse("rocblas_hgemm,N,N,8,8,...\n").gemms
     assert (typed.m, typed.n, typed.k, typed.a_type) == (8, 8, None, "f16_r")
     assert _only(_parse("rocblas_gemm_ex,T,N,1,2\n")).unparsable_lines == 1  # no `...`: no edit, an error
+    (scalar,) = _parse("rocblas_gemm_ex,N,N,8,8,8,(1,0),0x7f00,f32_c,8,...\n").gemms  # a complex alpha is one field
+    assert (scalar.m, scalar.a_type, scalar.lda) == (8, "f32_c", 8)
+
+
+@pytest.mark.parametrize(
+    "prefix", ["2024-01-15T10:23:45.1234567Z ", "2024-01-15T10:23:45.123456789Z stdout F ", "trainer-1  | "]
+)
+def test_amd_lines_behind_a_ci_runners_prefix_are_read(prefix: str) -> None:
+    """GitHub Actions' raw logs, Kubernetes' CRI logs and docker compose put a prefix before every line: a bench
+    line, a trace line and a bench table behind it are read as without it."""
+    table = (
+        "transA,transB,grouped_gemm,batch_count,m,n,k,alpha,lda,stride_a,beta,ldb,stride_b,ldc,stride_c,ldd,stride_d,"
+        "a_type,b_type,c_type,d_type,compute_type,hipblaslt-Gflops,us\n"
+        "N,N,0,1,128,128,128,1,128,16384,0,128,16384,128,16384,128,16384,f32_r,f32_r,f32_r,f32_r,f32_r,530.9,7.9\n"
+    )
+    text = _HIP_BENCH + "\n" + _NEW_LAYER3 + table
+    plain = _parse(text)
+    tagged = _parse("".join(prefix + line + "\n" for line in text.splitlines()))
+    assert len(plain.gemms) == 4 and _only(tagged).foreign_lines == _only(plain).foreign_lines == 0
+    assert [(g.function, g.m, g.n, g.k, g.trans, g.a_type) for g in tagged.gemms] == [
+        (g.function, g.m, g.n, g.k, g.trans, g.a_type) for g in plain.gemms
+    ]
+
+
+def test_what_the_rocblas_bench_client_refuses_or_does_not_fill() -> None:
+    """`-r` fills only the types a command leaves out (not one it names without a value, cut or elided), only of
+    a GEMM, and only with a precision the client takes; a command cut after an option name stays truncated."""
+    head = "rocblas-bench -f gemm_ex -r h --transposeA N --transposeB N -m 8 -n 8 -k 8 --alpha 1 "
+    (elided,) = _parse(head + "--a_type f32_r --b_type f32_r --c_type ... --d_type ... --compute_type ...\n").gemms
+    assert elided.a_type == "f32_r" and "f16_r" not in (elided.c_type, elided.d_type, elided.compute_type)
+    cut = _parse(head + "--a_type f16_r --lda 8 --c_type\nTotal time: 5 s\n")
+    assert not cut.gemms and len(_truncated(cut)) == 1 and _only(cut).foreign_lines == 1
+    refused = _parse(head.replace("-r h", "-r xyz") + "\n")
+    assert not refused.gemms and len(_truncated(refused)) == 1
+    (gemv,) = _parse("rocblas-bench -f gemv -r d -m 8 -n 8 --lda 8\n").records
+    assert isinstance(gemv, blaslog.Event) and dict(gemv.fields)["r"] == "d" and "a_type" not in dict(gemv.fields)
 
 
 def test_a_bench_line_cut_after_an_option_name_is_truncated() -> None:

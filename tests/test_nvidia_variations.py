@@ -162,6 +162,44 @@ def test_launcher_tag_on_every_cublas_line(tmp_path: Path, tag: str) -> None:
     assert events == plain_events
 
 
+_CI_PREFIXES = {
+    "github-actions": lambda i: f"2024-01-15T10:23:{45 + i // 100 % 10}.{i:07d}Z ",
+    "kubernetes-cri": lambda i: f"2024-01-15T10:23:45.{i:09d}Z stdout F ",
+    "docker-compose": lambda i: "trainer-1  | ",
+}
+
+
+@pytest.mark.parametrize("ci", sorted(_CI_PREFIXES))
+def test_a_ci_runners_time_stamp_on_every_cublas_line(tmp_path: Path, ci: str) -> None:
+    """A CI runner's raw log stamps every line with its own time: a cuBLAS record's lines differ in that prefix,
+    and are still one record (they are not another process's, as another launcher tag's are)."""
+    text = CLASSIC.read_text()
+    _, plain_gemms, plain_events = _parse(tmp_path, text, "plain.log")
+    prefix = _CI_PREFIXES[ci]
+    stamped = "".join(prefix(i) + line + "\n" for i, line in enumerate(text.splitlines()))
+    summary, gemms, events = _parse(tmp_path, stamped)
+    assert summary.unparsable_lines == summary.foreign_lines == 0
+    assert [(_fields(g), g.line, g.end_line) for g in gemms] == [(_fields(g), g.line, g.end_line) for g in plain_gemms]
+    assert len(events) == len(plain_events)
+    # a line of another rank's record inside one, both under the runner's stamps, is still told apart
+    record = _sgemm()
+    mixed = [f"2024-01-15T10:23:45.{i:07d}Z [rank0]: {line}" for i, line in enumerate(record)]
+    mixed.insert(3, "2024-01-15T10:23:45.9999999Z [rank1]: i!  m: type=int; val=7")
+    summary, gemms, _ = _parse(tmp_path, "\n".join(mixed) + "\n", "mixed.log")
+    assert [g.m for g in gemms] == [64] and summary.unparsable_lines == 1
+
+
+def test_a_cublas_gemm_whose_transpose_lines_are_not_there_has_unknown_transposes(tmp_path: Path) -> None:
+    """cuBLAS logs a GEMM's transposes always: where their lines are missing (cuBLAS 10.2's header-only record,
+    an excerpt a person cut), the transposes are `?`, never the N that an absent transpose means elsewhere."""
+    header = "I! cuBLAS (v10.2) function cublasStatus_t cublasSgemm_v2(cublasContext*, cublasOperation_t) called"
+    (gemm,) = blaslog.parse_text(header + "\n").gemms
+    assert (gemm.transa, gemm.transb, gemm.trans, gemm.m) == ("?", "?", "??", None)
+    record = [line for line in _sgemm() if "transa" not in line]
+    (cut,) = blaslog.parse_text("\n".join(record) + "\n").gemms
+    assert (cut.transa, cut.transb, cut.m) == ("?", "N", 64)
+
+
 _WRAPPED_LT = """\
 [2025-11-03 19:02:38][cublasLt][557785][Trace][cublasLtMatmul] A=0X736CB315E800 \\
 Adesc=[type=R_16F rows=64 cols=1088 ld=64] B=0X736C9B644000 \\

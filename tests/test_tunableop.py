@@ -152,6 +152,15 @@ def test_what_the_verbose_mode_logs_is_read_as_the_rows_of_a_results_file_are():
     assert fields(logged) == want
     tagged = blaslog.parse_text("".join(f"[rank0]: {line}\n" for line in logged.splitlines()), name="x")
     assert [g.solution_index for g in tagged.gemms] == [61169, 220580] and len(tagged.records) == 3
+    # PyTorch's other lines about an op, and English that begins with `Validator`, are no records
+    others = (
+        "GemmTunableOp_BFloat16_TN(tn_8192_2_1024) already has a best kernel id=Gemm_Hipblaslt_TN_61169,0.0171694 "
+        "selected, want to add a different best kernel Gemm_Rocblas_1,0.02, the new kernel id will be ignored.\n"
+        "GemmTunableOp_BFloat16_TN(tn_8192_2_1024)\nValidator mode=strict enabled\nValidator: PT_VERSION mismatch\n"
+        "[INFO]: Validator retries=3 (default)\n"
+    )
+    none = blaslog.parse_text(others)
+    assert not none.records and none.files[0].foreign_lines == 5 and not none.files[0].problems
     # a logged result cut before its time (the input ended inside it) is kept as truncated, not as a whole row
     cut = blaslog.parse_text("GemmTunableOp_BFloat16_TN(tn_8192_2_1024) -> Gemm_Hipbl")
     assert not cut.gemms and [r.event for r in cut.records] == ["truncated"]
@@ -180,6 +189,13 @@ def test_hipblaslt_bench_solution_lines_belong_to_its_table():
         assert all("kept apart" in p.message for p in result.files[0].problems)  # the launcher's tag, said once
     (alone,) = blaslog.parse_text(f"{header}\n{row}\n").gemms
     assert alone.solution_index is None
+    # each kind of line once (a second index line is not the table's), and a last line without its line end:
+    # an index line may be cut (the table is truncated), a name is no field of the GEMM (kept, with a warning)
+    again = blaslog.parse_text("\n".join([header, row, infos[0], infos[0].replace("300119", "6")]) + "\n")
+    assert [g.solution_index for g in again.gemms] == [300119] and again.files[0].foreign_lines == 1
+    for last, said in ((infos[0], "the last record is cut short"), (infos[2], "the input ends inside")):
+        ended = blaslog.parse_text("\n".join([header, row, *infos[: infos.index(last) + 1]]))
+        assert len(ended.gemms) == (last == infos[2]) and any(said in p.message for p in ended.files[0].problems)
     # an index the table holds and a line that says another: the record makes no sense, said so
     clash = blaslog.parse_text(
         header.replace(",us", ",us,soulution_index") + "\n" + row + ",7\n    --Solution index: 8\n", on_error="warn"

@@ -11,14 +11,19 @@ from typing import Any
 from blaslog.formats._base import LeafTransformer, LogFormat, RecordCut, RecordError, to_int, transpose
 from blaslog.records import Event, GemmCall
 
-AFTER_TAG = r"(?:^|(?<=\]:)|(?<=\]: )|(?<=>:)|(?<=>: )|(?<=^\d: )|(?<=\d\d: ))"
+AFTER_TAG = (
+    r"(?:^|(?<=\]:)|(?<=\]: )|(?<=>:)|(?<=>: )|(?<=^\d: )|(?<=\d\d: )"
+    r"|(?<=\dZ )|(?<= std(?:out|err) [FP] )|(?<=\s\| ))"
+)
 UNIQ_COUNT = r"(?:[ \t]*\d+[ \t]+)?"
 """The count `sort | uniq -c` puts before a line (`     12 `), which a bench line may begin with: the grammar reads
 it as the number of calls the line stands for."""
 """Where an AMD record may begin on a line (start regexes begin with it): at the line's start, or after a
 launcher's tag that the launcher put before every line of the process (``[rank0]: `` from torchrun,
 ``[default0]:`` from torch elastic, ``[1,0]<stdout>:`` from ``mpirun --tag-output``, ``12: `` from
-``srun --label``). The parser keeps the tag apart and takes it off the record's later lines."""
+``srun --label``), or after what a CI runner or a log collector puts there (GitHub Actions' raw logs
+``2024-01-15T10:23:45.1234567Z ``, Kubernetes' CRI logs ``... stdout F ``, docker compose's ``trainer-1  | ``).
+The parser keeps the tag apart and takes it off the record's later lines."""
 
 SWITCHES = frozenset(
     {
@@ -456,6 +461,8 @@ _TYPE_WORDS = [
 ]
 """The data and compute type names the benches log and take (AMD-FORMATS.md 1.3, 2.3, 2.4); rocBLAS's composite
 compute types (`f32`, `f8_f8_f32`) go with `--composite_compute_type`, whose value is not checked."""
+TYPE_WORDS = frozenset(_TYPE_WORDS)
+"""The data and compute type names the benches take, as a set."""
 _TYPE_SHORT = frozenset("hsdczb")
 """The one-letter precisions rocblas-bench takes (`--a_type h --compute_type s`), as people type them."""
 _TYPED_OPTIONS = frozenset(

@@ -313,8 +313,10 @@ _GEMM_ARGS = frozenset(
 
 def _gemm(function: str, args: dict[str, Any], generic: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"library": "cublas", "function": function}
-    out["transa"] = transpose(_enum(args.get("transa")), "transa")
-    out["transb"] = transpose(_enum(args.get("transb")), "transb")
+    # cuBLAS logs a GEMM's transposes always: where the lines are not there (cuBLAS 10.2's header-only record,
+    # an excerpt a person cut), they are unknown, `?`, never the N an absent transpose means elsewhere
+    for name in ("transa", "transb"):
+        out[name] = transpose(_enum(args[name]), name) if name in args else "?"
     _gemm_sizes(out, args)
     _gemm_types(out, function, args)
     if "algo" in args:

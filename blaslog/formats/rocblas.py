@@ -19,6 +19,7 @@ from blaslog.flags import rocblas_flags_value
 from blaslog.formats._amd import (
     AFTER_TAG,
     MODELLED,
+    TYPE_WORDS,
     UNIQ_COUNT,
     BenchFormat,
     CommandTransformer,
@@ -238,7 +239,7 @@ class RocblasTrace(LogFormat):
         """A GEMM trace line a person elided with `...` (`rocblas_gemm_ex,T,N,34816,512,5120,...,bf16_r,...`): the
         fields before the first `...` stand where the logger writes them and are read; those after it cannot be
         placed (a `...` stands for any number of fields), and are named as not shown."""
-        function, *fields = [field.strip() for field in text.strip().split(",")]
+        function, *fields = [field.strip() for field in _FIELD_COMMA.split(text.strip())]
         family, precision = _family(function)
         if family is None or family not in FIELD_ORDERS or not any(field in _ELLIPSES for field in fields):
             return None
@@ -292,6 +293,8 @@ class RocblasTrace(LogFormat):
         return GemmCall, out, tuple(warnings)
 
 
+_FIELD_COMMA = re.compile(r",(?![^(]*\))")
+"""A comma between two fields of a trace line, not the one inside a complex scalar `(1,0)`."""
 _ELLIPSES = frozenset({"...", "…", "[...]", "[…]"})
 """What a person writes in a trace line for fields left out."""
 _POINTERS = frozenset({"A", "B", "C", "D"})
@@ -336,7 +339,7 @@ class RocblasBench(BenchFormat):
         return ["r", *names] if routine in _TYPED_FAMILIES else names
 
     def generic(self, values: dict[str, Any]) -> dict[str, Any]:
-        values = _as_the_client_reads(dict(values))
+        values, _filled = _as_the_client_reads(dict(values))
         out = {**values, "transA": values.get("transposeA"), "transB": values.get("transposeB")}
         if values.get("flags") is not None:
             try:
@@ -359,10 +362,11 @@ class RocblasBench(BenchFormat):
         # last option the logger writes for it); `--algo`, `--solution_index` and `--flags`, which the logger
         # writes last, are left out of a command a person typed, which is still a whole call
         needed = ["m", "n", "k", "transposeA", "transposeB"]
-        if routine in _TYPED_FAMILIES:
-            needed += ["r|precision", "ldc"]
-        elif values.get("r") is None and values.get("precision") is None:  # else the types not given are -r's
-            needed += ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type"]
+        needed += (
+            ["r|precision", "ldc"]
+            if routine in _TYPED_FAMILIES
+            else ["a_type", "b_type", "c_type", "d_type", "compute_type|composite_compute_type"]
+        )
         if "source" in values:  # the kernel-selection comment ends with the API that called the GEMM
             needed.append("parent_api")
         return needed
@@ -370,9 +374,9 @@ class RocblasBench(BenchFormat):
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         _program, options = generic
         warnings: list[str] = []
-        values = _as_the_client_reads(option_dict(options, warnings))
+        values, filled = _as_the_client_reads(option_dict(options, warnings))
         routine = values.get("f") or values.get("function")
-        needed = self.needed(values)
+        needed = [name for name in self.needed(values) if name.split("|")[0] not in filled]
         if needed:
             check_complete(self.program, options, needed)
         if routine is None:
@@ -411,24 +415,34 @@ class RocblasBench(BenchFormat):
         return GemmCall, out, tuple(warnings)
 
 
-def _as_the_client_reads(values: dict[str, Any]) -> dict[str, Any]:
-    """A rocblas-bench command's types as the bench's client reads them (string2rocblas_datatype, and its
-    `a_type == "" ? prec : ...`): a one-letter type (`h`, `s`, `d`, `c`, `z`) named in full, and the types a
-    `gemm_ex` command leaves out taken from its precision where `-r` (`--precision`) is given, as people type the
-    command (`-f gemm_ex -r h --compute_type s`). The client's default precision, f32_r, is not assumed: the
-    logger never writes `-r` for `gemm_ex`, and a logged line cut before its types must not read as f32."""
-    for name in ("a_type", "b_type", "c_type", "d_type", "compute_type"):
+def _as_the_client_reads(values: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
+    """A rocblas-bench GEMM command's types as the bench's client reads them (string2rocblas_datatype, and its
+    `a_type == "" ? prec : ...`), and the names of the types it took from the precision: a one-letter type (`h`,
+    `s`, `d`, `c`, `z`) named in full, and the types a command leaves out (not those it names without a value:
+    cut, or elided with `...`) taken from its precision where `-r` (`--precision`) names one, as people type the
+    command (`-f gemm_ex -r h --compute_type s`). The client's default precision, f32_r, is not assumed: the logger
+    never writes `-r` for `gemm_ex`, and a logged line cut before its types must not read as f32."""
+    if (values.get("f") or values.get("function")) not in FIELD_ORDERS:
+        return values, frozenset()
+    for name in _TYPE_OPTIONS:
         if values.get(name) in _TYPED:
             values[name] = _TYPED[values[name]]
     key = "r" if values.get("r") is not None else "precision"
     precision = values.get(key)
-    if isinstance(precision, str):
-        values[key] = precision = _TYPED.get(precision.lower(), precision.lower())
-        if (values.get("f") or values.get("function")) not in _TYPED_FAMILIES:
-            for name in ("a_type", "b_type", "c_type", "d_type", "compute_type"):
-                if values.get(name) is None:
-                    values[name] = precision
-    return values
+    if not isinstance(precision, str):
+        return values, frozenset()
+    precision = _TYPED.get(precision.lower(), precision.lower())
+    if precision not in TYPE_WORDS:  # the client refuses it ("Invalid value for --precision")
+        return values, frozenset()
+    values[key] = precision
+    if (values.get("f") or values.get("function")) in _TYPED_FAMILIES:
+        return values, frozenset()
+    filled = frozenset(name for name in _TYPE_OPTIONS if name not in values)
+    values.update(dict.fromkeys(filled, precision))
+    return values, filled
+
+
+_TYPE_OPTIONS = ("a_type", "b_type", "c_type", "d_type", "compute_type")
 
 
 _BENCH_NAMES = {"transA": "transposeA", "transB": "transposeB"}

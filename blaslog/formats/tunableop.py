@@ -149,7 +149,7 @@ class TunableOp(LogFormat):
     # after a launcher's tag (it is the process's output)
     start = re.compile(
         r"^(?:Validator,|[A-Za-z]\w*TunableOp_[^,\s(]*,)"
-        rf"|{AFTER_TAG}(?:Validator [A-Za-z_]\w*=|[A-Za-z]\w*TunableOp_[^,\s(]*\()"
+        rf"|{AFTER_TAG}(?:Validator [A-Z][A-Z0-9_]*=\S*\s*$|[A-Za-z]\w*TunableOp_[^,\s(]*\([^()\s]*\) -> )"
     )
     start_signs = ("Validator", "TunableOp_")
     transformer = _TunableOpTransformer
@@ -377,10 +377,11 @@ class HipblasLtTuning(LogFormat):
             return False
         if _row_of(lines) is not None:  # the solution's lines follow the row, each at most once
             after = lines[-1]
+            kind = _INFO.match(line)
             return (
-                _INFO.match(line) is not None
+                kind is not None
                 and (_ROW.match(after) is not None or _INFO.match(after) is not None)
-                and sum(_INFO.match(one) is not None for one in lines) < len(_INFO_NAMES)
+                and not any(one.lstrip().startswith(kind.group(1)) for one in lines)
             )
         if len(lines) == 1 and _LABEL.match(line):
             return True
@@ -404,9 +405,13 @@ class HipblasLtTuning(LogFormat):
         return row.count(",") < lines[0].count(",")
 
     def whole(self, text: str) -> bool | None:
-        """A table whose row has no line end at the end of the input was cut (the bench ends it with one); a
-        tuning file's row may have been cut inside its last value."""
-        return False if _TABLE.match(text) else None
+        """A table whose row (or `--Solution index:` line) has no line end at the end of the input was cut (the
+        bench ends it with one); a tuning file's row may have been cut inside its last value, and so may a
+        table's solution or kernel name, which is no field of the GEMM (kept, with a warning)."""
+        if _TABLE.match(text) is None:
+            return None
+        last = _INFO.match(text.rsplit("\n", 1)[-1])
+        return None if last is not None and last.group(1) != "--Solution index:" else False
 
     def cut_short(self, text: str) -> bool:
         """A table without its value row, or with a row of fewer cells than its header names."""
@@ -485,7 +490,7 @@ def _row_of(lines: list[str]) -> str | None:
 
 
 _LABEL = re.compile(r"\s*\[\d+\]:\s*$")
-_INFO = re.compile(r"\s*--(?:Solution index|Solution name|kernel name):")
+_INFO = re.compile(r"\s*(--(?:Solution index|Solution name|kernel name):)")
 _INFO_NAMES = {"Solution index": "solution_index", "Solution name": "solution_name", "kernel name": "kernel_name"}
 """What hipblaslt-bench prints of a solution after its table's row (testing_matmul.hpp) -> the value's name."""
 _ROW = re.compile(r"\s*[NTC],[NTC],")

@@ -14,6 +14,10 @@ from blaslog.parse._state import MAX_HELD_LINES, MAX_RECORD_LINES, WRAP_MIN, _Pe
 from blaslog.records import Record
 
 _DIGITS = re.compile(r"(\d+)")
+_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?|\d\d:\d\d:\d\d(?:[.,]\d+)?")
+"""A time stamp in a prefix that a CI runner or a log collector puts before every line (GitHub Actions' raw logs,
+Kubernetes' CRI logs, journald): it changes from line to line of one process."""
+_MISSING: Any = object()
 
 
 class Joining(Building):
@@ -25,7 +29,7 @@ class Joining(Building):
         when the line ends it."""
         pending = self.pending
         assert pending is not None
-        body = text[len(pending.prefix) :] if pending.prefix and text.startswith(pending.prefix) else text
+        body = self._body(pending.prefix, text)
         goes_on = (
             fmt is None
             and len(pending.lines) < MAX_RECORD_LINES
@@ -51,6 +55,22 @@ class Joining(Building):
         if fmt is None and len(pending.lines) >= MAX_RECORD_LINES and pending.fmt.continues(pending.lines, body):
             self.overlong = (pending.fmt.name, pending.first)  # its further lines say whose they are
         return False, self._end(number - 1)
+
+    def _body(self, prefix: str, text: str) -> str:
+        """`text` without the pending record's `prefix` (other text before its first line: a launcher's tag),
+        where it begins with it, or with it at another time (a prefix holding a time stamp, which a CI runner
+        puts before every line, changes from line to line); else `text` as it is."""
+        if not prefix:
+            return text
+        if text.startswith(prefix):
+            return text[len(prefix) :]
+        pattern = self._timed.get(prefix, _MISSING)
+        if pattern is _MISSING:
+            parts = _TIME.split(prefix)
+            pattern = None if len(parts) == 1 else re.compile(f"(?:{_TIME.pattern})".join(map(re.escape, parts)))
+            keep(self._timed, prefix, pattern)
+        found = pattern.match(text) if pattern is not None else None
+        return text[found.end() :] if found is not None else text
 
     def _piece(self, text: str, body: str, goes_on: bool) -> bool:
         """Whether `text` is joined to the pending record's last line as a piece of it cut at a fixed width.

@@ -144,6 +144,9 @@ class ParserState:
         self.prefixes: set[str] = set()
         self._cut_widths: dict[int, int] = {}
         """Width -> how many lines were joined again at it (see :meth:`_rewrapped`)."""
+        self._timed: dict[str, re.Pattern[str] | None] = {}
+        """A prefix with a time stamp (a CI runner's `2024-01-15T10:23:45.1234567Z ` before every line) -> the
+        pattern of that prefix at any time, None for a prefix without one (see ``_joining._body``)."""
         self._tags: dict[str, re.Pattern[str]] = {}
         """A launcher tag (`[rank0]: `) -> the pattern of its kind (`[rank<n>]: `), see :meth:`_other_tag`."""
         self._open: dict[tuple[Any, str], bool] = {}

@@ -66,7 +66,7 @@ def _kept_rows(
         ):
             return "".join(out), at
         row = str(number).join(parts)
-        if used and used + len(row) > max(limit, 0):
+        if used and used + len(row) > max(int(limit), 0):
             return "".join(out), at
         out.append(row)
         used += len(row)
