@@ -29,7 +29,8 @@ class Joining(Building):
         when the line ends it."""
         pending = self.pending
         assert pending is not None
-        body = self._body(pending.prefix, text)
+        prefix = pending.prefix
+        body = text[len(prefix) :] if text.startswith(prefix) else self._body(prefix, text)  # "": text
         goes_on = (
             fmt is None
             and len(pending.lines) < MAX_RECORD_LINES
@@ -64,7 +65,7 @@ class Joining(Building):
             return text
         if text.startswith(prefix):
             return text[len(prefix) :]
-        pattern = self._timed.get(prefix, _MISSING)
+        pattern = self._timed.get(prefix, _MISSING)  # the prefix at another time
         if pattern is _MISSING:
             parts = _TIME.split(prefix)
             pattern = None if len(parts) == 1 else re.compile(f"(?:{_TIME.pattern})".join(map(re.escape, parts)))

@@ -80,6 +80,11 @@ def _chunks(texts: Iterable[list[str]], size: int = CHUNK) -> Iterator[str]:
     batch: list[str] = []
     held = 0
     for parts in texts:
+        more = sum(map(len, parts))
+        if held + more < size:  # most items: a row, or a run's rows of a few kept stretches
+            batch += parts
+            held += more
+            continue
         for part in parts:
             batch.append(part)
             held += len(part)
