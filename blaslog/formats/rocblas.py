@@ -18,6 +18,7 @@ from typing import Any
 from blaslog.flags import rocblas_flags_value
 from blaslog.formats._amd import (
     AFTER_TAG,
+    ELIDED,
     MODELLED,
     TYPE_WORDS,
     UNIQ_COUNT,
@@ -247,7 +248,7 @@ class RocblasTrace(LogFormat):
         shown = list(itertools.takewhile(lambda field: field not in _ELLIPSES, fields))
         values: dict[str, Any] = dict(zip(order, shown, strict=False))
         if precision:  # a typed GEMM's types are in its name
-            for name in ("a_type", "b_type", "c_type", "d_type", "compute_type"):
+            for name in _TYPE_OPTIONS:
                 values[name] = _TYPED[precision]
         unseen = [name for name in order[len(shown) :] if name not in _POINTERS and values.get(name) is None]
         return partial_call(self, function, values, unseen, path, line, end_line)
@@ -295,8 +296,8 @@ class RocblasTrace(LogFormat):
 
 _FIELD_COMMA = re.compile(r",(?![^(]*\))")
 """A comma between two fields of a trace line, not the one inside a complex scalar `(1,0)`."""
-_ELLIPSES = frozenset({"...", "…", "[...]", "[…]"})
-"""What a person writes in a trace line for fields left out."""
+_ELLIPSES = ELIDED - {""}
+"""What a person writes in a trace line for fields left out (an empty field is a value the logger wrote)."""
 _POINTERS = frozenset({"A", "B", "C", "D"})
 """A trace line's device pointers: no field of the GEMM's."""
 
@@ -348,7 +349,7 @@ class RocblasBench(BenchFormat):
                 out["flags"] = None
         if (values.get("f") or values.get("function")) in _TYPED_FAMILIES:
             precision = values.get("r") or values.get("precision")
-            for name in ("a_type", "b_type", "c_type", "d_type", "compute_type"):
+            for name in _TYPE_OPTIONS:
                 out[name] = precision
         return out
 
@@ -422,7 +423,8 @@ def _as_the_client_reads(values: dict[str, Any]) -> tuple[dict[str, Any], frozen
     cut, or elided with `...`) taken from its precision where `-r` (`--precision`) names one, as people type the
     command (`-f gemm_ex -r h --compute_type s`). The client's default precision, f32_r, is not assumed: the logger
     never writes `-r` for `gemm_ex`, and a logged line cut before its types must not read as f32."""
-    if (values.get("f") or values.get("function")) not in FIELD_ORDERS:
+    routine = values.get("f") or values.get("function")
+    if routine not in FIELD_ORDERS:
         return values, frozenset()
     for name in _TYPE_OPTIONS:
         if values.get(name) in _TYPED:
@@ -435,7 +437,7 @@ def _as_the_client_reads(values: dict[str, Any]) -> tuple[dict[str, Any], frozen
     if precision not in TYPE_WORDS:  # the client refuses it ("Invalid value for --precision")
         return values, frozenset()
     values[key] = precision
-    if (values.get("f") or values.get("function")) in _TYPED_FAMILIES:
+    if routine in _TYPED_FAMILIES:
         return values, frozenset()
     filled = frozenset(name for name in _TYPE_OPTIONS if name not in values)
     values.update(dict.fromkeys(filled, precision))
@@ -443,6 +445,7 @@ def _as_the_client_reads(values: dict[str, Any]) -> tuple[dict[str, Any], frozen
 
 
 _TYPE_OPTIONS = ("a_type", "b_type", "c_type", "d_type", "compute_type")
+"""A GEMM's type options, which a typed GEMM's precision (`-r`, the `s` of `rocblas_sgemm`) gives all of."""
 
 
 _BENCH_NAMES = {"transA": "transposeA", "transB": "transposeB"}

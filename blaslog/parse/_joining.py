@@ -30,7 +30,7 @@ class Joining(Building):
         pending = self.pending
         assert pending is not None
         prefix = pending.prefix
-        body = text[len(prefix) :] if text.startswith(prefix) else self._body(prefix, text)  # "": text
+        body = text[len(prefix) :] if text.startswith(prefix) else self._body(prefix, text)
         goes_on = (
             fmt is None
             and len(pending.lines) < MAX_RECORD_LINES
@@ -58,14 +58,11 @@ class Joining(Building):
         return False, self._end(number - 1)
 
     def _body(self, prefix: str, text: str) -> str:
-        """`text` without the pending record's `prefix` (other text before its first line: a launcher's tag),
-        where it begins with it, or with it at another time (a prefix holding a time stamp, which a CI runner
-        puts before every line, changes from line to line); else `text` as it is."""
-        if not prefix:
-            return text
-        if text.startswith(prefix):
-            return text[len(prefix) :]
-        pattern = self._timed.get(prefix, _MISSING)  # the prefix at another time
+        """`text`, which does not begin with the pending record's `prefix` (other text before its first line: a
+        launcher's tag), without that prefix at another time (a prefix holding a time stamp, which a CI runner
+        puts before every line, changes from line to line); else `text` as it is. (`_goes_on` takes off a prefix
+        the line begins with, and the empty one.)"""
+        pattern = self._timed.get(prefix, _MISSING)
         if pattern is _MISSING:
             parts = _TIME.split(prefix)
             pattern = None if len(parts) == 1 else re.compile(f"(?:{_TIME.pattern})".join(map(re.escape, parts)))

@@ -45,7 +45,7 @@ def _kept_rows(
     if len(marks) != len(texts):
         raise ValueError("kept_rows: marks and texts differ in length")
     out: list[str] = []
-    used = 0
+    used, most = 0, max(int(limit), 0)
     start = max(start, 0)
     for at in range(start, len(texts)):
         if type(numbers) is list and at >= len(numbers):
@@ -66,7 +66,7 @@ def _kept_rows(
         ):
             return "".join(out), at
         row = str(number).join(parts)
-        if used and used + len(row) > max(int(limit), 0):
+        if used and used + len(row) > most:
             return "".join(out), at
         out.append(row)
         used += len(row)
