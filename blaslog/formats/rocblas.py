@@ -18,7 +18,6 @@ from typing import Any
 from blaslog.flags import rocblas_flags_value
 from blaslog.formats._amd import (
     AFTER_TAG,
-    ELIDED,
     MODELLED,
     TYPE_WORDS,
     UNIQ_COUNT,
@@ -296,8 +295,8 @@ class RocblasTrace(LogFormat):
 
 _FIELD_COMMA = re.compile(r",(?![^(]*\))")
 """A comma between two fields of a trace line, not the one inside a complex scalar `(1,0)`."""
-_ELLIPSES = ELIDED - {""}
-"""What a person writes in a trace line for fields left out (an empty field is a value the logger wrote)."""
+_ELLIPSES = frozenset({"...", "…", "[...]", "[…]"})
+"""What a person writes in a trace line for fields left out (of `_amd.ELIDED`, those no trace field can be)."""
 _POINTERS = frozenset({"A", "B", "C", "D"})
 """A trace line's device pointers: no field of the GEMM's."""
 
