@@ -227,10 +227,10 @@ def _line_templates(folder: Path) -> tuple[Path, tuple[Any, ...]]:
     ],
 )
 def test_a_saved_line_template_that_does_not_fit_its_record_is_refused(saving: Path, spoil: Any) -> None:
-    target, (version, templates, families, bound) = _line_templates(saving)
+    target, (version, templates, families, bound, known) = _line_templates(saving)
     line = next(line for table in bound.values() for line in table.values() if "jsonl" in line.memo)
     spoil(line)
-    target.write_bytes(pickle.dumps((version, templates, families, bound)))
+    target.write_bytes(pickle.dumps((version, templates, families, bound, known)))
     saved.forget()
     store = saved.store()
     assert store is not None and not store.templates and not store.bound  # refused whole: learnt again
@@ -242,7 +242,7 @@ def test_line_templates_and_the_forms_of_their_rows_are_saved_and_serve_the_next
     from blaslog._fast.templates import LineTemplate
     from blaslog.reporters import json as json_reporter
 
-    _, (_, _, _, bound) = _line_templates(saving)
+    _, (_, _, _, bound, _) = _line_templates(saving)
     lines = [line for table in bound.values() for line in table.values()]
     assert len(lines) > 5 and all(type(line) is LineTemplate for line in lines)
     assert all(line.make is not None for line in lines)  # found again from the record class
@@ -282,7 +282,7 @@ def test_the_forms_of_templates_rows_are_saved_and_serve_the_next_process(
 ) -> None:
     from blaslog.reporters import json as json_reporter
 
-    _, (_, templates, _, _) = _templates_with_forms(saving)
+    _, (_, templates, _, _, _) = _templates_with_forms(saving)
     formed = [t for table in templates.values() for t in table.values() if "jsonl" in t.memo]
     assert len(formed) > 5 and all(type(t) is Template for t in formed)
     saved.forget()  # as a new process: the templates read back with their forms
@@ -315,10 +315,10 @@ def test_the_forms_of_templates_rows_are_saved_and_serve_the_next_process(
     ],
 )
 def test_a_saved_template_whose_form_does_not_fit_its_shape_is_refused(saving: Path, spoil: Any) -> None:
-    target, (version, templates, families, bound) = _templates_with_forms(saving)
+    target, (version, templates, families, bound, known) = _templates_with_forms(saving)
     key, template = next((k, t) for table in templates.values() for k, t in table.items() if "jsonl" in t.memo)
     spoil(template, key.count("\x00"))
-    target.write_bytes(pickle.dumps((version, templates, families, bound)))
+    target.write_bytes(pickle.dumps((version, templates, families, bound, known)))
     saved.forget()
     store = saved.store()
     assert store is not None and not store.templates and not store.bound  # refused whole: learnt again
@@ -353,8 +353,68 @@ def test_a_dialect_registered_by_a_user_is_not_saved(saving: Path) -> None:
     store.template(Plugin(), "key", object())
     store.family(Plugin(), ("a",), (1, (), {}))
     store.line_template(Plugin(), "key", object())  # type: ignore[arg-type]
-    assert not store.templates and not store.families and not store.bound and not store.unsaved
+    store.known_key((Plugin(),), "key", Plugin(), True)
+    assert not store.templates and not store.families and not store.bound and not store.known and not store.unsaved
     assert store.templates_of(Plugin()) == {} and store.families_of(Plugin()) == {} and store.bound_of(Plugin()) == {}
+    assert store.known_of((Plugin(),)) == {}
+
+
+def _visits(path: Path, formats: list[str] | None = None) -> tuple[list[Any], dict[str, Any], int]:
+    """The GEMMs of `path` read with only GEMMs wanted (as summary, diff and check read), its accounting, and how
+    many lines the parser visited."""
+    parser = _FileParser(Reader(str(path)), Sniffer(formats), "warn", events=False)
+    records = [record.to_dict() for record in parser.records()]
+    return records, parser.summary.to_dict(max_problems=10_000), parser.cache.stats.visited
+
+
+def test_the_keys_that_begin_records_serve_the_next_process_for_the_same_dialects(saving: Path) -> None:
+    """Which dialect begins a record on a line shape, and which free-text shapes need no visit, are saved per set
+    of dialects read: a later process counts the first line of such a shape without a visit too, with the same
+    records and accounting; a read of other dialects does not use them."""
+    logs = [p for p in LOGS if p.suffix != ".gz"][::3]
+    cold = {path: _visits(path) for path in logs}
+    store = saved.store()
+    assert store is not None and store.known
+    names = tuple(fmt.name for fmt in Sniffer().formats)
+    known = store.known[names]
+    assert any(free for _, free in known.values()) and any(not free for _, free in known.values())
+    assert saved.save()
+    saved.forget()
+    warm = {path: _visits(path) for path in logs}
+    for path in logs:
+        assert warm[path][:2] == cold[path][:2], path
+    saved.forget()
+    store = saved.store()
+    assert store is not None and store.known
+    store.known.clear()  # the templates saved, not the keys: the first line of each key is visited again
+    unknown = {path: _visits(path) for path in logs}
+    assert sum(v for _, _, v in warm.values()) < sum(v for _, _, v in unknown.values())
+    saved.forget()
+    # one dialect read: its own table (which dialect begins a record can depend on the others read)
+    store = saved.store()
+    assert store is not None
+    assert store.known_of(tuple(Sniffer(["mkl"]).formats)) == {}
+    mkl = [p for p in LOGS if p.name.startswith("mkl")]
+    assert mkl and all(_visits(p, ["mkl"])[:2] == _visits(p)[:2] for p in mkl)
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda known: known.__setitem__(next(iter(known)), {"key": ("cublaslt", 1)}),  # not a bool
+        lambda known: known.__setitem__(next(iter(known)), {"key": "cublaslt"}),
+        lambda known: known.__setitem__(("cublaslt", 7), {}),  # not names
+        lambda known: known.__setitem__(next(iter(known)), {7: ("cublaslt", True)}),
+    ],
+)
+def test_a_saved_table_of_known_keys_that_is_not_one_is_refused(saving: Path, spoil: Any) -> None:
+    target, (version, templates, families, bound, known) = _line_templates(saving)
+    assert known
+    spoil(known)
+    target.write_bytes(pickle.dumps((version, templates, families, bound, known)))
+    saved.forget()
+    store = saved.store()
+    assert store is not None and not store.templates and not store.bound and not store.known  # learnt again
 
 
 def test_the_workers_of_a_pool_save_what_they_learnt(saving: Path) -> None:

@@ -123,7 +123,9 @@ class CacheStats:
 class ShapeCache:
     """What the parser of one input learnt about line shapes (each table bounded by KEPT entries)."""
 
-    def __init__(self, shaper: Shaper | None = None, *, enabled: bool | None = None) -> None:
+    def __init__(
+        self, shaper: Shaper | None = None, *, enabled: bool | None = None, dialects: tuple[Dialect, ...] = ()
+    ) -> None:
         self.shaper = shaper if shaper is not None else Shaper()
         """SHAPE keys and values of lines (the reader's, which keys whole batches with it)."""
         self.enabled = _c.shape_cache if enabled is None else enabled
@@ -159,11 +161,37 @@ class ShapeCache:
         """Per dialect: the line templates earlier processes bound (see :meth:`_saved_bound`)."""
         self._seen: set[int] = set()
         """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
+        self.dialects = dialects
+        """The dialects read, in their sniffer's order (what `known` holds depends on them), or () where the
+        cache is not told (it then neither reads nor notes the keys earlier processes knew)."""
+        if self.saved is not None and dialects:
+            self._recall_known()
         self._trees: dict[tuple[Dialect, str | None, str], Any] = {}
         self._records: dict[tuple[Dialect, str], Any] = {}
         """(dialect, text) -> what the dialect built from the text's tree: (record, warnings) or a RecordError
         (see :meth:`_record`)."""
         """(dialect, rule, text) -> the grammar's tree of the text, or its LarkError (see :meth:`_grammar`)."""
+
+    def _recall_known(self) -> None:
+        """Start with the keys earlier processes reading the same dialects found to begin one-line records, and
+        their shortcuts: the first line of each such key is then not visited either (as a later one of this
+        process would not be). A key's dialect, and whether its record is free text, are functions of the key
+        and the dialects read, as a template is of its shape."""
+        assert self.saved is not None
+        by_name = {fmt.name: fmt for fmt in self.dialects}
+        for key, (name, free) in self.saved.known_of(self.dialects).items():
+            fmt = by_name.get(name)
+            if fmt is None:
+                continue
+            self.known[key] = fmt
+            if free:
+                self.shortcut(key, fmt, fmt)
+                continue
+            bound = self._saved_bound(fmt).get(key)
+            if bound is not None:
+                self._bound.setdefault(fmt, {})[key] = bound
+                self.shortcut(key, fmt, bound)
+        self.grown = len(self.known)
 
     # -- look up -------------------------------------------------------------------------------------
     def dialect(self, key: str | None) -> Dialect | None:
@@ -398,9 +426,13 @@ class ShapeCache:
         """Remember what parsing a one-line record whole (its `text` is its line, of SHAPE key `key`) taught:
         its dialect, and its template bound to the key from the key's second line on (`how`: what
         :meth:`parse` said). `outer`: the whole line's key when other text (a launcher's tag) came first."""
-        if self.known.get(key) is None:
+        new = self.known.get(key) is None
+        if new:
             keep(self.known, key, fmt)
             self.grown += 1
+        free = how is FALLBACK and not warnings
+        if (new or free) and self.saved is not None and self.dialects:
+            self.saved.known_key(self.dialects, key, fmt, free)
         if how is FALLBACK:
             if not warnings:
                 self.shortcut(key, fmt, fmt, outer)  # free text: nothing to build when events are not wanted
@@ -494,7 +526,7 @@ class SharedShapes:
         key = (dialects, _c.shape_cache)
         found = self._kept.get(key)
         if found is None:
-            found = self._kept[key] = (sniffer, ShapeCache())
+            found = self._kept[key] = (sniffer, ShapeCache(dialects=tuple(sniffer.formats)))
         else:
             found[1].stats = CacheStats()
             found[1].next_input()

@@ -53,6 +53,12 @@ def known_record(
     line's key where other text (a launcher's tag) came before the record (its lines are then known too)."""
     template = cache.line_template(fmt, key)
     if template is None:
+        free = values is None and not wanted.events and cache.shortcuts.get(key) is fmt
+        if free:  # free text with nothing to build (see ShapeCache.learn), visited only for the lines around it
+            if outer is not None:
+                cache.shortcut(key, fmt, fmt, outer)
+            cache.stats.hits += 1
+            return None, False, ()
         return UNKNOWN
     if outer is not None:
         cache.shortcut(key, fmt, template, outer)

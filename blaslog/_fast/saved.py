@@ -14,8 +14,11 @@ code is no part of the fingerprint below), each VOLATILE shape's Template and th
 a line's SHAPE key (a function of the key and its dialect as a Template is of its shape). Both hold the forms that
 the JSON writers made of their rows (``memo``: a later process neither binds them nor makes the forms again,
 which cost as much as the templates' grammar did; a form's values are checked against the count a template's
-key, or a line template, gives). A shape found uncacheable is not
-saved (a value out of range can make one so). The file is named after a fingerprint of the code that makes
+key, or a line template, gives). And per set of dialects read, the SHAPE keys of lines that began one-line
+records, with their dialect and whether the record is free text with nothing to build (``ShapeCache.known`` and
+its shortcuts: a later process counts even the first line of such a key without a visit, as the process that
+learnt it counted its later ones). A shape found uncacheable is not saved (a value out of range can make one
+so). The file is named after a fingerprint of the code that makes
 templates (every module, grammar and extension of the package: names, sizes, modification and change times;
 Python's and lark's versions; the C extension in use or not), so code that changed never reads shapes that
 older code learnt. Saving keeps the :data:`FILES` newest files of other fingerprints (other environments that
@@ -76,6 +79,7 @@ class Store:
         templates: dict[str, dict[str, Template]],
         families: dict[str, dict[Any, Family]],
         bound: dict[str, dict[str, LineTemplate]] | None = None,
+        known: dict[tuple[str, ...], dict[str, tuple[str, bool]]] | None = None,
     ) -> None:
         self.templates = templates
         """Dialect name -> VOLATILE shape -> Template."""
@@ -83,6 +87,11 @@ class Store:
         """Dialect name -> a family's pieces -> the family (see :data:`Family`)."""
         self.bound: dict[str, dict[str, LineTemplate]] = bound if bound is not None else {}
         """Dialect name -> SHAPE key (of a one-line record, or its lines' keys joined) -> its LineTemplate."""
+        self.known: dict[tuple[str, ...], dict[str, tuple[str, bool]]] = known if known is not None else {}
+        """The dialects read (their names, in the sniffer's order) -> SHAPE key of a line that began a one-line
+        record -> (its dialect's name, whether the record is free text with nothing to build: a line of it is
+        counted without a visit when only GEMMs are wanted). Which dialect begins a record on a line depends on
+        the dialects read, hence a table per set."""
         self.unsaved = 0
         """Notes taken since the file was last written (saved when the process ends, when there are any)."""
         self.memos = self._memos()
@@ -121,6 +130,20 @@ class Store:
             keep(self.bound.setdefault(fmt.name, {}), key, template)
             self.unsaved += 1
 
+    def known_of(self, dialects: tuple[Any, ...]) -> dict[str, tuple[str, bool]]:
+        """The SHAPE keys known to begin one-line records when `dialects` (dialect objects, in the sniffer's
+        order) are read (none where a dialect is not shipped with blaslog)."""
+        return self.known.get(_names(dialects), {}) if all(map(_shipped, dialects)) else {}
+
+    def known_key(self, dialects: tuple[Any, ...], key: str, fmt: Any, free: bool) -> None:
+        """Note that a line of SHAPE key `key` began a one-line record of `fmt` (`free`: free text with nothing
+        to build) when `dialects` are read."""
+        if dialects and all(map(_shipped, dialects)):
+            table = self.known.setdefault(_names(dialects), {})
+            if table.get(key) != (fmt.name, free):
+                keep(table, key, (fmt.name, free))
+                self.unsaved += 1
+
     def family(self, fmt: Any, pieces: Any, family: Family | None) -> None:
         """Note what a family is now (None: its template cannot be made, which is not saved)."""
         if family is not None and _shipped(fmt):
@@ -130,6 +153,10 @@ class Store:
 
 def _shipped(fmt: Any) -> bool:
     return type(fmt).__module__.startswith("blaslog.formats.")
+
+
+def _names(dialects: tuple[Any, ...]) -> tuple[str, ...]:
+    return tuple(fmt.name for fmt in dialects)
 
 
 _STORE: list[Store | None] = []
@@ -198,15 +225,21 @@ def save() -> bool:
     return True
 
 
-_VERSION = 4
+_VERSION = 5
 """The layout of a saved file."""
 
 
 def _newest(
     found: Store,
-) -> tuple[dict[str, dict[str, Template]], dict[str, dict[Any, Family]], dict[str, dict[str, LineTemplate]]]:
+) -> tuple[
+    dict[str, dict[str, Template]],
+    dict[str, dict[Any, Family]],
+    dict[str, dict[str, LineTemplate]],
+    dict[tuple[str, ...], dict[str, tuple[str, bool]]],
+]:
     """The store's tables as saved: at most SAVED templates (the families first, then the templates last noted),
-    and at most SAVED line templates (the last noted)."""
+    at most SAVED line templates (the last noted), and at most SAVED known keys per set of dialects (the last
+    noted)."""
     entries: list[tuple[int, str, Any, Any]] = [
         (0, dialect, key, value) for dialect, table in found.templates.items() for key, value in table.items()
     ]
@@ -226,7 +259,8 @@ def _newest(
     bound: dict[str, dict[str, LineTemplate]] = {}
     for dialect, key, value in lines[-SAVED:]:
         bound.setdefault(dialect, {})[key] = value
-    return templates, families, bound
+    known = {dialects: dict(list(table.items())[-SAVED:]) for dialects, table in found.known.items()}
+    return templates, families, bound, known
 
 
 def _tidy(cache: int, name: str) -> None:
@@ -247,25 +281,32 @@ def _tidy(cache: int, name: str) -> None:
 
 def _checked(loaded: Any) -> Store | None:
     """The Store of what a file held, or None where it is not what :func:`save` writes."""
-    if not (isinstance(loaded, tuple) and len(loaded) == 4 and type(loaded[0]) is int and loaded[0] == _VERSION):
+    if not (isinstance(loaded, tuple) and len(loaded) == 5 and type(loaded[0]) is int and loaded[0] == _VERSION):
         return None
-    _, templates, families, bound = loaded
+    _, templates, families, bound, known = loaded
     if not (
         _table(templates, str, lambda key, value: _is_template(value, key.count("\x00")))
         and _table(families, tuple, lambda _key, value: _is_family(value))
         and _table(bound, str, lambda _key, value: _is_line_template(value))
+        and _table(known, str, lambda _key, value: _is_known(value), _is_names)
     ):
         return None
-    return Store(templates, families, bound)
+    return Store(templates, families, bound, known)
 
 
-def _table(tables: Any, key: type, valid: Any) -> bool:
+def _table(tables: Any, key: type, valid: Any, outer: Any = lambda name: type(name) is str) -> bool:
     return type(tables) is dict and all(
-        type(dialect) is str
-        and type(table) is dict
-        and all(type(k) is key and valid(k, value) for k, value in table.items())
+        outer(dialect) and type(table) is dict and all(type(k) is key and valid(k, value) for k, value in table.items())
         for dialect, table in tables.items()
     )
+
+
+def _is_names(names: Any) -> bool:
+    return type(names) is tuple and all(type(name) is str for name in names)
+
+
+def _is_known(value: Any) -> bool:
+    return type(value) is tuple and len(value) == 2 and type(value[0]) is str and type(value[1]) is bool
 
 
 def _is_template(value: Any, values: int) -> bool:

@@ -132,7 +132,7 @@ class ParserState:
             sniffer, self.cache = shared.take(tuple(fmt.name for fmt in sniffer.formats), sniffer)
             reader.shaper = self.cache.shaper
         else:
-            self.cache = ShapeCache(reader.shaper)
+            self.cache = ShapeCache(reader.shaper, dialects=tuple(sniffer.formats))
         """What this input's parse learnt about line shapes (its `stats` count hits and grammar runs), with what
         the inputs before it learnt when they share `shapes`."""
         self.reader = reader
