@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from itertools import chain, pairwise, repeat
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from blaslog._fast import _c
+from blaslog._fast import _c, saved
 from blaslog._fast.cache import SharedShapes, in_process, share_in_process
 from blaslog.formats import Sniffer, boundary_regex
 from blaslog.inputs import Reader, read_as_it_lies
@@ -56,6 +56,7 @@ def process_pool(jobs: int) -> Executor:
                     process.terminate()
             return super().__exit__(kind, exc, traceback)
 
+    saved.store()  # read before the workers are forked, which then start with it (each would read it anew)
     return Pool(max_workers=jobs, initializer=share_in_process)  # a worker learns each line shape once
 
 
