@@ -424,3 +424,40 @@ def test_the_workers_of_a_pool_save_what_they_learnt(saving: Path) -> None:
     assert len(runs) == 4
     assert not (saved.store() or saved.Store({}, {})).unsaved  # this process read nothing: a worker saved the file
     assert _saved_file(saving).stat().st_size > 0
+
+
+def _mutated(path: Path, folder: Path) -> list[Path]:
+    """`path` as a terminal wrapped it, with a program's prints between its lines, and with a CI runner's time
+    stamp before every line (see tests/test_real_corpus.py)."""
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    variants = {
+        "wrapped": [line[i : i + 80] for line in lines for i in range(0, max(len(line), 1), 80)],
+        "prints": [x for line in lines for x in (line, "step 12 loss=2.345")],
+        "stamped": [f"2024-01-15T10:23:45.{i:07d}Z {line}" for i, line in enumerate(lines)],
+    }
+    out = []
+    for name, body in variants.items():
+        target = folder / f"{name}-{path.name}"
+        target.write_text("".join(line + "\n" for line in body), encoding="utf-8")
+        out.append(target)
+    return out
+
+
+def test_keys_learnt_on_plain_logs_read_mutated_logs_as_a_first_process_does(saving: Path, tmp_path: Path) -> None:
+    """A key learnt as a record's beginning in one log may be a piece of a wrapped line, or come after a
+    print, in another: a later process reads wrapped, interleaved and stamped logs as a process that learnt
+    nothing before does (GEMMs only, as summary, diff and check read; and every record)."""
+    plain = [p for p in LOGS if p.suffix != ".gz"]
+    for path in plain:
+        _visits(path)
+        _read(path)
+    assert saved.save()
+    mutated = [m for path in plain for m in _mutated(path, tmp_path)]
+    warm = {m: (_visits(m)[:2], _read(m)[:2]) for m in mutated}
+    os.environ["BLASLOG_SAVED_SHAPES"] = "0"
+    saved.forget()
+    try:
+        for m in mutated:
+            assert warm[m] == (_visits(m)[:2], _read(m)[:2]), m.name
+    finally:
+        os.environ["BLASLOG_SAVED_SHAPES"] = "1"
