@@ -40,6 +40,7 @@ import atexit
 import contextlib
 import dataclasses
 import enum
+import functools
 import hashlib
 import io
 import os
@@ -334,7 +335,7 @@ def _is_line_template(value: Any) -> bool:
     return (
         type(value.count) is int
         and type(values) is list
-        and len(values) == len(dataclasses.fields(cls))
+        and len(values) == _field_count(cls)
         and type(where) is tuple
         and len(where) == 3
         and all(type(at) is int and 0 <= at < len(values) for at in where)
@@ -372,6 +373,11 @@ def _parts(parts: Any, values: int) -> bool:
     return type(parts) is tuple and all(
         type(part) is str or (type(part) is int and 0 <= part < values) for part in parts
     )
+
+
+@functools.cache
+def _field_count(cls: type) -> int:
+    return len(dataclasses.fields(cls))
 
 
 def _is_record_class(cls: Any) -> bool:
