@@ -73,7 +73,7 @@ digits_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t j, Py_ssize_t count)
 
 /* The alternatives SHAPE and VOLATILE share, in their order: cuBLAS pointers (0x0x[0-9a-fA-F]+, wherever they
  * stand), then, at a digit that continues no word, number, `(` or `-` ((?<![\w.(\-][0-9])), time stamps
- * (\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)? after the first digit) and pointers other than NULL
+ * (\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?Z? after the first digit) and pointers other than NULL
  * ((?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*), each followed by (?![\w.]). Returns the end of the match;
  * else -1, with *rest set where the pattern's own alternatives may still match there. Each alternative scans
  * greedily and tests its end, which is where the pattern's backtracking would leave it (a shorter run of digits
@@ -102,6 +102,8 @@ shared_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int *rest, unsign
         if (j + 1 < n && s[j] == '.' && is_digit(s[j + 1]))
             for (j += 2; j < n && is_digit(s[j]); j++)
                 ;
+        if (j < n && s[j] == 'Z') /* ISO 8601's UTC (a CI runner's stamp: 2024-01-15T10:23:45.1234567Z) */
+            j++;
         if (ends_value(s, n, j)) {
             *kind = s[i + 10] == ' ' ? 's' : 't';
             return j;

@@ -284,17 +284,45 @@ def test_lines_behind_a_launcher_prefix_parse_as_without_it(prefix, events, monk
     assert summary.unparsable_lines == 0 and summary.gemm_records == 78
 
 
-def test_lines_behind_a_launcher_prefix_are_counted_without_a_visit():
+def _stamped(lines: list[str]) -> str:
+    """`lines` as a CI runner's raw log has them: a time stamp of its own before every line (GitHub Actions)."""
+    return "".join(
+        f"2024-01-15T10:{i // 600 % 60:02d}:{i // 10 % 60:02d}.{i:07d}Z {line}\n" for i, line in enumerate(lines)
+    )
+
+
+@pytest.mark.parametrize("events", [True, False], ids=["all-records", "gemms-only"])
+def test_lines_behind_a_time_stamp_of_their_own_parse_as_without_it(events, monkeypatch):
+    """A CI runner's time stamp, another on every line: the same records and counts with the shape cache on and
+    off (the later lines served from their shapes' templates with the stamp's value left out), and the same
+    records as the log without the stamps."""
+    plain_text = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
+    text = _stamped(plain_text.splitlines() * 3)
+
+    def parse(source):
+        parser = _parser(source, events)
+        return [r.to_dict() for r in parser.records()], parser.summary
+
+    cached, summary = parse(text)
+    plain, plain_summary = _without_cache(monkeypatch, lambda: parse(text))
+    assert cached == plain and summary.to_dict() == plain_summary.to_dict()
+    unstamped = parse(plain_text * 3)[0]
+    drop = ("line", "end_line")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in cached] == [
+        {k: v for k, v in r.items() if k not in drop} for r in unstamped
+    ]
+    assert summary.unparsable_lines == 0 and summary.gemm_records == 3 * 78
+
+
+@pytest.mark.parametrize("stamped", [False, True], ids=["tag", "time-stamp-per-line"])
+def test_lines_behind_a_launcher_prefix_are_counted_without_a_visit(stamped):
     """Once a prefixed line's record shape is known, later lines of that whole-line shape are counted by the
-    classifying pass (a tag with a time stamp in it is left to the ordinary way)."""
+    classifying pass, also behind a time stamp that changes on every line (its value left out)."""
     block = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
     copies = 20  # more than one 4 MB batch: the first batch teaches the shapes, the later ones use them
-    parser = _FileParser(
-        text_reader("".join("[rank0]: " + line + "\n" for line in block.splitlines()) * copies, "x"),
-        Sniffer(),
-        "warn",
-        events=False,
-    )
+    lines = block.splitlines() * copies
+    text = _stamped(lines) if stamped else "".join("[rank0]: " + line + "\n" for line in lines)
+    parser = _FileParser(text_reader(text, "x"), Sniffer(), "warn", events=False)
     visited = []
     original = parser._lines
 
@@ -306,8 +334,7 @@ def test_lines_behind_a_launcher_prefix_are_counted_without_a_visit():
     parser._lines = spy
     run = parser.sink = CompactRun("x")
     run.extend(parser.records())
-    lines = copies * len(block.splitlines())
-    assert len(run) == copies * 78 and len(visited) > 1 and sum(visited[1:]) < lines / 20
+    assert len(run) == copies * 78 and len(visited) > 1 and sum(visited[1:]) < len(lines) / 20
 
 
 def test_summary_of_runs_equals_summary_of_their_calls(monkeypatch):

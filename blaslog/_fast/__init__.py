@@ -20,12 +20,14 @@ Rooms:
 * ``_c``: the one switch between the C extension (``blaslog/_speedups.c``) and pure Python, and the switch
   of the shape cache (BLASLOG_PURE_PYTHON, BLASLOG_SHAPE_CACHE);
 * ``shapes``: SHAPE and VOLATILE masks; the SHAPE keys of whole batches of lines;
-* ``templates``: a record rebuilt from its shape's template (slots, the template made from a dialect's build
-  step, LineTemplate bound to a SHAPE key);
+* ``templates``: a record rebuilt from its shape's template (slots, Template, LineTemplate bound to a SHAPE key,
+  and its form for lines behind other text that holds values);
+* ``making``: a shape's template made from its tree (a dialect's build step run with slots for its values);
 * ``lazy``: Records, what a lazy read yields (Built, ShapedCall, ShapedRun: records not built yet);
 * ``cache``: what was learnt about shapes, shared by the inputs of one read (:class:`SharedShapes`) and by
   the pieces a worker process reads;
-* ``saved``: the templates learnt by earlier processes, kept in the user's cache folder (BLASLOG_SAVED_SHAPES);
+* ``saved``: the templates, and the keys that begin records, learnt by earlier processes, kept in the user's
+  cache folder (BLASLOG_SAVED_SHAPES);
 * ``plan``: the classifying pass over a batch (the first ask);
 * ``known``: the record of a known shape (the second ask);
 * ``follow``: records of several lines taken in one step by their lines' keys.

@@ -33,16 +33,9 @@ from lark.exceptions import LarkError
 
 from blaslog._fast import _c, saved
 from blaslog._fast.lazy import ShapedCall
+from blaslog._fast.making import family_template, template_of
 from blaslog._fast.shapes import KEPT, Shaper, keep, mask
-from blaslog._fast.templates import (
-    FALLBACK,
-    UNCACHEABLE,
-    LineTemplate,
-    RecordError,
-    Template,
-    family_template,
-    template_of,
-)
+from blaslog._fast.templates import FALLBACK, UNCACHEABLE, LineTemplate, RecordError, Template
 from blaslog.records import Event, Record
 
 TREES = 256
@@ -161,6 +154,9 @@ class ShapeCache:
         """Per dialect: the line templates earlier processes bound (see :meth:`_saved_bound`)."""
         self._seen: set[int] = set()
         """Hashes of the one-line record shapes seen once (a shape is bound at its second line)."""
+        self._after: dict[tuple[LineTemplate, int], LineTemplate] = {}
+        """(a line template, how many values of other text come before its record) -> the template for such lines
+        (see :meth:`shortcut`)."""
         self.dialects = dialects
         """The dialects read, in their sniffer's order (what `known` holds depends on them), or () where the
         cache is not told (it then neither reads nor notes the keys earlier processes knew)."""
@@ -479,23 +475,31 @@ class ShapeCache:
     def shortcut(self, key: str, fmt: Dialect, what: Any, outer: str | None = None) -> None:
         """Let the classifying pass deal with later lines of SHAPE key `key` without visiting them (`what`: the
         dialect, for records with nothing to build, or the key's LineTemplate); also lines of the `outer`
-        key, the record after other text (a launcher's `[rank0]: `) that holds no time stamp, pointer or
-        thread id."""
+        key, the record after other text (a launcher's `[rank0]: `, a CI runner's time stamp). A template serves
+        the outer key with the values of that text left out (see LineTemplate.after)."""
         if self.known.get(key) is not fmt:
             return
-        keys = [key]
-        if outer is not None and outer.endswith(key) and "\x00" not in outer[: len(outer) - len(key)]:
-            if len(self.outer) >= KEPT:
-                self.next_input()
-            self.outer[outer] = None
-            keys.append(outer)
+        self._serve(key, fmt, what)
+        if outer is None or not outer.endswith(key):
+            return
+        count = outer.count("\x00", 0, len(outer) - len(key))  # the values of the text before the record
+        if count and what is not fmt:
+            found = self._after.get((what, count))
+            if found is None:
+                found = what.after(count)
+                keep(self._after, (what, count), found)
+            what = found
+        if len(self.outer) >= KEPT:
+            self.next_input()
+        self.outer[outer] = None
+        self._serve(outer, fmt, what)
+
+    def _serve(self, key: str, fmt: Dialect, what: Any) -> None:
         mark = what if what is fmt else _mark(fmt, what)
         if mark is not None:
-            for one in keys:
-                keep(self.shortcuts, one, mark)
+            keep(self.shortcuts, key, mark)
         if what is not fmt and what.verbatim and not what.warnings:
-            for one in keys:
-                keep(self.built, one, (fmt, what))
+            keep(self.built, key, (fmt, what))
 
     def next_input(self) -> None:
         """Make ready for another input: forget the keys of whole lines with other text before the record (what

@@ -28,7 +28,7 @@ from blaslog._fast import _c  # the per-byte loops in C where the extension is i
 VOLATILE = re.compile(
     r"(0x0x[0-9a-fA-F]+"  # cuBLAS pointers
     r"|[0-9](?<![\w.(\-][0-9])"  # the rest starts at a digit that does not continue a word, number or `(`
-    r"(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"  # time stamps
+    r"(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?Z?"  # time stamps (ISO 8601's UTC `Z` too)
     r"|(?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*"  # pointers other than NULL
     r"|\d*\.\d+"  # decimals
     r"|\d+))(?![\w.])",  # numbers of two digits or more
@@ -44,7 +44,7 @@ than sizes).
 
 SHAPE = re.compile(
     r"(0x0x[0-9a-fA-F]+(?![\w.])"  # cuBLAS pointers (VOLATILE's own alternative: the same spans)
-    r"|[0-9](?<![\w.(\-][0-9])(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"  # time stamps
+    r"|[0-9](?<![\w.(\-][0-9])(?:\d{3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?Z?"  # time stamps, `Z` too
     r"|(?<=0)[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*"  # pointers other than NULL
     r"|(?<=\[[0-9])\d+(?=\]\[))(?![\w.]))",  # thread ids: `[1234][`
     re.ASCII,

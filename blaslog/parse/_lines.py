@@ -262,9 +262,11 @@ class _FileParser(Recalling):
         """Begin the record `found` in line `text` (after other text where its column is not 0), with the records
         glued before it on the line; return the index of the last line taken."""
         fmt, column = found
-        if column:
-            self._tag(fmt, text, column, number)
         inner = text[column:]
+        # the record's own shape, and the whole line's (a line of it is then known without a visit)
+        own = self.cache.shaper.split(inner)[0] if column and shape is not None else None
+        if column:
+            self._tag(fmt, text, column, number, shape, own)
         at, shared = column, False
         while cut := fmt.glued(inner):
             # two records glued on one line (a person pasted them): each is read on its own
@@ -282,18 +284,23 @@ class _FileParser(Recalling):
         if shared:
             self.pending = _Pending(fmt, [inner], number, None, prefix=text[:column], shared=True)
         elif column:
-            # the record's own shape, and the whole line's (a line of it is then known without a visit)
-            own = self.cache.shaper.split(inner)[0] if shape is not None else None
             self.pending = _Pending(fmt, [inner], number, own, shape, prefix=text[:column], width=len(text))
         else:
             return self._begin(walk, _Pending(fmt, [text], number, shape, width=len(text)), position)
         return walk.indices[position]
 
-    def _tag(self, fmt: Any, text: str, column: int, number: int) -> None:
-        """Say once per kind of prefix that other text (a launcher's tag, `[rank0]:`, on every line) came before
-        a record and was kept apart."""
+    def _tag(self, fmt: Any, text: str, column: int, number: int, shape: str | None, own: str | None) -> None:
+        """Say once per kind of prefix that other text (a launcher's tag, `[rank0]:`, a CI runner's time stamp, on
+        every line) came before a record and was kept apart. Its kind is its SHAPE key (`shape`, the whole
+        line's, less `own`, the record's), numbers made 0: lines whose keys are equal, of which only the first is
+        visited once the record's shape is known, are of one kind (a launcher's pointer or time stamp may change
+        from line to line)."""
         prefix = text[:column].strip()
-        kind = re.sub(r"\d+", "0", prefix)
+        if shape is not None and own is not None and shape.endswith(own):
+            prefix_key = shape[: len(shape) - len(own)].strip()
+        else:
+            prefix_key = prefix
+        kind = re.sub(r"\d+", "0", prefix_key)
         if prefix and kind not in self.prefixes:
             self.prefixes.add(kind)
             self.problem(
