@@ -262,16 +262,26 @@ def test_memory_of_a_streamed_run_does_not_grow_with_repeated_calls(tmp_path):
     assert (large - small) / (45 * 78) < 64  # bytes per additional call
 
 
-PREFIXES = ["[rank0]: ", "[rank3]:[stdout] ", "2026-06-06T15:31:42.123Z pid=77 "]
+def _stamped(lines: list[str]) -> str:
+    """`lines` as a CI runner's raw log has them: a time stamp of its own before every line (GitHub Actions)."""
+    return "".join(
+        f"2024-01-15T10:{i // 600 % 60:02d}:{i // 10 % 60:02d}.{i:07d}Z {line}\n" for i, line in enumerate(lines)
+    )
+
+
+STAMPED = "a CI runner's time stamp, another on every line"
+PREFIXES = ["[rank0]: ", "[rank3]:[stdout] ", "2026-06-06T15:31:42.123Z pid=77 ", STAMPED]
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)
 @pytest.mark.parametrize("events", [True, False], ids=["all-records", "gemms-only"])
 def test_lines_behind_a_launcher_prefix_parse_as_without_it(prefix, events, monkeypatch):
-    """A launcher's tag before every line: the same records and counts with the shape cache on and off,
-    and the same records as the log without the tags."""
+    """A launcher's tag before every line, or a CI runner's time stamp (the later lines then served from their
+    shapes' templates with the stamp's value left out): the same records and counts with the shape cache on and
+    off, and the same records as the log without the prefixes."""
     plain_text = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
-    text = "".join(prefix + line + "\n" for line in plain_text.splitlines())
+    lines = plain_text.splitlines()
+    text = _stamped(lines) if prefix == STAMPED else "".join(prefix + line + "\n" for line in lines)
 
     def parse(source):
         parser = _parser(source, events)
@@ -282,36 +292,6 @@ def test_lines_behind_a_launcher_prefix_parse_as_without_it(prefix, events, monk
     assert cached == plain and summary.to_dict() == plain_summary.to_dict()
     assert cached == parse(plain_text)[0]
     assert summary.unparsable_lines == 0 and summary.gemm_records == 78
-
-
-def _stamped(lines: list[str]) -> str:
-    """`lines` as a CI runner's raw log has them: a time stamp of its own before every line (GitHub Actions)."""
-    return "".join(
-        f"2024-01-15T10:{i // 600 % 60:02d}:{i // 10 % 60:02d}.{i:07d}Z {line}\n" for i, line in enumerate(lines)
-    )
-
-
-@pytest.mark.parametrize("events", [True, False], ids=["all-records", "gemms-only"])
-def test_lines_behind_a_time_stamp_of_their_own_parse_as_without_it(events, monkeypatch):
-    """A CI runner's time stamp, another on every line: the same records and counts with the shape cache on and
-    off (the later lines served from their shapes' templates with the stamp's value left out), and the same
-    records as the log without the stamps."""
-    plain_text = _text(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log")
-    text = _stamped(plain_text.splitlines() * 3)
-
-    def parse(source):
-        parser = _parser(source, events)
-        return [r.to_dict() for r in parser.records()], parser.summary
-
-    cached, summary = parse(text)
-    plain, plain_summary = _without_cache(monkeypatch, lambda: parse(text))
-    assert cached == plain and summary.to_dict() == plain_summary.to_dict()
-    unstamped = parse(plain_text * 3)[0]
-    drop = ("line", "end_line")
-    assert [{k: v for k, v in r.items() if k not in drop} for r in cached] == [
-        {k: v for k, v in r.items() if k not in drop} for r in unstamped
-    ]
-    assert summary.unparsable_lines == 0 and summary.gemm_records == 3 * 78
 
 
 @pytest.mark.parametrize("stamped", [False, True], ids=["tag", "time-stamp-per-line"])
