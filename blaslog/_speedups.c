@@ -78,7 +78,8 @@ digits_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t j, Py_ssize_t count)
  * else -1, with *rest set where the pattern's own alternatives may still match there. Each alternative scans
  * greedily and tests its end, which is where the pattern's backtracking would leave it (a shorter run of digits
  * or hex digits is followed by one, a word character). *kind is set to the letter _fast.shapes.mark writes
- * for the match: `p` (a pointer), `s` or `t` (a time stamp with a space or a `T`), `d` (a decimal) or `n`. */
+ * for the match: `p` (a pointer), `s` or `t` (a time stamp with a space or a `T`; `y` or `z` with a `Z` after it),
+ * `d` (a decimal) or `n`. */
 static Py_ssize_t
 shared_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int *rest, unsigned char *kind)
 {
@@ -98,14 +99,16 @@ shared_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t i, int *rest, unsign
     if (digits_at(s, n, i + 1, 3) && i + 19 <= n && s[i + 4] == '-' && digits_at(s, n, i + 5, 2) && s[i + 7] == '-'
         && digits_at(s, n, i + 8, 2) && (s[i + 10] == ' ' || s[i + 10] == 'T') && digits_at(s, n, i + 11, 2)
         && s[i + 13] == ':' && digits_at(s, n, i + 14, 2) && s[i + 16] == ':' && digits_at(s, n, i + 17, 2)) {
+        int utc;
         j = i + 19;
         if (j + 1 < n && s[j] == '.' && is_digit(s[j + 1]))
             for (j += 2; j < n && is_digit(s[j]); j++)
                 ;
-        if (j < n && s[j] == 'Z') /* ISO 8601's UTC (a CI runner's stamp: 2024-01-15T10:23:45.1234567Z) */
+        utc = j < n && s[j] == 'Z'; /* ISO 8601's UTC (a CI runner's stamp: 2024-01-15T10:23:45.1234567Z) */
+        if (utc)
             j++;
         if (ends_value(s, n, j)) {
-            *kind = s[i + 10] == ' ' ? 's' : 't';
+            *kind = s[i + 10] == ' ' ? (utc ? 'y' : 's') : (utc ? 'z' : 't');
             return j;
         }
     }

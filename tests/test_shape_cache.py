@@ -294,6 +294,40 @@ def test_lines_behind_a_launcher_prefix_parse_as_without_it(prefix, events, monk
     assert summary.unparsable_lines == 0 and summary.gemm_records == 78
 
 
+@pytest.mark.parametrize("events", [True, False], ids=["all-records", "gemms-only"])
+def test_a_time_stamp_with_a_z_is_another_shape_than_one_without(events, monkeypatch):
+    """ISO 8601's `Z` after a time stamp (a CI runner's) is masked with the stamp, as a kind of its own: inside a
+    cuBLASLt record's header, where its grammar takes no `Z`, the line reads with the cache on as with it off
+    (the bracket is other text before the record), not as served from the template of stamps without one."""
+    lines = [
+        f"[2024-05-22 07:22:3{i}{z}][cublasLt][65020][Api][cublasLtCreate] lightHandle=0X7FFDB5ABD8F{i}"
+        for i, z in enumerate(["", "", "Z", "", "Z"])
+    ]
+    text = "\n".join(lines * 2) + "\n"
+
+    def parse():
+        parser = _parser(text, events, block=200)
+        return [r.to_dict() for r in parser.records()], parser.summary.to_dict(max_problems=10**6)
+
+    cached = parse()
+    assert cached == _without_cache(monkeypatch, parse)
+    said = [p for p in cached[1]["problems"] if p["line"] == 3]
+    assert said and "07:22:32Z" in said[0]["message"]
+
+
+def test_a_prefix_is_said_once_also_where_a_batch_has_no_keys(tmp_path):
+    """A prefix's kind is its SHAPE key's, also in a batch that has no keys (a byte that is not UTF-8 in it):
+    stamps with and without a fraction are one kind, said once."""
+    line = b"[2024-05-22 07:22:32][cublasLt][65020][Api][cublasLtCreate] lightHandle=0X7FFDB5ABD8F8"
+    stamps = [b"2024-01-15T10:23:45.1Z ", b"2024-01-15T10:23:46Z "]
+    for extra in (b"", b"junk \xff\n"):
+        path = tmp_path / "stamped.log"
+        path.write_bytes(b"".join(stamp + line + b"\n" for stamp in stamps) + extra)
+        summary = blaslog.parse(str(path)).files[0]
+        said = [p for p in summary.problems if "kept apart" in p.message]
+        assert len(said) == 1, (extra, said)
+
+
 @pytest.mark.parametrize("stamped", [False, True], ids=["tag", "time-stamp-per-line"])
 def test_lines_behind_a_launcher_prefix_are_counted_without_a_visit(stamped):
     """Once a prefixed line's record shape is known, later lines of that whole-line shape are counted by the

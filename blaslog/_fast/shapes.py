@@ -74,8 +74,9 @@ def kind_of(value: str) -> str:
 
 def mark(value: str) -> str:
     """What a key holds in place of a masked value: a NUL and a letter for what the value looks like, `p` (a
-    pointer), `s` or `t` (a time stamp with a space, or without one: `2026-06-06T15:31:41`), `d` (a decimal)
-    or `n` (a whole number).
+    pointer), `s` or `t` (a time stamp with a space, or without one: `2026-06-06T15:31:41`), `y` or `z` (the
+    same with ISO 8601's `Z` after it: `2024-01-15T10:23:45.1234567Z`, a CI runner's), `d` (a decimal) or `n` (a
+    whole number).
 
     A grammar may read one place of a shape otherwise when it holds another kind of value: a time stamp with
     a space is two words to it, and a logger's thread-id brackets take digits, not a pointer or a decimal.
@@ -85,6 +86,8 @@ def mark(value: str) -> str:
     if kind == "num":
         return "\x00d" if "." in value else "\x00n"
     if kind == "time":
+        if value.endswith("Z"):  # a grammar that reads a logger's own stamp need not read this one
+            return "\x00y" if " " in value else "\x00z"
         return "\x00s" if " " in value else "\x00t"
     return "\x00p"
 

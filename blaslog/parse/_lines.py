@@ -296,10 +296,9 @@ class _FileParser(Recalling):
         visited once the record's shape is known, are of one kind (a launcher's pointer or time stamp may change
         from line to line)."""
         prefix = text[:column].strip()
-        if shape is not None and own is not None and shape.endswith(own):
-            prefix_key = shape[: len(shape) - len(own)].strip()
-        else:
-            prefix_key = prefix
+        if shape is None or own is None:  # a batch without keys (a bad byte in it): the same kinds all the same
+            shape, own = self.cache.shaper.split(text)[0], self.cache.shaper.split(text[column:])[0]
+        prefix_key = shape[: len(shape) - len(own)].strip() if shape.endswith(own) else prefix
         kind = re.sub(r"\d+", "0", prefix_key)
         if prefix and kind not in self.prefixes:
             self.prefixes.add(kind)
