@@ -39,12 +39,14 @@ def _letter(value: str) -> str:
     kind = kind_of(value)
     if kind == "num":
         return "d" if "." in value else "n"
+    if kind == "time" and value.endswith("Z"):  # ISO 8601's UTC: a kind of its own
+        return "y" if " " in value else "z"
     return "s" if kind == "time" and " " in value else kind[0]
 
 
 def _marked(pattern: re.Pattern[str], text: str) -> str:
     """The key of `text` under a mask, spelled out: each match a NUL and a letter for its kind (`d` for a
-    decimal number, `s` for a time stamp with a space)."""
+    decimal number, `s` for a time stamp with a space, `y`/`z` for one with a `Z` after it)."""
     return pattern.sub(lambda match: "\x00" + _letter(match.group(1)), text)
 
 
