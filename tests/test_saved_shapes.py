@@ -227,10 +227,10 @@ def _line_templates(folder: Path) -> tuple[Path, tuple[Any, ...]]:
     ],
 )
 def test_a_saved_line_template_that_does_not_fit_its_record_is_refused(saving: Path, spoil: Any) -> None:
-    target, (version, templates, families, bound, known) = _line_templates(saving)
+    target, (version, templates, families, bound, known, texts) = _line_templates(saving)
     line = next(line for table in bound.values() for line in table.values() if "jsonl" in line.memo)
     spoil(line)
-    target.write_bytes(pickle.dumps((version, templates, families, bound, known)))
+    target.write_bytes(pickle.dumps((version, templates, families, bound, known, texts)))
     saved.forget()
     store = saved.store()
     assert store is not None and not store.templates and not store.bound  # refused whole: learnt again
@@ -242,7 +242,7 @@ def test_line_templates_and_the_forms_of_their_rows_are_saved_and_serve_the_next
     from blaslog._fast.templates import LineTemplate
     from blaslog.reporters import json as json_reporter
 
-    _, (_, _, _, bound, _) = _line_templates(saving)
+    _, (_, _, _, bound, _, _) = _line_templates(saving)
     lines = [line for table in bound.values() for line in table.values()]
     assert len(lines) > 5 and all(type(line) is LineTemplate for line in lines)
     assert all(line.make is not None for line in lines)  # found again from the record class
@@ -282,7 +282,7 @@ def test_the_forms_of_templates_rows_are_saved_and_serve_the_next_process(
 ) -> None:
     from blaslog.reporters import json as json_reporter
 
-    _, (_, templates, _, _, _) = _templates_with_forms(saving)
+    _, (_, templates, _, _, _, _) = _templates_with_forms(saving)
     formed = [t for table in templates.values() for t in table.values() if "jsonl" in t.memo]
     assert len(formed) > 5 and all(type(t) is Template for t in formed)
     saved.forget()  # as a new process: the templates read back with their forms
@@ -315,10 +315,10 @@ def test_the_forms_of_templates_rows_are_saved_and_serve_the_next_process(
     ],
 )
 def test_a_saved_template_whose_form_does_not_fit_its_shape_is_refused(saving: Path, spoil: Any) -> None:
-    target, (version, templates, families, bound, known) = _templates_with_forms(saving)
+    target, (version, templates, families, bound, known, texts) = _templates_with_forms(saving)
     key, template = next((k, t) for table in templates.values() for k, t in table.items() if "jsonl" in t.memo)
     spoil(template, key.count("\x00"))
-    target.write_bytes(pickle.dumps((version, templates, families, bound, known)))
+    target.write_bytes(pickle.dumps((version, templates, families, bound, known, texts)))
     saved.forget()
     store = saved.store()
     assert store is not None and not store.templates and not store.bound  # refused whole: learnt again
@@ -408,10 +408,10 @@ def test_the_keys_that_begin_records_serve_the_next_process_for_the_same_dialect
     ],
 )
 def test_a_saved_table_of_known_keys_that_is_not_one_is_refused(saving: Path, spoil: Any) -> None:
-    target, (version, templates, families, bound, known) = _line_templates(saving)
+    target, (version, templates, families, bound, known, texts) = _line_templates(saving)
     assert known
     spoil(known)
-    target.write_bytes(pickle.dumps((version, templates, families, bound, known)))
+    target.write_bytes(pickle.dumps((version, templates, families, bound, known, texts)))
     saved.forget()
     store = saved.store()
     assert store is not None and not store.templates and not store.bound and not store.known  # learnt again
@@ -461,3 +461,83 @@ def test_keys_learnt_on_plain_logs_read_mutated_logs_as_a_first_process_does(sav
             assert warm[m] == (_visits(m)[:2], _read(m)[:2]), m.name
     finally:
         os.environ["BLASLOG_SAVED_SHAPES"] = "1"
+
+
+TEMPLATELESS = (
+    "hipblaslt_unknown_hipblaslt-pr-395-simple-info.log",  # a tuning file's header: no template can be made
+    "rocblas_dtk_work-skills-readme-count-typed.log",  # a bench line cut short: the build step's RecordError
+    "mkl_2020.0_onednn-issue-789-prints.log",  # MKL's version note: free text, read by the looser rule
+    "cublaslt_12.4_cudalibrarysamples-issue-187.log",
+)
+
+
+@pytest.mark.parametrize("kind", ["gemm", "all"])
+def test_a_log_read_again_runs_no_grammar_and_never_imports_lark(saving: Path, kind: str) -> None:
+    """Records without a template (a shape whose build step computes with a volatile value, a record the build
+    step rejects, free text) are saved by their text: a later process reads them as the first did, with the
+    same problems, without a grammar; so a log read again never imports lark (blaslog/_lark.py)."""
+    logs = [str(FIXTURES / "real" / name) for name in TEMPLATELESS]
+    assert all(map(os.path.exists, logs))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-X", "importtime", "-m", "blaslog", "parse", "-f", "jsonl", "--kind", kind, *logs]
+    first, again = (subprocess.run(command, capture_output=True, env=env) for _ in range(2))
+    assert first.returncode == again.returncode == 0, first.stderr[-2000:]
+    assert first.stdout == again.stdout
+    assert b"cut short" in again.stdout and b'"mkl"' in again.stdout
+
+    def said(run: subprocess.CompletedProcess[bytes]) -> list[bytes]:
+        return [line for line in run.stderr.splitlines() if not line.startswith(b"import time:")]
+
+    def imported(run: subprocess.CompletedProcess[bytes]) -> set[str]:
+        """The top packages of the modules a run imported (`-X importtime`)."""
+        lines = [line.decode() for line in run.stderr.splitlines() if line.startswith(b"import time:")]
+        return {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in lines}
+
+    assert said(first) == said(again)  # the same problems, said the same way
+    assert "lark" in imported(first)  # the test reads texts that need a grammar the first time
+    assert "lark" not in imported(again) and "regex" not in imported(again)
+    store = pickle.loads(_saved_file(saving).read_bytes())
+    texts = store[5]
+    failures = [read for table in texts.values() for read in table.values() if type(read[0]) is tuple]
+    loose = [read for table in texts.values() for read in table.values() if read[2]]
+    assert failures and (loose or kind == "gemm")
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda read: (read[0], ("a", 7), read[2]),  # a warning that is no str
+        lambda read: (read[0], read[1], 1),  # not a bool
+        lambda read: ({"m": 7}, read[1], read[2]),  # no record
+        lambda read: ((True, "cut", "column", None), read[1], read[2]),  # a failure whose column is no int
+        lambda read: ((True, "cut", 0, ("m",)), read[1], read[2]),
+    ],
+)
+def test_a_saved_text_that_is_not_a_read_record_is_refused(saving: Path, spoil: Any) -> None:
+    for name in TEMPLATELESS[:2]:
+        _read(FIXTURES / "real" / name)
+    assert saved.save()
+    target = _saved_file(saving)
+    version, templates, families, bound, known, texts = pickle.loads(target.read_bytes())
+    table = next(iter(texts.values()))
+    text = next(iter(table))
+    table[text] = spoil(table[text])
+    target.write_bytes(pickle.dumps((version, templates, families, bound, known, texts)))
+    saved.forget()
+    store = saved.store()
+    assert store is not None and not store.templates and not store.texts  # refused whole: learnt again
+
+
+def test_a_saved_text_is_served_with_its_own_place_and_its_error(saving: Path, tmp_path: Path) -> None:
+    """A record read by its text is the first process's at this place; a RecordError comes back as it was."""
+    source = (FIXTURES / "real" / TEMPLATELESS[1]).read_text()
+    log = tmp_path / "moved.log"
+    log.write_text("a line of the program\n" + source)
+    cold = _read(log)
+    assert saved.save()
+    saved.forget()
+    warm = _read(log)
+    assert warm[:2] == cold[:2] and warm[2] == 0
+    problems = warm[1]["problems"]
+    assert problems and problems[0]["line"] == 2 and "cut short" in problems[0]["message"]
+    assert all(record["line"] == 2 and record["file"] == str(log) for record in warm[0])

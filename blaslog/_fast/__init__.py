@@ -26,8 +26,9 @@ Rooms:
 * ``lazy``: Records, what a lazy read yields (Built, ShapedCall, ShapedRun: records not built yet);
 * ``cache``: what was learnt about shapes, shared by the inputs of one read (:class:`SharedShapes`) and by
   the pieces a worker process reads;
-* ``saved``: the templates, and the keys that begin records, learnt by earlier processes, kept in the user's
-  cache folder (BLASLOG_SAVED_SHAPES);
+* ``saved``: the templates, the keys that begin records, and the records of texts no template serves, learnt
+  by earlier processes, kept in the user's cache folder (BLASLOG_SAVED_SHAPES): a log read again runs no
+  grammar, and its process never imports lark (``blaslog/_lark.py``);
 * ``plan``: the classifying pass over a batch (the first ask);
 * ``known``: the record of a known shape (the second ask);
 * ``follow``: records of several lines taken in one step by their lines' keys.

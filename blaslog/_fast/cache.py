@@ -29,8 +29,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from lark.exceptions import LarkError
-
+import blaslog._lark as _lark
 from blaslog._fast import _c, saved
 from blaslog._fast.lazy import ShapedCall
 from blaslog._fast.making import family_template, template_of
@@ -234,63 +233,110 @@ class ShapeCache:
         comes as a ShapedCall of its Template where it can (see Template.writable). Raises UnexpectedInput (the
         grammar rejects the text) or RecordError (it parses but makes no sense).
         """
-        stats = self.stats
         try:
             try:
-                tree = None
-                if self.enabled:
-                    if shape is None:
-                        stats.masked += 1
-                        shape = mask(text)
-                    key, values = shape
-                    table = self._templates.get(fmt)
-                    if table is None:
-                        table = self._templates[fmt] = self._known_templates(fmt)
-                    template = table.get(key)
-                    family = None  # the shape's words and the pieces between them, where the dialect has words
-                    if template is None and fmt.words is not None:
-                        family = _family_of(fmt.words, key)
-                        template = self._derive(fmt, family, values)
-                        if template is not None:
-                            stats.derived += 1
-                            keep(table, key, template)
-                    if template is not None and template is not UNCACHEABLE:
-                        try:
-                            if lazy and template.writable(values):
-                                call = ShapedCall(template, values, path, line, end_line)
-                                stats.hits += 1
-                                return call, template.warnings, template
-                            record = template.instantiate(values, path, line, end_line)
-                            stats.hits += 1
-                            return record, template.warnings, template
-                        except RecordError:
-                            pass  # a value out of range: the grammar's reading says which one first, as ever
-                    stats.misses += 1
-                    if template is None:
-                        tree = self._grammar(fmt, text)
-                        template = template_of(fmt, tree, text)
-                        keep(table, key, template)
-                        if self.saved is not None:
-                            self.saved.template(fmt, key, template)
-                        if template is not UNCACHEABLE:
-                            if family is not None and "\x00" not in text:
-                                self._widen(fmt, family, tree, text, key, values)
-                            try:
-                                record = template.instantiate(values, path, line, end_line)
-                                return record, template.warnings, template
-                            except RecordError:
-                                pass  # the plain build below says which value is out of range first
-                else:
-                    stats.misses += 1
-                record, warnings = self._record(fmt, text, tree, path, line, end_line)
-                return record, warnings, UNCACHEABLE
-            except LarkError:  # the grammar's main rule rejects the text
+                if not self.enabled:
+                    self.stats.misses += 1
+                    return (*self._uncached(fmt, text, None, path, line, end_line), UNCACHEABLE)
+                return self._through_template(fmt, text, path, line, end_line, shape or self._masked(text), lazy)
+            except RecordError:  # matched first: a process that runs no grammar has no lark to match against
+                raise
+            except _lark.LarkError:  # the grammar's main rule rejects the text
                 loose = self._fallback(fmt, text, path, line, end_line)
                 if loose is None:
                     raise
+                if self.saved is not None:
+                    self.saved.read_text(fmt, text, (loose, (), True))
                 return loose, (), FALLBACK if self.enabled else UNCACHEABLE
         except RecursionError:
             raise RecordError("groups nested too deeply to be a BLAS log record") from None
+
+    def _masked(self, text: str) -> tuple[str, list[str]]:
+        self.stats.masked += 1
+        return mask(text)
+
+    def _through_template(
+        self, fmt: Dialect, text: str, path: str, line: int, end_line: int, shape: tuple[str, list[str]], lazy: bool
+    ) -> tuple[Record | ShapedCall, tuple[str, ...], Any]:
+        """:meth:`parse` with the cache on: from the template of the text's VOLATILE `shape` (made from its family's,
+        or by the grammar, and learnt, when new), else as an earlier process read the same text, else from the
+        text's own tree."""
+        stats = self.stats
+        key, values = shape
+        table = self._templates.get(fmt)
+        if table is None:
+            table = self._templates[fmt] = self._known_templates(fmt)
+        template = table.get(key)
+        family = None  # the shape's words and the pieces between them, where the dialect has words
+        if template is None and fmt.words is not None:
+            family = _family_of(fmt.words, key)
+            template = self._derive(fmt, family, values)
+            if template is not None:
+                stats.derived += 1
+                keep(table, key, template)
+        if template is not None and template is not UNCACHEABLE:
+            try:
+                if lazy and template.writable(values):
+                    call = ShapedCall(template, values, path, line, end_line)
+                    stats.hits += 1
+                    return call, template.warnings, template
+                record = template.instantiate(values, path, line, end_line)
+                stats.hits += 1
+                return record, template.warnings, template
+            except RecordError:
+                pass  # a value out of range: the grammar's reading says which one first, as ever
+        stats.misses += 1
+        if self.saved is not None and (template is None or template is UNCACHEABLE):
+            recalled = self._recalled(fmt, text, path, line, end_line)
+            if recalled is not None:
+                return recalled
+        tree = None
+        if template is None:
+            tree = self._grammar(fmt, text)
+            template = template_of(fmt, tree, text)
+            keep(table, key, template)
+            if self.saved is not None:
+                self.saved.template(fmt, key, template)
+            if template is not UNCACHEABLE:
+                if family is not None and "\x00" not in text:
+                    self._widen(fmt, family, tree, text, key, values)
+                try:
+                    record = template.instantiate(values, path, line, end_line)
+                    return record, template.warnings, template
+                except RecordError:
+                    pass  # the plain build below says which value is out of range first
+        return (*self._uncached(fmt, text, tree, path, line, end_line), UNCACHEABLE)
+
+    def _uncached(
+        self, fmt: Dialect, text: str, tree: Any, path: str, line: int, end_line: int
+    ) -> tuple[Record, tuple[str, ...]]:
+        """The record of `text` built from its own tree (`tree`, None when the grammar has not read it yet) and its
+        warnings, noted for later processes (``saved.Store.texts``), as is the RecordError it raises."""
+        try:
+            record, warnings = self._record(fmt, text, tree, path, line, end_line)
+        except RecordError as exc:
+            if self.saved is not None:
+                self.saved.read_text(fmt, text, (saved.failure(exc), (), False))
+            raise
+        if self.saved is not None:
+            self.saved.read_text(fmt, text, (record, warnings, False))
+        return record, warnings
+
+    def _recalled(
+        self, fmt: Dialect, text: str, path: str, line: int, end_line: int
+    ) -> tuple[Record, tuple[str, ...], Any] | None:
+        """What an earlier process read of this very `text`, a record without a template (``saved.Store.texts``):
+        the record at its own place, its warnings and how it was read; None where none was noted. Raises the
+        RecordError the text's build step raised."""
+        assert self.saved is not None
+        found = self.saved.text_of(fmt, text)
+        if found is None:
+            return None
+        record, warnings, loose = found
+        self.stats.recalled += 1
+        if type(record) is tuple:
+            raise saved.failed(record)
+        return replace(record, file=path, line=line, end_line=end_line), warnings, FALLBACK if loose else UNCACHEABLE
 
     def _derive(self, fmt: Dialect, family: _Words, values: list[str]) -> Template | None:
         """The template of a VOLATILE shape (its `family` parts, its `values`) from its family's, if known."""
@@ -370,13 +416,13 @@ class ShapeCache:
         found = trees.get(key)
         if found is not None:
             self.stats.recalled += 1
-            if isinstance(found, LarkError):
+            if isinstance(found, _lark.LarkError):
                 raise found.with_traceback(None)
             return found
         self.stats.grammar_runs += 1
         try:
             found = fmt.parser(rule).parse(text)
-        except LarkError as exc:
+        except _lark.LarkError as exc:
             _remember(trees, key, exc.with_traceback(None))
             raise
         _remember(trees, key, found)
@@ -413,7 +459,7 @@ class ShapeCache:
             return None
         try:
             tree = self._grammar(fmt, text, fmt.fallback_rule)
-        except LarkError:
+        except _lark.LarkError:
             return None
         return fmt.fallback(tree, path, line, end_line)
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lark.exceptions import VisitError
-
+import blaslog._lark as _lark
 from blaslog._fast.shapes import VOLATILE, kind_of
 from blaslog._fast.templates import UNCACHEABLE, IntSlot, Slot, Template, Text, Volatile
 
@@ -53,7 +52,7 @@ def family_template(fmt: Any, tree: Any, text: str, words: Words) -> Any:
         cls, kwargs, warnings = fmt.build(fmt.transformer(spans).transform(tree))
     except Exception as exc:
         # let the plain path raise the real error, or build what needs the real values
-        if isinstance(exc, VisitError):
+        if isinstance(exc, _lark.VisitError):
             exc = exc.orig_exc
         if isinstance(exc, Volatile) and exc.slot.index >= first:
             return exc.slot.index - first

@@ -18,10 +18,17 @@ key, or a line template, gives). And per set of dialects read, the SHAPE keys of
 records, with their dialect and whether the record is free text with nothing to build (``ShapeCache.known`` and
 its shortcuts: a later process counts even the first line of such a key without a visit, as the process that
 learnt it counted its later ones). A shape found uncacheable is not saved (a value out of range can make one
-so). The file is named after a fingerprint of the code that makes
-templates (every module, grammar and extension of the package: names, sizes, modification and change times;
-Python's and lark's versions; the C extension in use or not), so code that changed never reads shapes that
-older code learnt. Saving keeps the :data:`FILES` newest files of other fingerprints (other environments that
+so); instead, the texts of records that no template serves (a shape whose build step computes with a volatile
+value, a record its build step rejects with a RecordError, free text only the dialect's looser rule reads: a
+tuning file's header, a bench line cut short, a library's version note) are saved with what was read of them,
+at most :data:`TEXTS` (a record is a function of its text and its dialect, the rule the cache of one process
+rests on for such texts already, ``ShapeCache._record``). A log read again then runs no grammar at all, and its
+process never imports lark (some 40 ms: ``blaslog/_lark.py``).
+
+The file is named after a fingerprint of the code that makes templates (every module, grammar and extension of
+the package: names, sizes, modification and change times; Python's version and lark's installed module, found
+without importing it; the C extension in use or not), so code that changed never reads shapes that older code
+learnt. Saving keeps the :data:`FILES` newest files of other fingerprints (other environments that
 share the folder) and removes the rest. The workers of a process pool save too, when they end; the last file
 written wins.
 
@@ -42,6 +49,7 @@ import dataclasses
 import enum
 import functools
 import hashlib
+import importlib.util
 import io
 import os
 import pickle
@@ -53,7 +61,16 @@ from typing import Any
 import blaslog._usercache as usercache
 from blaslog._fast import _c
 from blaslog._fast.shapes import keep
-from blaslog._fast.templates import UNCACHEABLE, IntSlot, LineTemplate, Slot, Template, Text
+from blaslog._fast.templates import (
+    UNCACHEABLE,
+    IntSlot,
+    LineTemplate,
+    RecordCut,
+    RecordError,
+    Slot,
+    Template,
+    Text,
+)
 
 SAVED = 2048
 """Most templates kept in the file, a family's counted one by one (a training log has a few hundred shapes; a
@@ -66,6 +83,35 @@ FILES = 8
 """Most files of shapes kept in the folder (one per fingerprint: environments that share the folder)."""
 
 _PREFIX = "shapes-"
+
+TEXTS = 256
+"""Most records kept by their text (see :attr:`Store.texts`): a log holds a few such texts (tuning files' headers,
+a bench's command lines, a library's version notes), which come again in every process."""
+
+TEXT = 4096
+"""Longest text of a record kept by its text."""
+
+Read = tuple[Any, tuple[str, ...], bool]
+"""A record read from a text without a template, as saved: the record (its place is the first process's) or the
+RecordError its build step raised (see :func:`failure`), its warnings, and whether the dialect's looser rule read
+it (free text)."""
+
+Failure = tuple[bool, str, int, "tuple[str, str | None] | None"]
+"""A RecordError as saved: whether it is a RecordCut, its message, column and `where`."""
+
+
+def failure(exc: RecordError) -> Failure:
+    """`exc` as saved (see :data:`Failure`)."""
+    return isinstance(exc, RecordCut), str(exc), exc.column, exc.where
+
+
+def failed(saved: Failure) -> RecordError:
+    """The RecordError saved as `saved`."""
+    cut, message, column, where = saved
+    exc = (RecordCut if cut else RecordError)(message, column)
+    exc.where = where
+    return exc
+
 
 Family = tuple[int, tuple[int, ...], dict[tuple[str, ...], Template]]
 """A family of shapes as saved: how many VOLATILE values its shapes have, the words its build step computes with,
@@ -81,6 +127,7 @@ class Store:
         families: dict[str, dict[Any, Family]],
         bound: dict[str, dict[str, LineTemplate]] | None = None,
         known: dict[tuple[str, ...], dict[str, tuple[str, bool]]] | None = None,
+        texts: dict[str, dict[str, Read]] | None = None,
     ) -> None:
         self.templates = templates
         """Dialect name -> VOLATILE shape -> Template."""
@@ -93,6 +140,10 @@ class Store:
         record -> (its dialect's name, whether the record is free text with nothing to build: a line of it is
         counted without a visit when only GEMMs are wanted). Which dialect begins a record on a line depends on
         the dialects read, hence a table per set."""
+        self.texts: dict[str, dict[str, Read]] = texts if texts is not None else {}
+        """Dialect name -> the text of a record whose shape has no template (its build step computes with a
+        volatile value) or that only the dialect's looser rule reads (free text) -> what was read of it (see
+        :data:`Read`): a log read again then runs no grammar for it (nor imports lark: ``blaslog/_lark.py``)."""
         self.unsaved = 0
         """Notes taken since the file was last written (saved when the process ends, when there are any)."""
         self.memos = self._memos()
@@ -144,6 +195,24 @@ class Store:
             if table.get(key) != (fmt.name, free):
                 keep(table, key, (fmt.name, free))
                 self.unsaved += 1
+
+    def text_of(self, fmt: Any, text: str) -> Read | None:
+        """What an earlier process read of `text`, a record of `fmt` without a template, if it was noted."""
+        table = self.texts.get(fmt.name)
+        return None if table is None or not _shipped(fmt) else table.get(text)
+
+    def read_text(self, fmt: Any, text: str, read: Read) -> None:
+        """Note what was read of `text`, a record of `fmt` without a template (a record whose value pickle or the
+        unpickler of a saved file could not give back is not noted: it would cost the whole file)."""
+        if not _shipped(fmt) or len(text) > TEXT or text in self.texts.get(fmt.name, ()):
+            return
+        try:
+            if _TemplateUnpickler(io.BytesIO(pickle.dumps(read, protocol=pickle.HIGHEST_PROTOCOL))).load() != read:
+                return
+        except Exception:
+            return
+        keep(self.texts.setdefault(fmt.name, {}), text, read)
+        self.unsaved += 1
 
     def family(self, fmt: Any, pieces: Any, family: Family | None) -> None:
         """Note what a family is now (None: its template cannot be made, which is not saved)."""
@@ -226,7 +295,7 @@ def save() -> bool:
     return True
 
 
-_VERSION = 5
+_VERSION = 6
 """The layout of a saved file."""
 
 
@@ -237,6 +306,7 @@ def _newest(
     dict[str, dict[Any, Family]],
     dict[str, dict[str, LineTemplate]],
     dict[tuple[str, ...], dict[str, tuple[str, bool]]],
+    dict[str, dict[str, Read]],
 ]:
     """The store's tables as saved: at most SAVED templates (the families first, then the templates last noted),
     at most SAVED line templates (the last noted), and at most SAVED known keys per set of dialects (the last
@@ -261,7 +331,11 @@ def _newest(
     for dialect, key, value in lines[-SAVED:]:
         bound.setdefault(dialect, {})[key] = value
     known = {dialects: dict(list(table.items())[-SAVED:]) for dialects, table in found.known.items()}
-    return templates, families, bound, known
+    read = [(dialect, text, value) for dialect, table in found.texts.items() for text, value in table.items()]
+    texts: dict[str, dict[str, Read]] = {}
+    for dialect, text, value in read[-TEXTS:]:
+        texts.setdefault(dialect, {})[text] = value
+    return templates, families, bound, known, texts
 
 
 def _tidy(cache: int, name: str) -> None:
@@ -282,17 +356,18 @@ def _tidy(cache: int, name: str) -> None:
 
 def _checked(loaded: Any) -> Store | None:
     """The Store of what a file held, or None where it is not what :func:`save` writes."""
-    if not (isinstance(loaded, tuple) and len(loaded) == 5 and type(loaded[0]) is int and loaded[0] == _VERSION):
+    if not (isinstance(loaded, tuple) and len(loaded) == 6 and type(loaded[0]) is int and loaded[0] == _VERSION):
         return None
-    _, templates, families, bound, known = loaded
+    _, templates, families, bound, known, texts = loaded
     if not (
         _table(templates, str, lambda key, value: _is_template(value, key.count("\x00")))
         and _table(families, tuple, lambda _key, value: _is_family(value))
         and _table(bound, str, lambda _key, value: _is_line_template(value))
         and _table(known, str, lambda _key, value: _is_known(value), _is_names)
+        and _table(texts, str, lambda text, value: len(text) <= TEXT and _is_read(value))
     ):
         return None
-    return Store(templates, families, bound, known)
+    return Store(templates, families, bound, known, texts)
 
 
 def _table(tables: Any, key: type, valid: Any, outer: Any = lambda name: type(name) is str) -> bool:
@@ -308,6 +383,28 @@ def _is_names(names: Any) -> bool:
 
 def _is_known(value: Any) -> bool:
     return type(value) is tuple and len(value) == 2 and type(value[0]) is str and type(value[1]) is bool
+
+
+def _is_read(value: Any) -> bool:
+    """Whether `value` is a :data:`Read` (a record's fields, by the unpickler's classes, are checked no further)."""
+    return (
+        type(value) is tuple
+        and len(value) == 3
+        and (_is_record_class(type(value[0])) or _is_failure(value[0]))
+        and type(value[1]) is tuple
+        and all(type(warning) is str for warning in value[1])
+        and type(value[2]) is bool
+    )
+
+
+def _is_failure(value: Any) -> bool:
+    if not (type(value) is tuple and len(value) == 4 and type(value[0]) is bool and type(value[1]) is str):
+        return False
+    where = value[3]
+    return type(value[2]) is int and (
+        where is None
+        or (type(where) is tuple and len(where) == 2 and type(where[0]) is str and type(where[1]) in (str, type(None)))
+    )
 
 
 def _is_template(value: Any, values: int) -> bool:
@@ -458,9 +555,16 @@ def _raise(error: OSError) -> None:
 
 
 def _lark_version() -> str:
-    import lark
-
-    return str(lark.__version__)
+    """lark's installed module, by its path, size and times (importing lark to read its version would cost a
+    process that runs no grammar some 40 ms: see ``blaslog/_lark.py``); empty where it cannot be found."""
+    spec = importlib.util.find_spec("lark")
+    if spec is None or not spec.origin:
+        return ""
+    try:
+        info = os.stat(spec.origin)
+    except OSError:
+        return ""
+    return f"{spec.origin}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}"
 
 
 _TEMPLATES = {cls.__name__: cls for cls in (Template, LineTemplate, Slot, IntSlot, Text)}

@@ -18,10 +18,9 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from lark import Token, Transformer
-
+import blaslog._lark as _lark
 from blaslog._fast import _c
 from blaslog._fast.shapes import SHAPE, VOLATILE
 from blaslog.records import GemmCall, Record, record_maker
@@ -146,8 +145,26 @@ class RecordCut(RecordError):
     parser keeps it as a truncated record (what :meth:`LogFormat.truncated` reads of it), wherever it is."""
 
 
-class LeafTransformer(Transformer[Token, Any]):
-    """Base Transformer that turns leaves into plain str, or Slot for volatile spans."""
+if TYPE_CHECKING:
+    from lark import Token, Transformer
+
+    class _Transformer(Transformer[Token, Any]):
+        pass
+
+else:
+    _Transformer = object
+
+
+class LeafTransformer(_Transformer):
+    """Base Transformer that turns leaves into plain str, or Slot for volatile spans.
+
+    A dialect's transformer is a subclass, yet defining one does not import lark (see ``blaslog/_lark.py``):
+    making one makes it an instance of the class with lark's Transformer mixed in after it (made once per
+    class), so that it transforms trees as lark's Transformer does, with this class's and its subclass's
+    methods first."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        return object.__new__(_with_lark(cls))
 
     def __default_token__(self, token: Token) -> str | Slot | Text:
         return self.leaf(token)
@@ -187,6 +204,16 @@ class LeafTransformer(Transformer[Token, Any]):
         parts.append(text[at:])
         joined: str | Slot | Text = concat(parts)
         return joined
+
+
+@functools.cache
+def _with_lark(cls: type) -> type:
+    """`cls` (a LeafTransformer) with lark's Transformer mixed in after it (see :class:`LeafTransformer`)."""
+    if issubclass(cls, _lark.Transformer):
+        return cls
+    return type(
+        cls.__name__, (cls, _lark.Transformer), {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+    )
 
 
 @dataclass(slots=True, eq=False)

@@ -19,17 +19,9 @@ sees them only as :class:`Slot` values, re-exported here with the errors a build
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from lark import Lark
-from lark.exceptions import (
-    LarkError,
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-)
-
+import blaslog._lark as _lark
 from blaslog._fast.shapes import VOLATILE, mask
 from blaslog._fast.templates import (
     FALLBACK,
@@ -47,6 +39,9 @@ from blaslog._fast.templates import (
 from blaslog.formats._grammars import load_grammar
 from blaslog.formats._switch import LogSwitch
 from blaslog.records import Event, GemmCall, Record
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 
 class LogFormat:
@@ -191,11 +186,11 @@ class LogFormat:
         try:
             try:
                 tree = self.parser().parse(text)
-            except LarkError:  # the main rule rejects the text: the looser reading, if any, or that error
+            except _lark.LarkError:  # the main rule rejects the text: the looser reading, if any, or that error
                 if self.fallback_rule is not None:
                     try:
                         loose = self.fallback(self.parser(self.fallback_rule).parse(text), path, line, end_line)
-                    except LarkError:
+                    except _lark.LarkError:
                         loose = None
                     if loose is not None:
                         return loose, ()
@@ -255,24 +250,24 @@ def _locate(text: str, what: str, value: str) -> int:
 
 def describe_error(exc: Exception, text: str) -> tuple[str, int]:
     """A one-line reason and a 1-based column for a grammar or build error."""
-    if isinstance(exc, UnexpectedCharacters):
+    if isinstance(exc, RecordError):  # first: the others are lark's (imported when first asked for)
+        return str(exc), exc.column or _locate(text, exc.where[0], exc.where[1] or "") if exc.where else exc.column
+    if isinstance(exc, _lark.UnexpectedCharacters):
         at = exc.pos_in_stream or 0
         char = text[at] if at < len(text) else ""
         expected = sorted({_terminal(t) for t in exc.allowed or ()})
         hint = f"; expected {' or '.join(expected[:4])}" if expected else ""
         return f"unexpected character {char!r}{hint}", exc.column
-    if isinstance(exc, UnexpectedEOF):
+    if isinstance(exc, _lark.UnexpectedEOF):
         return "the record ends too early (cut short?)", len(text) + 1
-    if isinstance(exc, UnexpectedToken):
+    if isinstance(exc, _lark.UnexpectedToken):
         if exc.token.type == "$END":
             return "the record ends too early (cut short, or a `[` is not closed)", len(text) + 1
         expected = sorted({_terminal(t) for t in exc.expected})
         hint = f"; expected {' or '.join(expected[:4])}" if expected else ""
         return f"unexpected {str(exc.token)[:40]!r}{hint}", exc.column
-    if isinstance(exc, UnexpectedInput):
+    if isinstance(exc, _lark.UnexpectedInput):
         return str(exc).splitlines()[0], getattr(exc, "column", 0)
-    if isinstance(exc, RecordError):
-        return str(exc), exc.column or _locate(text, exc.where[0], exc.where[1] or "") if exc.where else exc.column
     return str(exc), 0
 
 

@@ -23,14 +23,13 @@ import pickle
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import lark
-from lark import Lark
-from lark.grammar import Rule
-from lark.lexer import TerminalDef
-
+import blaslog._lark as _lark
 import blaslog._usercache as usercache
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 OPTIONS: dict[str, Any] = {"parser": "lalr"}
 """How every grammar is built (with its `start` rule); part of the cache key."""
@@ -43,6 +42,7 @@ MAX_SAVED = 4 << 20
 def load_grammar(filename: str, start: str = "start") -> Lark:
     """The LALR parser of rule `start` of a grammar shipped in ``blaslog/grammars`` (or the source tree's
     ``grammars/``), from the cache when it holds it."""
+    Lark = _lark.Lark  # lark is imported here: a process that runs no grammar never imports it
     with _without_collision_check():
         package = Path(__file__).resolve().parents[1]
         folder = package / "grammars" if (package / "grammars").is_dir() else package.parent / "grammars"
@@ -68,6 +68,8 @@ def cache_folder() -> Path | None:
 
 
 def _key(folder: Path, filename: str, start: str) -> str:
+    import lark
+
     options = repr(sorted(OPTIONS.items()))
     digest = hashlib.sha256(f"{filename}\0{start}\0{options}\0{lark.__version__}\0{sys.version_info[:2]}".encode())
     for grammar in sorted(folder.glob("*.lark")):  # a grammar may import any other
@@ -88,6 +90,9 @@ def _read(cache: int, name: str) -> dict[str, Any] | None:
 
 
 def _write(cache: int, name: str, parser: Lark) -> None:
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
     data, memo = parser.memo_serialize([TerminalDef, Rule])
     usercache.write(cache, name, pickle.dumps({"data": data, "memo": memo}, protocol=4))
 

@@ -12,8 +12,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from lark.exceptions import LarkError
-
+import blaslog._lark as _lark
 from blaslog.formats._base import LeafTransformer, LogFormat, RecordError, Slot, concat, to_int, transpose
 from blaslog.records import Event, GemmCall
 
@@ -255,7 +254,7 @@ class LoggerFormat(LogFormat):
             return None
         try:
             record, _warnings = LogFormat.parse(self, shown, path, line, end_line)
-        except (LarkError, RecordError):
+        except (_lark.LarkError, RecordError):
             return None
         if not isinstance(record, GemmCall):
             return None

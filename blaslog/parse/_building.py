@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from lark.exceptions import LarkError
-
+import blaslog._lark as _lark
 from blaslog._fast.known import UNKNOWN, Known, bound, is_gemm, known_record
 from blaslog._fast.lazy import ShapedCall
 from blaslog._fast.templates import RecordCut, RecordError
@@ -59,7 +58,9 @@ class Building(Accounting):
             record, warnings, how = self.cache.parse(fmt, text, self.reader.name, first, last, lazy=self.lazy)
             if whole is False:  # it parses, but its last value may be cut (`val=C` of `val=CUBLAS_COMPUTE_32F(68)`)
                 raise RecordCut("its last line does not end the record")
-        except (LarkError, RecordError) as exc:
+        except RecordError as exc:  # matched first: a process that runs no grammar has no lark to match against
+            return self._unread(pending, exc, text, span, at_end)
+        except _lark.LarkError as exc:
             return self._unread(pending, exc, text, span, at_end)
         if whole is None:
             value = text.rstrip().rsplit(None, 1)[-1].rsplit(",", 1)[-1]
@@ -152,7 +153,8 @@ class Building(Accounting):
         fmt, (first, last, count) = pending.fmt, span
         reason, column = describe_error(exc, text)
         unended = at_end and self.reader.ended_without_newline
-        if unended or isinstance(exc, RecordCut) or (isinstance(exc, LarkError) and fmt.cut_short(text)):
+        rejected = not isinstance(exc, RecordError)  # by the grammar (a LarkError)
+        if unended or isinstance(exc, RecordCut) or (rejected and fmt.cut_short(text)):
             summary = self.summary
             summary.record_lines += count
             summary.other_records += 1
@@ -168,7 +170,7 @@ class Building(Accounting):
             return fmt.truncated(text, self.reader.name, first, last)
         # a record a person edited (a note the grammar rejects, a value left out as `...`); a bad value with
         # no edit in sight (`-m ٢١`) is no edit: it is reported as it is
-        edited = isinstance(exc, LarkError) or "..." in text or "…" in text
+        edited = rejected or "..." in text or "…" in text
         partial = fmt.partial(text, self.reader.name, first, last) if edited else None
         if partial is None:
             self.summary.unparsable_lines += count
