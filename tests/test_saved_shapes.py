@@ -3,6 +3,7 @@ saved file used only when it is private and names nothing but template and recor
 
 from __future__ import annotations
 
+import copyreg
 import os
 import pickle
 import subprocess
@@ -20,6 +21,7 @@ from blaslog.cli._group import cli
 from blaslog.formats import Sniffer
 from blaslog.inputs import Reader
 from blaslog.parse._lines import _FileParser
+from blaslog.records import Event
 from tests.conftest import FIXTURES, GENERATED, NVIDIA, ROOT, SEED
 
 LOGS = (
@@ -503,6 +505,34 @@ def test_a_log_read_again_runs_no_grammar_and_never_imports_lark(saving: Path, k
     assert failures and (loose or kind == "gemm")
 
 
+class _Stateless:
+    """Pickles as an Event none of whose fields is set."""
+
+    __class__ = property(lambda self: Event)  # type: ignore[assignment]
+
+    def __reduce__(self) -> Any:
+        return (copyreg.__newobj__, (Event,), [])  # type: ignore[attr-defined]
+
+
+def _spoiled_state(read: Any) -> Any:
+    return (_Stateless(), read[1], read[2])
+
+
+def _spoiled_field(read: Any) -> Any:
+    import dataclasses
+
+    from blaslog.records import Event
+
+    event = Event("mkl", "note", "note", text="x")
+    return (dataclasses.replace(event, text=None), read[1], read[2])  # type: ignore[arg-type]
+
+
+def _spoiled_class(read: Any) -> Any:
+    from blaslog.records import FileSummary
+
+    return (FileSummary("x"), read[1], read[2])  # a record class that no dialect reads
+
+
 @pytest.mark.parametrize(
     "spoil",
     [
@@ -511,10 +541,15 @@ def test_a_log_read_again_runs_no_grammar_and_never_imports_lark(saving: Path, k
         lambda read: ({"m": 7}, read[1], read[2]),  # no record
         lambda read: ((True, "cut", "column", None), read[1], read[2]),  # a failure whose column is no int
         lambda read: ((True, "cut", 0, ("m",)), read[1], read[2]),
+        lambda read: ((False, "boom", 10**9, None), read[1], read[2]),  # a column far past the text's end
+        lambda read: ((False, "boom", -1, None), read[1], read[2]),
+        _spoiled_state,
+        _spoiled_field,
+        _spoiled_class,
     ],
 )
 def test_a_saved_text_that_is_not_a_read_record_is_refused(saving: Path, spoil: Any) -> None:
-    for name in TEMPLATELESS[:2]:
+    for name in TEMPLATELESS[:3]:
         _read(FIXTURES / "real" / name)
     assert saved.save()
     target = _saved_file(saving)
@@ -529,15 +564,45 @@ def test_a_saved_text_that_is_not_a_read_record_is_refused(saving: Path, spoil: 
 
 
 def test_a_saved_text_is_served_with_its_own_place_and_its_error(saving: Path, tmp_path: Path) -> None:
-    """A record read by its text is the first process's at this place; a RecordError comes back as it was."""
-    source = (FIXTURES / "real" / TEMPLATELESS[1]).read_text()
+    """A record read by its text is served at its own place (file and lines), not at the place of the read that
+    saved it; a RecordError comes back as it was, a cut record's as a cut one."""
+    tuning, cut = (FIXTURES / "real" / name for name in TEMPLATELESS[:2])
     log = tmp_path / "moved.log"
-    log.write_text("a line of the program\n" + source)
-    cold = _read(log)
+    log.write_text("a line of the program\n" + tuning.read_text() + cut.read_text())
+    for source in (tuning, cut):
+        _read(source)
     assert saved.save()
     saved.forget()
     warm = _read(log)
-    assert warm[:2] == cold[:2] and warm[2] == 0
+    assert warm[2] == 0  # no grammar: every record and problem came from saved shapes and texts
+    saved.forget()
+    os.environ["BLASLOG_SAVED_SHAPES"] = "0"
+    try:
+        cold = _read(log)
+    finally:
+        os.environ["BLASLOG_SAVED_SHAPES"] = "1"
+    assert cold[2] > 0 and warm[:2] == cold[:2]  # records with their file and lines, problems, accounting
+    assert {record["file"] for record in warm[0]} == {str(log)}
+    assert min(record["line"] for record in warm[0]) == 2
     problems = warm[1]["problems"]
-    assert problems and problems[0]["line"] == 2 and "cut short" in problems[0]["message"]
-    assert all(record["line"] == 2 and record["file"] == str(log) for record in warm[0])
+    assert any("cut short" in problem["message"] for problem in problems)
+
+
+def test_a_log_of_more_texts_than_are_kept_is_saved_once(saving: Path, tmp_path: Path) -> None:
+    """The first TEXTS texts are kept: a log of more of them (or of free text that changes from run to run) does
+    not have the file saved again by every later process, each keeping other texts than the next one reads."""
+    log = tmp_path / "banners.log"
+    banner = "MKL_VERBOSE Intel(R) MKL 2019.0 Update 3 Product build 20190125 for Intel(R) 64 architecture node{}\n"
+    log.write_text("".join(banner.format(i) for i in range(saved.TEXTS * 2)))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "blaslog", "parse", "-f", "jsonl", "--kind", "all", str(log)]
+    outputs, stamps = [], []
+    for _ in range(3):
+        run = subprocess.run(command, capture_output=True, env=env)
+        assert run.returncode == 0, run.stderr[-2000:]
+        outputs.append(run.stdout)
+        stamps.append(_saved_file(saving).stat().st_mtime_ns)
+    assert outputs[0] == outputs[1] == outputs[2] and outputs[0].count(b'"kind": "event"') == saved.TEXTS * 2
+    assert stamps[0] == stamps[1] == stamps[2]  # written by the first run only
+    texts = pickle.loads(_saved_file(saving).read_bytes())[5]
+    assert sum(map(len, texts.values())) == saved.TEXTS

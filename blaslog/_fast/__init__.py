@@ -28,7 +28,7 @@ Rooms:
   the pieces a worker process reads;
 * ``saved``: the templates, the keys that begin records, and the records of texts no template serves, learnt
   by earlier processes, kept in the user's cache folder (BLASLOG_SAVED_SHAPES): a log read again runs no
-  grammar, and its process never imports lark (``blaslog/_lark.py``);
+  grammar (but for text the grammar rejects), and its process does not import lark (``blaslog/_lark.py``);
 * ``plan``: the classifying pass over a batch (the first ask);
 * ``known``: the record of a known shape (the second ask);
 * ``follow``: records of several lines taken in one step by their lines' keys.

@@ -286,7 +286,7 @@ class ShapeCache:
             except RecordError:
                 pass  # a value out of range: the grammar's reading says which one first, as ever
         stats.misses += 1
-        if self.saved is not None and (template is None or template is UNCACHEABLE):
+        if self.saved is not None:  # a text no template served: as an earlier process read it, if it did
             recalled = self._recalled(fmt, text, path, line, end_line)
             if recalled is not None:
                 return recalled

@@ -21,9 +21,9 @@ learnt it counted its later ones). A shape found uncacheable is not saved (a val
 so); instead, the texts of records that no template serves (a shape whose build step computes with a volatile
 value, a record its build step rejects with a RecordError, free text only the dialect's looser rule reads: a
 tuning file's header, a bench line cut short, a library's version note) are saved with what was read of them,
-at most :data:`TEXTS` (a record is a function of its text and its dialect, the rule the cache of one process
-rests on for such texts already, ``ShapeCache._record``). A log read again then runs no grammar at all, and its
-process never imports lark (some 40 ms: ``blaslog/_lark.py``).
+the first :data:`TEXTS` (a record is a function of its text and its dialect, the rule the cache of one process
+rests on for such texts already, ``ShapeCache._record``). A log read again then runs no grammar, and its process
+never imports lark (some 40 ms: ``blaslog/_lark.py``), unless it holds text the grammar itself rejects.
 
 The file is named after a fingerprint of the code that makes templates (every module, grammar and extension of
 the package: names, sizes, modification and change times; Python's version and lark's installed module, found
@@ -202,16 +202,21 @@ class Store:
         return None if table is None or not _shipped(fmt) else table.get(text)
 
     def read_text(self, fmt: Any, text: str, read: Read) -> None:
-        """Note what was read of `text`, a record of `fmt` without a template (a record whose value pickle or the
-        unpickler of a saved file could not give back is not noted: it would cost the whole file)."""
+        """Note what was read of `text`, a record of `fmt` without a template, while fewer than :data:`TEXTS` are
+        noted: the first ones stay (a log of more such texts, or of free text that changes from run to run, would
+        otherwise have the file saved again by every process, never holding what the next one reads). A read that
+        a saved file's check would refuse, or that pickle and the file's unpickler do not give back the same, is
+        not noted: it would cost the whole file."""
         if not _shipped(fmt) or len(text) > TEXT or text in self.texts.get(fmt.name, ()):
+            return
+        if sum(map(len, self.texts.values())) >= TEXTS or not _is_read(text, read):
             return
         try:
             if _TemplateUnpickler(io.BytesIO(pickle.dumps(read, protocol=pickle.HIGHEST_PROTOCOL))).load() != read:
                 return
         except Exception:
             return
-        keep(self.texts.setdefault(fmt.name, {}), text, read)
+        self.texts.setdefault(fmt.name, {})[text] = read
         self.unsaved += 1
 
     def family(self, fmt: Any, pieces: Any, family: Family | None) -> None:
@@ -364,7 +369,8 @@ def _checked(loaded: Any) -> Store | None:
         and _table(families, tuple, lambda _key, value: _is_family(value))
         and _table(bound, str, lambda _key, value: _is_line_template(value))
         and _table(known, str, lambda _key, value: _is_known(value), _is_names)
-        and _table(texts, str, lambda text, value: len(text) <= TEXT and _is_read(value))
+        and _table(texts, str, _is_read)
+        and sum(map(len, texts.values())) <= TEXTS
     ):
         return None
     return Store(templates, families, bound, known, texts)
@@ -385,26 +391,73 @@ def _is_known(value: Any) -> bool:
     return type(value) is tuple and len(value) == 2 and type(value[0]) is str and type(value[1]) is bool
 
 
-def _is_read(value: Any) -> bool:
-    """Whether `value` is a :data:`Read` (a record's fields, by the unpickler's classes, are checked no further)."""
+def _is_read(text: Any, value: Any) -> bool:
+    """Whether `value` is a :data:`Read` of `text`: a GemmCall or Event whose every field holds a value of its
+    declared type (see :func:`_is_record`), or a failure whose column lies in the text; warnings of str."""
     return (
-        type(value) is tuple
+        type(text) is str
+        and len(text) <= TEXT
+        and type(value) is tuple
         and len(value) == 3
-        and (_is_record_class(type(value[0])) or _is_failure(value[0]))
+        and (_is_record(value[0]) or _is_failure(value[0], len(text)))
         and type(value[1]) is tuple
         and all(type(warning) is str for warning in value[1])
         and type(value[2]) is bool
     )
 
 
-def _is_failure(value: Any) -> bool:
+def _is_failure(value: Any, length: int) -> bool:
     if not (type(value) is tuple and len(value) == 4 and type(value[0]) is bool and type(value[1]) is str):
         return False
-    where = value[3]
-    return type(value[2]) is int and (
-        where is None
-        or (type(where) is tuple and len(where) == 2 and type(where[0]) is str and type(where[1]) in (str, type(None)))
+    column, where = value[2], value[3]
+    return (
+        type(column) is int
+        and 0 <= column <= length + 1
+        and (
+            where is None
+            or (type(where) is tuple and len(where) == 2 and type(where[0]) is str and type(where[1]) in (str, NONE))
+        )
     )
+
+
+NONE = type(None)
+
+_FIELD_TYPES: dict[str, Any] = {
+    "str": lambda value: type(value) is str,
+    "int": lambda value: type(value) is int,
+    "bool": lambda value: type(value) is bool,
+    "Pairs": lambda value: (
+        type(value) is tuple
+        and all(type(pair) is tuple and len(pair) == 2 and type(pair[0]) is type(pair[1]) is str for pair in value)
+    ),
+}
+"""The checks of the types a record's fields are declared with (``blaslog.records``; `X | None` allows None)."""
+
+
+def _is_record(record: Any) -> bool:
+    """Whether `record` is a GemmCall or an Event (what a dialect reads) whose every field holds a value of its
+    declared type (a field of a type not in :data:`_FIELD_TYPES` refuses the record: a new one is added there)."""
+    cls: type = type(record)
+    if not (_is_record_class(cls) and cls.__name__ in ("GemmCall", "Event")):
+        return False
+    for name, declared in _declared(cls):
+        value = getattr(record, name, _MISSING)
+        if value is _MISSING or not ((value is None and declared.endswith(" | None")) or _typed(declared, value)):
+            return False
+    return True
+
+
+_MISSING = object()
+
+
+def _typed(declared: str, value: Any) -> bool:
+    check = _FIELD_TYPES.get(declared.removesuffix(" | None"))
+    return check is not None and bool(check(value))
+
+
+@functools.cache
+def _declared(cls: type) -> tuple[tuple[str, str], ...]:
+    return tuple((field.name, str(field.type)) for field in dataclasses.fields(cls))
 
 
 def _is_template(value: Any, values: int) -> bool:
@@ -555,15 +608,18 @@ def _raise(error: OSError) -> None:
 
 
 def _lark_version() -> str:
-    """lark's installed module, by its path, size and times (importing lark to read its version would cost a
-    process that runs no grammar some 40 ms: see ``blaslog/_lark.py``); empty where it cannot be found."""
+    """lark's installed module, by its path, size and times: installing another lark (or the same again) writes
+    it anew. Importing lark to read its version would cost a process that runs no grammar some 40 ms (see
+    ``blaslog/_lark.py``); where lark is no file of its own (in a zip), its version is read so."""
     spec = importlib.util.find_spec("lark")
-    if spec is None or not spec.origin:
-        return ""
     try:
-        info = os.stat(spec.origin)
+        info = os.stat(spec.origin) if spec is not None and spec.origin else None
     except OSError:
-        return ""
+        info = None
+    if spec is None or info is None:
+        import lark
+
+        return str(lark.__version__)
     return f"{spec.origin}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}"
 
 

@@ -161,7 +161,9 @@ class LeafTransformer(_Transformer):
     A dialect's transformer is a subclass, yet defining one does not import lark (see ``blaslog/_lark.py``):
     making one makes it an instance of the class with lark's Transformer mixed in after it (made once per
     class), so that it transforms trees as lark's Transformer does, with this class's and its subclass's
-    methods first."""
+    methods first. So a subclass is not one of lark's classes where it is defined: lark's class decorators
+    (`v_args`) do not apply to it (a method takes its rule's children as a list), and it is no subclass of
+    lark's Transformer (its instances are)."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         return object.__new__(_with_lark(cls))
