@@ -30,8 +30,10 @@ from blaslog.errors import InputError
 HEAD = 1 << 16
 """Bytes of a file read to find a launcher's tag or a BLAS record."""
 
-#: Launchers' tags before a line, with the rank as the first group.
-_TAG = re.compile(rb"^\[(?:rank|default)(\d+)\]:|^\[\d+,(\d+)\]<std(?:out|err)>:", re.MULTILINE)
+#: Launchers' tags at a line's start (after its line end: searched in the text with a line end put before it), the
+#: rank in one of the two groups. Led by a literal line end, so that the search skips to line ends at C speed (with
+#: `^` and re.MULTILINE it tried every byte: half a millisecond per 64 KB head, per input).
+_TAG = re.compile(rb"\n\[(?:(?:rank|default)(\d+)\]:|\d+,(\d+)\]<std(?:out|err)>:)")
 
 #: The rank in a path: `rank3`, `rank_3`, `rank-3`, `attempt_0/3/`, `-r3`, `_r3` (not `r3` inside a word).
 _PATH = re.compile(r"rank[_-]?(\d+)|attempt_\d+[/\\](\d+)(?:[/\\]|$)|(?:^|[-_./\\])r(\d+)(?=[-_./\\]|$)", re.IGNORECASE)
@@ -276,7 +278,7 @@ def rank_from_path(path: str, pattern: re.Pattern[str] | None = None) -> int | N
 
 def rank_from_tags(head: bytes) -> set[int]:
     """The ranks named by launchers' tags in the first lines of a file."""
-    return {int(a or b) for a, b in _TAG.findall(head)}
+    return {int(a or b) for a, b in _TAG.findall(b"\n" + head)}
 
 
 def assign_ranks(paths: Sequence[str], heads: Sequence[bytes], rank_from: str | None = None) -> list[RankedInput]:

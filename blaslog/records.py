@@ -217,15 +217,13 @@ class GemmCall:
         """The function family, with internal spellings and `_64` suffixes folded together; cuBLAS's typed and
         `Ex` spellings of one GEMM (`cublasSgemm_v2`, `cublasGemmEx`, `cublasSgemmEx`) are one family
         (`cublasGemm`, `cublasGemmBatched`, `cublasGemmStridedBatched`, `cublasGemm3m`): the types tell them apart."""
-        name = self.function
-        rule = _FAMILIES.get(self.library)
-        if rule is not None:
-            match = rule[0].fullmatch(name)
-            if match:
-                return match.expand(rule[1])
-        if name.endswith("_64"):
-            name = name[:-3]
-        return name
+        key = (self.library, self.function)
+        found = _FAMILY_OF.get(key)
+        if found is None:
+            if len(_FAMILY_OF) >= 4096:
+                _FAMILY_OF.clear()
+            found = _FAMILY_OF[key] = _family(*key)
+        return found
 
     @property
     def compute_key(self) -> str | None:
@@ -314,11 +312,25 @@ _DATA_AS_COMPUTE = re.compile(r"[RC]_(\d+[FI])")
 _FAMILIES: dict[str, tuple[re.Pattern[str], str]] = {}
 """Library -> (expression, template) folding its function names into families (each dialect's
 `function_family`, declared with :func:`declare_library` when the dialect is registered)."""
+_FAMILY_OF: dict[tuple[str, str], str] = {}
+"""(library, function) -> its family, as far as asked for (Match.expand parses its template on every call: 25 us,
+some 36 times per input of a summary); emptied when a library is declared."""
+
 _DATA_AS_COMPUTE_LIBRARIES: set[str] = set()
 """The libraries that print a compute type as a data type (each dialect's `compute_as_data_type`)."""
 TUNING_FORMATS: set[str] = set()
 """The dialects whose records are tuning choices (a TunableOp results row, a hipBLASLt tuning row or bench table),
 not executed calls: each dialect's `tuning`, declared with :func:`declare_library` when it is registered."""
+
+
+def _family(library: str, name: str) -> str:
+    """The family of function `name` of `library` (see :attr:`GemmCall.family`)."""
+    rule = _FAMILIES.get(library)
+    if rule is not None:
+        match = rule[0].fullmatch(name)
+        if match:
+            return match.expand(rule[1])
+    return name[:-3] if name.endswith("_64") else name
 
 
 def declare_library(
@@ -333,6 +345,7 @@ def declare_library(
     dialect registry, ``blaslog.formats.register_format``, calls this: a record's library is only a name here)."""
     if family is not None:
         _FAMILIES[library] = (re.compile(family[0]), family[1])
+        _FAMILY_OF.clear()
     if compute_as_data_type:
         _DATA_AS_COMPUTE_LIBRARIES.add(library)
     if tuning:

@@ -13,6 +13,7 @@ from blaslog.formats import Sniffer
 from blaslog.inputs import Reader
 from blaslog.parse import built, iter_file
 from blaslog.parse._lines import _FileParser
+from blaslog.reporters.json import ShapeTexts
 from tests.conftest import BAD, FIXTURES, GENERATED, SEED
 
 # per-rank logs of one job (ranks saying the same things), then other dialects, then logs a person mangled
@@ -31,8 +32,10 @@ INPUTS = [
 
 
 def _not_shared(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every input with a cache of its own, as before the shapes were shared."""
+    """Every input with a cache of its own, as before the shapes were shared, and the JSON rows of each input
+    made anew (not taken from the rows an earlier input kept)."""
     monkeypatch.setattr(SharedShapes, "take", lambda self, dialects, sniffer: (sniffer, ShapeCache()))
+    monkeypatch.setattr(ShapeTexts, "_kept", lambda self, text, template: None)
 
 
 def _read(shapes: SharedShapes | None, events: bool, lazy: bool) -> tuple[list, list]:
@@ -84,6 +87,8 @@ def ranks(tmp_path):
     shutil.copyfile(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log", folder / "rank4.log")
     shutil.copyfile(GENERATED / "hipblaslt_bf16_tp2_rank0.api.log", folder / "rank5.log")
     shutil.copyfile(BAD / "cut_group.log", folder / "rank6.log")
+    # the lines of rank 0 again, under a name JSON and %-formats must escape (rows an earlier input kept get it)
+    shutil.copyfile(GENERATED / "lt_fp32_tp4" / "blaslt_321674.log", folder / 'rank7_%d "q".log')
     return folder
 
 

@@ -130,12 +130,31 @@ class ShapeTexts:
         self._seen: dict[int, None] = {}
         """The hashes of the lines of a run's rows seen once and not kept yet (a row is kept the second time its
         line comes; an equal hash of another line only keeps that line's row sooner)."""
+        self._name = ""
+        """The input's name as it is in the text of a row (`_file` without the doubled `%`)."""
+        self._across: dict[str, tuple[Any, list[str]]] = {}
+        """As `_rows`, with a ``\x01`` where the input's name goes, kept for every input: per-rank logs repeat each
+        other's lines, whose rows a later input then takes from here with its own name put in (see
+        :meth:`_kept`), not made again (bounded: see _fast.shapes.keep). A row's text holds no raw control
+        character but this one (JSON writes them as escapes, and a line's SHAPE values hold none)."""
 
     def _input(self, path: str) -> None:
         """Write the rows of input `path` from here on."""
         self._path = path
-        self._file = _COMPACT.encode(path)[1:-1].replace("%", "%%")
+        self._name = _COMPACT.encode(path)[1:-1]
+        self._file = self._name.replace("%", "%%")
         self._pieces, self._rows, self._seen = {}, {}, {}
+
+    def _kept(self, text: str, template: Any) -> list[str] | None:
+        """The parts of the row of line `text` (of `template`) kept by an earlier input, with this input's name
+        put in and kept for this input too; None where none was kept."""
+        found = self._across.get(text)
+        if found is None or found[0] is not template:
+            return None
+        name = self._name
+        parts = [part.replace("\x01", name) for part in found[1]]
+        keep(self._rows, text, (template, parts))
+        return parts
 
     def parts(self, item: Any) -> list[str]:
         """The texts of the rows of a ShapedRows, or the text of a row (a plain dict, or a ShapedRow)."""
@@ -158,7 +177,7 @@ class ShapeTexts:
             keep(self._pieces, call.template, pieces)
         if pieces is False:
             return self._encode(item.row())
-        form, pick = pieces  # as _fill does, inline (this runs once per row)
+        form, pick, _ = pieces  # as _fill does, inline (this runs once per row)
         text = call.text
         if text is None or call.line != call.end_line:
             return form % pick((*call.values, call.line, call.end_line))  # type: ignore[no-any-return]
@@ -166,14 +185,21 @@ class ShapeTexts:
         # its template) with a NUL where the number goes (JSON writes a NUL as \u0000: none is in the text)
         found = self._rows.get(text)
         if found is None or found[0] is not call.template:
-            return str(call.line).join(self._keep(call.template, pieces, call.values, text))
+            parts = self._kept(text, call.template) or self._keep(call.template, pieces, call.values, text)
+            return str(call.line).join(parts)
         return str(call.line).join(found[1])
 
     def _keep(self, template: Any, pieces: Any, values: list[str], text: str) -> list[str]:
         """The row of `text` (of `template`, whose pieces are `pieces`; its SHAPE values `values`) cut where its
         line number goes, kept for the next time `text` comes."""
-        form, pick = pieces
-        parts: list[str] = (form % pick((*values, "\x00", "\x00"))).split("\x00")
+        form, pick, marking = pieces
+        marked = marking % pick((*values, "\x00", "\x00"))
+        parts: list[str]
+        if marked.count("\x01") > 1:  # a value holds the mark (none does: see `_across`): the row as it is
+            parts = (form % pick((*values, "\x00", "\x00"))).split("\x00")
+        else:
+            keep(self._across, text, (template, marked.split("\x00")))
+            parts = marked.replace("\x01", self._name).split("\x00")
         keep(self._rows, text, (template, parts))
         return parts
 
@@ -205,6 +231,10 @@ class ShapeTexts:
             if found is not None and found[0] is template:  # as text() does for the ShapedCall of the line
                 append(str(number).join(found[1]))
                 continue
+            parts = self._kept(text, template)  # a row an earlier input kept
+            if parts is not None:
+                append(str(number).join(parts))
+                continue
             pieces = made(template)
             if not pieces:  # the template's pieces are not made yet, or it is encoded whole (False)
                 append(self.text(rows.row(offset - 1)))
@@ -222,8 +252,8 @@ class ShapeTexts:
             append(pieces[0] % pieces[1]((*line_values, number, number)))
 
     @staticmethod
-    def _fill(pieces: tuple[str, Callable[[tuple[Any, ...]], Any]], call: Any) -> str:
-        form, pick = pieces
+    def _fill(pieces: tuple[str, Callable[[tuple[Any, ...]], Any], str], call: Any) -> str:
+        form, pick, _ = pieces
         row: str = form % pick((*call.values, call.line, call.end_line))
         return row
 
@@ -248,7 +278,8 @@ class ShapeTexts:
                 keep(self._forms, call.template, form)
         order = form[1]
         getter = itemgetter(*order) if order else (lambda values: ())
-        pieces = (form[0].replace(_FILE, self._file), getter if len(order) != 1 else (lambda values: (getter(values),)))
+        pick = getter if len(order) != 1 else (lambda values: (getter(values),))
+        pieces = (form[0].replace(_FILE, self._file), pick, form[0].replace(_FILE, "\x01"))
         if form[2] is None:  # checked on the first row of the first input: the name is put in the same way
             form[2] = self._fill(pieces, call) == self._encode(item.row())
         return pieces if form[2] else False

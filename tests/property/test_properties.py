@@ -233,3 +233,53 @@ def test_shape_cache_changes_nothing(lines, events, prefix):
     finally:
         _c.shape_cache = True
     assert cached == plain
+
+
+_TAG_PIECES = [
+    "[rank",
+    "[default",
+    "[",
+    "]:",
+    "]",
+    ",",
+    "<stdout>:",
+    "<stderr>:",
+    "<std",
+    "3",
+    "12",
+    "\n",
+    "\r\n",
+    " ",
+    "x",
+]
+
+
+@given(pieces=st.lists(st.sampled_from(_TAG_PIECES), max_size=40))
+@example(pieces=["[rank", "3", "]:", "x", "\n", "[default", "12", "]:"])  # the first line's tag, and a later one
+@example(
+    pieces=["[", "12", ",", "3", "<stdout>:", "\r\n", " ", "[rank", "12", "]:"]
+)  # an mpirun tag; not after a space
+def test_launcher_tags_are_found_at_line_starts_only(pieces):
+    """The ranks of launchers' tags in a file's head (blaslog.ranks.rank_from_tags, a search led by a line end) are
+    those a search anchored at every line start (`^` with re.MULTILINE) finds."""
+    import re
+
+    from blaslog.ranks import rank_from_tags
+
+    head = "".join(pieces).encode()
+    anchored = re.compile(rb"^\[(?:rank|default)(\d+)\]:|^\[\d+,(\d+)\]<std(?:out|err)>:", re.MULTILINE)
+    assert rank_from_tags(head) == {int(a or b) for a, b in anchored.findall(head)}
+
+
+@given(
+    library=st.sampled_from(["cublas", "cublasLt", "rocblas", "hipblaslt", "mkl", "other"]),
+    function=st.sampled_from(
+        ["cublasSgemm_v2", "cublasGemmEx", "cublasSgemmStridedBatched_64", "rocblas_gemm_ex", "SGEMM", "f_64", "x"]
+    ),
+)
+def test_a_functions_family_is_the_same_asked_again(library, function):
+    """GemmCall.family keeps what it worked out per (library, function): the same as working it out anew."""
+    from blaslog.records import GemmCall, _family
+
+    call = GemmCall(library, function, 1, 1, 1)
+    assert call.family == _family(library, function) == call.family
