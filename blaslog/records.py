@@ -19,6 +19,7 @@ n from ``Ddesc`` cols (or ``Bdesc`` when D is missing).
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections.abc import Iterator
@@ -217,13 +218,7 @@ class GemmCall:
         """The function family, with internal spellings and `_64` suffixes folded together; cuBLAS's typed and
         `Ex` spellings of one GEMM (`cublasSgemm_v2`, `cublasGemmEx`, `cublasSgemmEx`) are one family
         (`cublasGemm`, `cublasGemmBatched`, `cublasGemmStridedBatched`, `cublasGemm3m`): the types tell them apart."""
-        key = (self.library, self.function)
-        found = _FAMILY_OF.get(key)
-        if found is None:
-            if len(_FAMILY_OF) >= 4096:
-                _FAMILY_OF.clear()
-            found = _FAMILY_OF[key] = _family(*key)
-        return found
+        return _family(self.library, self.function)
 
     @property
     def compute_key(self) -> str | None:
@@ -312,10 +307,6 @@ _DATA_AS_COMPUTE = re.compile(r"[RC]_(\d+[FI])")
 _FAMILIES: dict[str, tuple[re.Pattern[str], str]] = {}
 """Library -> (expression, template) folding its function names into families (each dialect's
 `function_family`, declared with :func:`declare_library` when the dialect is registered)."""
-_FAMILY_OF: dict[tuple[str, str], str] = {}
-"""(library, function) -> its family, as far as asked for (Match.expand parses its template on every call: 25 us,
-some 36 times per input of a summary); emptied when a library is declared."""
-
 _DATA_AS_COMPUTE_LIBRARIES: set[str] = set()
 """The libraries that print a compute type as a data type (each dialect's `compute_as_data_type`)."""
 TUNING_FORMATS: set[str] = set()
@@ -323,8 +314,10 @@ TUNING_FORMATS: set[str] = set()
 not executed calls: each dialect's `tuning`, declared with :func:`declare_library` when it is registered."""
 
 
+@functools.lru_cache(maxsize=4096)
 def _family(library: str, name: str) -> str:
-    """The family of function `name` of `library` (see :attr:`GemmCall.family`)."""
+    """The family of function `name` of `library` (see :attr:`GemmCall.family`), kept per pair (Match.expand parses
+    its template on every call: 25 us, some 36 times per input of a summary); forgotten when a library is declared."""
     rule = _FAMILIES.get(library)
     if rule is not None:
         match = rule[0].fullmatch(name)
@@ -345,7 +338,7 @@ def declare_library(
     dialect registry, ``blaslog.formats.register_format``, calls this: a record's library is only a name here)."""
     if family is not None:
         _FAMILIES[library] = (re.compile(family[0]), family[1])
-        _FAMILY_OF.clear()
+        _family.cache_clear()
     if compute_as_data_type:
         _DATA_AS_COMPUTE_LIBRARIES.add(library)
     if tuning:

@@ -314,8 +314,8 @@ def _newest(
     dict[str, dict[str, Read]],
 ]:
     """The store's tables as saved: at most SAVED templates (the families first, then the templates last noted),
-    at most SAVED line templates (the last noted), and at most SAVED known keys per set of dialects (the last
-    noted)."""
+    at most SAVED line templates (the last noted), at most SAVED known keys per set of dialects (the last
+    noted), and the texts (at most TEXTS, the first noted)."""
     entries: list[tuple[int, str, Any, Any]] = [
         (0, dialect, key, value) for dialect, table in found.templates.items() for key, value in table.items()
     ]
@@ -336,11 +336,7 @@ def _newest(
     for dialect, key, value in lines[-SAVED:]:
         bound.setdefault(dialect, {})[key] = value
     known = {dialects: dict(list(table.items())[-SAVED:]) for dialects, table in found.known.items()}
-    read = [(dialect, text, value) for dialect, table in found.texts.items() for text, value in table.items()]
-    texts: dict[str, dict[str, Read]] = {}
-    for dialect, text, value in read[-TEXTS:]:
-        texts.setdefault(dialect, {})[text] = value
-    return templates, families, bound, known, texts
+    return templates, families, bound, known, found.texts  # at most TEXTS: read_text notes no more
 
 
 def _tidy(cache: int, name: str) -> None:
