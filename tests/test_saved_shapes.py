@@ -470,14 +470,16 @@ TEMPLATELESS = (
     "rocblas_dtk_work-skills-readme-count-typed.log",  # a bench line cut short: the build step's RecordError
     "mkl_2020.0_onednn-issue-789-prints.log",  # MKL's version note: free text, read by the looser rule
     "cublaslt_12.4_cudalibrarysamples-issue-187.log",
+    "mkl_unknown_mkl-parser-docstrings-notime-indented.log",  # MKL lines without their time: the grammar rejects
 )
 
 
 @pytest.mark.parametrize("kind", ["gemm", "all"])
 def test_a_log_read_again_runs_no_grammar_and_never_imports_lark(saving: Path, kind: str) -> None:
     """Records without a template (a shape whose build step computes with a volatile value, a record the build
-    step rejects, free text) are saved by their text: a later process reads them as the first did, with the
-    same problems, without a grammar; so a log read again never imports lark (blaslog/_lark.py)."""
+    step rejects, free text, a record the grammar itself rejects) are saved by their text: a later process reads
+    them as the first did, with the same problems, without a grammar; so a log read again never imports lark
+    (blaslog/_lark.py)."""
     logs = [str(FIXTURES / "real" / name) for name in TEMPLATELESS]
     assert all(map(os.path.exists, logs))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -503,6 +505,7 @@ def test_a_log_read_again_runs_no_grammar_and_never_imports_lark(saving: Path, k
     failures = [read for table in texts.values() for read in table.values() if type(read[0]) is tuple]
     loose = [read for table in texts.values() for read in table.values() if read[2]]
     assert failures and (loose or kind == "gemm")
+    assert any(len(read[0]) == 2 for read in failures)  # the grammar's rejection: its reason and column
 
 
 class _Stateless:
@@ -543,6 +546,8 @@ def _spoiled_class(read: Any) -> Any:
         lambda read: ((True, "cut", 0, ("m",)), read[1], read[2]),
         lambda read: ((False, "boom", 10**9, None), read[1], read[2]),  # a column far past the text's end
         lambda read: ((False, "boom", -1, None), read[1], read[2]),
+        lambda read: (("unexpected", 10**9), read[1], read[2]),  # a rejection's column far past the text's end
+        lambda read: ((7, 1), read[1], read[2]),  # a rejection whose reason is no str
         _spoiled_state,
         _spoiled_field,
         _spoiled_class,

@@ -34,7 +34,7 @@ from blaslog._fast import _c, saved
 from blaslog._fast.lazy import ShapedCall
 from blaslog._fast.making import family_template, template_of
 from blaslog._fast.shapes import KEPT, Shaper, keep, mask
-from blaslog._fast.templates import FALLBACK, UNCACHEABLE, LineTemplate, RecordError, Template
+from blaslog._fast.templates import FALLBACK, UNCACHEABLE, LineTemplate, RecordError, Rejected, Template
 from blaslog.records import Event, Record
 
 TREES = 256
@@ -239,7 +239,7 @@ class ShapeCache:
                     self.stats.misses += 1
                     return (*self._uncached(fmt, text, None, path, line, end_line), UNCACHEABLE)
                 return self._through_template(fmt, text, path, line, end_line, shape or self._masked(text), lazy)
-            except RecordError:  # matched first: a process that runs no grammar has no lark to match against
+            except (RecordError, Rejected):  # matched first: a process that runs no grammar has no lark to match
                 raise
             except _lark.LarkError:  # the grammar's main rule rejects the text
                 loose = self._fallback(fmt, text, path, line, end_line)
@@ -322,12 +322,19 @@ class ShapeCache:
             self.saved.read_text(fmt, text, (record, warnings, False))
         return record, warnings
 
+    def rejected(self, fmt: Dialect, text: str, reason: str, column: int) -> None:
+        """Note for later processes that `fmt`'s grammar rejects `text` (a record cut inside a value, one a person
+        edited), as `reason` at `column` (``describe_error`` of lark's error, which no other reading of the text
+        served): a later process raises it as a :class:`Rejected`, without running the grammar."""
+        if self.saved is not None and self.enabled:
+            self.saved.read_text(fmt, text, ((reason, column), (), False))
+
     def _recalled(
         self, fmt: Dialect, text: str, path: str, line: int, end_line: int
     ) -> tuple[Record, tuple[str, ...], Any] | None:
         """What an earlier process read of this very `text`, a record without a template (``saved.Store.texts``):
         the record at its own place, its warnings and how it was read; None where none was noted. Raises the
-        RecordError the text's build step raised."""
+        RecordError the text's build step raised, or the grammar's rejection of the text (:class:`Rejected`)."""
         assert self.saved is not None
         found = self.saved.text_of(fmt, text)
         if found is None:

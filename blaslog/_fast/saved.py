@@ -20,10 +20,11 @@ its shortcuts: a later process counts even the first line of such a key without 
 learnt it counted its later ones). A shape found uncacheable is not saved (a value out of range can make one
 so); instead, the texts of records that no template serves (a shape whose build step computes with a volatile
 value, a record its build step rejects with a RecordError, free text only the dialect's looser rule reads: a
-tuning file's header, a bench line cut short, a library's version note) are saved with what was read of them,
-the first :data:`TEXTS` (a record is a function of its text and its dialect, the rule the cache of one process
-rests on for such texts already, ``ShapeCache._record``). A log read again then runs no grammar, and its process
-never imports lark (some 40 ms: ``blaslog/_lark.py``), unless it holds text the grammar itself rejects.
+tuning file's header, a bench line cut short, a library's version note; a record the grammar itself rejects, with
+the grammar's error as ``describe_error`` put it) are saved with what was read of them, the first :data:`TEXTS`
+(a record is a function of its text and its dialect, the rule the cache of one process rests on for such texts
+already, ``ShapeCache._record``). A log read again then runs no grammar, and its process never imports lark (some
+40 ms: ``blaslog/_lark.py``).
 
 The file is named after a fingerprint of the code that makes templates (every module, grammar and extension of
 the package: names, sizes, modification and change times; Python's version and lark's installed module, found
@@ -67,6 +68,7 @@ from blaslog._fast.templates import (
     LineTemplate,
     RecordCut,
     RecordError,
+    Rejected,
     Slot,
     Template,
     Text,
@@ -92,21 +94,26 @@ TEXT = 4096
 """Longest text of a record kept by its text."""
 
 Read = tuple[Any, tuple[str, ...], bool]
-"""A record read from a text without a template, as saved: the record (its place is the first process's) or the
-RecordError its build step raised (see :func:`failure`), its warnings, and whether the dialect's looser rule read
-it (free text)."""
+"""A record read from a text without a template, as saved: the record (its place is the first process's), the
+RecordError its build step raised or the grammar's rejection of the text (see :func:`failure`), its warnings, and
+whether the dialect's looser rule read it (free text)."""
 
-Failure = tuple[bool, str, int, "tuple[str, str | None] | None"]
-"""A RecordError as saved: whether it is a RecordCut, its message, column and `where`."""
+Failure = tuple[bool, str, int, "tuple[str, str | None] | None"] | tuple[str, int]
+"""A RecordError as saved: whether it is a RecordCut, its message, column and `where`; or the grammar's rejection
+of the text (:class:`Rejected`): its reason and column."""
 
 
-def failure(exc: RecordError) -> Failure:
+def failure(exc: RecordError | Rejected) -> Failure:
     """`exc` as saved (see :data:`Failure`)."""
+    if isinstance(exc, Rejected):
+        return exc.reason, exc.column
     return isinstance(exc, RecordCut), str(exc), exc.column, exc.where
 
 
-def failed(saved: Failure) -> RecordError:
-    """The RecordError saved as `saved`."""
+def failed(saved: Failure) -> RecordError | Rejected:
+    """The RecordError or rejection saved as `saved`."""
+    if len(saved) == 2:
+        return Rejected(*saved)
     cut, message, column, where = saved
     exc = (RecordCut if cut else RecordError)(message, column)
     exc.where = where
@@ -300,7 +307,7 @@ def save() -> bool:
     return True
 
 
-_VERSION = 6
+_VERSION = 7
 """The layout of a saved file."""
 
 
@@ -403,6 +410,8 @@ def _is_read(text: Any, value: Any) -> bool:
 
 
 def _is_failure(value: Any, length: int) -> bool:
+    if type(value) is tuple and len(value) == 2:  # a rejection: its reason and column
+        return type(value[0]) is str and type(value[1]) is int and 0 <= value[1] <= length + 1
     if not (type(value) is tuple and len(value) == 4 and type(value[0]) is bool and type(value[1]) is str):
         return False
     column, where = value[2], value[3]

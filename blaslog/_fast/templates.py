@@ -145,6 +145,15 @@ class RecordCut(RecordError):
     parser keeps it as a truncated record (what :meth:`LogFormat.truncated` reads of it), wherever it is."""
 
 
+class Rejected(Exception):
+    """A record's text its dialect's grammar rejects, as an earlier process described the grammar's error (see
+    ``saved.Store.texts``): raised where lark's error would be, by a process that then imports no lark."""
+
+    def __init__(self, reason: str, column: int) -> None:
+        self.reason, self.column = reason, column
+        super().__init__(reason)
+
+
 if TYPE_CHECKING:
     from lark import Token, Transformer
 

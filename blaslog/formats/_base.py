@@ -30,6 +30,7 @@ from blaslog._fast.templates import (
     LineTemplate,
     RecordCut,
     RecordError,
+    Rejected,
     Slot,
     Template,
     Text,
@@ -252,6 +253,8 @@ def describe_error(exc: Exception, text: str) -> tuple[str, int]:
     """A one-line reason and a 1-based column for a grammar or build error."""
     if isinstance(exc, RecordError):  # first: the others are lark's (imported when first asked for)
         return str(exc), exc.column or _locate(text, exc.where[0], exc.where[1] or "") if exc.where else exc.column
+    if isinstance(exc, Rejected):  # as an earlier process described lark's error
+        return exc.reason, exc.column
     if isinstance(exc, _lark.UnexpectedCharacters):
         at = exc.pos_in_stream or 0
         char = text[at] if at < len(text) else ""

@@ -9,7 +9,7 @@ from typing import Any, cast
 import blaslog._lark as _lark
 from blaslog._fast.known import UNKNOWN, Known, bound, is_gemm, known_record
 from blaslog._fast.lazy import ShapedCall
-from blaslog._fast.templates import RecordCut, RecordError
+from blaslog._fast.templates import RecordCut, RecordError, Rejected
 from blaslog.formats._base import describe_error
 from blaslog.parse._accounting import Accounting
 from blaslog.parse._state import _Pending
@@ -58,7 +58,7 @@ class Building(Accounting):
             record, warnings, how = self.cache.parse(fmt, text, self.reader.name, first, last, lazy=self.lazy)
             if whole is False:  # it parses, but its last value may be cut (`val=C` of `val=CUBLAS_COMPUTE_32F(68)`)
                 raise RecordCut("its last line does not end the record")
-        except RecordError as exc:  # matched first: a process that runs no grammar has no lark to match against
+        except (RecordError, Rejected) as exc:  # matched first: a process that runs no grammar has no lark to match
             return self._unread(pending, exc, text, span, at_end)
         except _lark.LarkError as exc:
             return self._unread(pending, exc, text, span, at_end)
@@ -153,7 +153,9 @@ class Building(Accounting):
         fmt, (first, last, count) = pending.fmt, span
         reason, column = describe_error(exc, text)
         unended = at_end and self.reader.ended_without_newline
-        rejected = not isinstance(exc, RecordError)  # by the grammar (a LarkError)
+        rejected = not isinstance(exc, RecordError)  # by the grammar (a LarkError, or as an earlier process said)
+        if rejected and not isinstance(exc, Rejected):
+            self.cache.rejected(fmt, text, reason, column)  # a later process says so without the grammar
         if unended or isinstance(exc, RecordCut) or (rejected and fmt.cut_short(text)):
             summary = self.summary
             summary.record_lines += count
