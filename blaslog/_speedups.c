@@ -1023,13 +1023,53 @@ done:
     return result;
 }
 
+/* The decimal digits of `value` into `out` (room for 20), as "%lld" writes a value from 0 on; their count. */
+static int
+decimal(unsigned long long value, char *out)
+{
+    char backwards[24];
+    int count = 0;
+    do {
+        backwards[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    for (int i = 0; i < count; i++)
+        out[i] = backwards[count - 1 - i];
+    return count;
+}
+
+/* Where `numbers` is a range of values from 0 below 2**62 (a run's line numbers), its start, step and length, so
+   that a row's number is computed rather than made as an int object; 0 otherwise (each number got as an item). */
+static int
+range_of(PyObject *numbers, long long *first, long long *step, Py_ssize_t *length)
+{
+    if (!PyRange_Check(numbers))
+        return 0;
+    PyObject *a = PyObject_GetAttrString(numbers, "start");
+    PyObject *b = a == NULL ? NULL : PyObject_GetAttrString(numbers, "step");
+    int ok = 0;
+    if (a != NULL && b != NULL) {
+        int over_a = 0, over_b = 0;
+        *first = PyLong_AsLongLongAndOverflow(a, &over_a);
+        *step = PyLong_AsLongLongAndOverflow(b, &over_b);
+        *length = PyObject_Length(numbers);
+        ok = !PyErr_Occurred() && !over_a && !over_b && *length >= 0 && *first >= 0 && *step >= 0 &&
+             *first < (1LL << 62) && *step < (1LL << 30) && *length < (1LL << 30) &&
+             *first + (long long)*length * *step < (1LL << 62);
+    }
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    PyErr_Clear(); /* a range whose bounds are no small ints: its items are got one by one, as for any sequence */
+    return ok;
+}
+
 /* kept_rows(marks, texts, numbers, kept, start, limit) -> (text, stop): the rows of a run of one-line records
    from start on (marks[i][1] the line's template, texts[i] its line, numbers[i] its number), for as long as each
    line's row is kept with its template (kept[texts[i]] == (template, parts), parts a list of ASCII str) and its
    number is an int from 0 on, and the text holds at most `limit` characters (its first row whatever its
-   length): each row is its parts joined by the number's digits, all of them one str, written into one buffer;
-   stop is the first row not written (or the run's length). blaslog.reporters.json's _kept_rows does the same in
-   Python. */
+   length): each row is its parts joined by the number's digits, all of them one str, written where the str
+   lies (no buffer copied into it); stop is the first row not written (or the run's length). A range of numbers
+   is read by its start and step. blaslog.reporters.json's _kept_rows does the same in Python. */
 static PyObject *
 speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1053,9 +1093,12 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
         Py_DECREF(marks);
         return NULL;
     }
-    PyObject *numbers = args[2], *kept = args[3], *result = NULL;
+    PyObject *numbers = args[2], *kept = args[3], *result = NULL, *text = NULL;
     Py_ssize_t count = PySequence_Fast_GET_SIZE(texts), at = start < 0 ? 0 : start;
-    char *buffer = NULL;
+    long long first = 0, step = 0;
+    Py_ssize_t span = 0;
+    int ranged = range_of(numbers, &first, &step, &span);
+    char *out = NULL; /* the characters of `text`, a str made for this call and not shared yet */
     size_t used = 0, room = 0;
     if (PySequence_Fast_GET_SIZE(marks) != count) {
         PyErr_SetString(PyExc_ValueError, "kept_rows: marks and texts differ in length");
@@ -1064,25 +1107,30 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
     for (; at < count; at++) {
         /* the number first: getting an item of a sequence other than a list may run Python code, which must not
            come between the dict lookup below and the use of what it lent */
-        PyObject *number;
-        if (PyList_CheckExact(numbers)) {
-            if (at >= PyList_GET_SIZE(numbers)) {
-                PyErr_SetString(PyExc_ValueError, "kept_rows: fewer numbers than texts");
-                goto done;
-            }
-            number = Py_NewRef(PyList_GET_ITEM(numbers, at));
+        long long value;
+        if (ranged && at < span) {
+            value = first + (long long)at * step;
         } else {
-            number = PySequence_GetItem(numbers, at);
-            if (number == NULL)
+            PyObject *number;
+            if (PyList_CheckExact(numbers)) {
+                if (at >= PyList_GET_SIZE(numbers)) {
+                    PyErr_SetString(PyExc_ValueError, "kept_rows: fewer numbers than texts");
+                    goto done;
+                }
+                number = Py_NewRef(PyList_GET_ITEM(numbers, at));
+            } else {
+                number = PySequence_GetItem(numbers, at);
+                if (number == NULL)
+                    goto done;
+            }
+            int overflow = 0;
+            value = PyLong_CheckExact(number) ? PyLong_AsLongLongAndOverflow(number, &overflow) : -1;
+            Py_DECREF(number);
+            if (value == -1 && PyErr_Occurred())
                 goto done;
+            if (overflow || value < 0)
+                break;
         }
-        int overflow = 0;
-        long long value = PyLong_CheckExact(number) ? PyLong_AsLongLongAndOverflow(number, &overflow) : -1;
-        Py_DECREF(number);
-        if (value == -1 && PyErr_Occurred())
-            goto done;
-        if (overflow || value < 0)
-            break;
         PyObject *mark = PySequence_Fast_GET_ITEM(marks, at);
         PyObject *found = PyDict_GetItemWithError(kept, PySequence_Fast_GET_ITEM(texts, at));
         if (found == NULL) {
@@ -1097,7 +1145,7 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
         if (!PyList_CheckExact(parts) || PyList_GET_SIZE(parts) == 0)
             break;
         char digits[24];
-        int width = snprintf(digits, sizeof digits, "%lld", value);
+        int width = decimal((unsigned long long)value, digits);
         Py_ssize_t pieces = PyList_GET_SIZE(parts);
         size_t need = (size_t)width * (size_t)(pieces - 1);
         Py_ssize_t i;
@@ -1110,34 +1158,40 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
         if (i < pieces || (used && used + need > (size_t)limit))
             break;
         if (used + need > room) {
-            size_t grown = room ? room : 1 << 16;
+            /* one str for the whole text where the limit is a buffer's (the first row and `limit` more
+               characters at most), else grown twofold */
+            size_t grown = room ? room * 2 : (size_t)limit <= (1 << 20) ? need + (size_t)limit : 1 << 16;
             while (grown < used + need)
                 grown *= 2;
-            char *larger = PyMem_Realloc(buffer, grown);
-            if (larger == NULL) {
+            if (grown > (size_t)PY_SSIZE_T_MAX) {
                 PyErr_NoMemory();
                 goto done;
             }
-            buffer = larger, room = grown;
+            if (text == NULL ? (text = PyUnicode_New((Py_ssize_t)grown, 127)) == NULL
+                             : PyUnicode_Resize(&text, (Py_ssize_t)grown) < 0)
+                goto done;
+            out = (char *)PyUnicode_DATA(text), room = grown;
         }
         for (i = 0; i < pieces; i++) {
             PyObject *part = PyList_GET_ITEM(parts, i);
             if (i) {
-                memcpy(buffer + used, digits, (size_t)width);
+                memcpy(out + used, digits, (size_t)width);
                 used += (size_t)width;
             }
-            memcpy(buffer + used, PyUnicode_DATA(part), (size_t)PyUnicode_GET_LENGTH(part));
+            memcpy(out + used, PyUnicode_DATA(part), (size_t)PyUnicode_GET_LENGTH(part));
             used += (size_t)PyUnicode_GET_LENGTH(part);
         }
     }
-    PyObject *text = PyUnicode_New((Py_ssize_t)used, 127);
+    if (text == NULL) {
+        text = PyUnicode_New(0, 127);
+    } else if (used < room && PyUnicode_Resize(&text, (Py_ssize_t)used) < 0) {
+        goto done;
+    }
     if (text != NULL) {
-        if (used)
-            memcpy(PyUnicode_DATA(text), buffer, used);
-        result = Py_BuildValue("(Nn)", text, at);
+        result = Py_BuildValue("(On)", text, at);
     }
 done:
-    PyMem_Free(buffer);
+    Py_XDECREF(text);
     Py_DECREF(texts);
     Py_DECREF(marks);
     return result;

@@ -486,7 +486,16 @@ def test_planned_gives_what_the_python_plan_gives(keys, picks, copies, shortcuts
         ),
     ),
     start=st.integers(-3, 32),
-    as_range=st.booleans(),
+    # a range of line numbers (read by its start and step in C): from 7 on, or of other starts and steps,
+    # beyond 2**62 (its items got one by one), past 2**63 (no number), shorter than the run (IndexError)
+    as_range=st.one_of(
+        st.booleans(),
+        st.tuples(
+            st.sampled_from([0, 1, 10**6, 2**62 - 5, 2**63 - 2, -3]),
+            st.sampled_from([1, 2, 1000, 2**40, -1]),
+            st.integers(-2, 0),
+        ),
+    ),
     # small: the text's limit stops the stretch; beyond 64 bits: as large or as small as can be
     limit=st.one_of(st.integers(-1, 40), st.just(1 << 15), st.sampled_from([2**63, 2**70, -(2**70)])),
 )
@@ -496,7 +505,22 @@ def test_kept_rows_writes_what_the_python_loop_writes(rows, kept, start, as_rang
     templates = {name: object() for name in "xyz"}  # compared by identity, as a run's templates are
     marks = [("dialect", templates[template]) if template else "no pair" for _, template, _ in rows]
     texts = [text for text, _, _ in rows]
-    numbers: Any = range(7, 7 + len(rows)) if as_range else [number for _, _, number in rows]
+    numbers: Any = [number for _, _, number in rows]
+    if type(as_range) is tuple:
+        first, step, short = as_range
+        numbers = range(first, first + step * (len(rows) + short), step)
+        outcomes = []
+        for function in (speedups.kept_rows, _kept_rows):
+            try:
+                outcomes.append(
+                    function(marks, texts, numbers, {t: (templates[x], p) for t, (x, p) in kept.items()}, start, limit)
+                )
+            except IndexError:
+                outcomes.append("IndexError")
+        assert outcomes[0] == outcomes[1]
+        return
+    if as_range:
+        numbers = range(7, 7 + len(rows))
     table = {text: (templates[template], parts) for text, (template, parts) in kept.items()}
     got = speedups.kept_rows(marks, texts, numbers, table, start, limit)
     assert got == _kept_rows(marks, texts, numbers, table, start, limit)
