@@ -1043,10 +1043,19 @@ decimal(unsigned long long value, char *out)
 static int
 range_of(PyObject *numbers, long long *first, long long *step, Py_ssize_t *length)
 {
+    static PyObject *start_name, *step_name; /* interned once: a call that writes no row costs little more */
     if (!PyRange_Check(numbers))
         return 0;
-    PyObject *a = PyObject_GetAttrString(numbers, "start");
-    PyObject *b = a == NULL ? NULL : PyObject_GetAttrString(numbers, "step");
+    if (start_name == NULL && (start_name = PyUnicode_InternFromString("start")) == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (step_name == NULL && (step_name = PyUnicode_InternFromString("step")) == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *a = PyObject_GetAttr(numbers, start_name);
+    PyObject *b = a == NULL ? NULL : PyObject_GetAttr(numbers, step_name);
     int ok = 0;
     if (a != NULL && b != NULL) {
         int over_a = 0, over_b = 0;
@@ -1077,9 +1086,13 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_TypeError, "kept_rows(marks, texts, numbers, kept, start, limit)");
         return NULL;
     }
-    Py_ssize_t start = PyLong_AsSsize_t(args[4]);
-    if (start == -1 && PyErr_Occurred())
+    int beyond = 0; /* a start beyond 64 bits: before the first row, or past the last */
+    long long from = PyLong_AsLongLongAndOverflow(args[4], &beyond);
+    if (from == -1 && PyErr_Occurred())
         return NULL;
+    if (beyond > 0 || from > PY_SSIZE_T_MAX) /* past every run: no row, and the start given back */
+        return Py_BuildValue("(sO)", "", args[4]);
+    Py_ssize_t start = beyond < 0 || from < 0 ? 0 : (Py_ssize_t)from;
     int outside = 0; /* a limit beyond 64 bits: as large (or as small) as can be */
     long long wide = PyLong_AsLongLongAndOverflow(args[5], &outside);
     if (wide == -1 && PyErr_Occurred())
@@ -1104,7 +1117,9 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_ValueError, "kept_rows: marks and texts differ in length");
         goto done;
     }
-    for (; at < count; at++) {
+    /* the lists' lengths read again at each row: Python code run below (a sequence's item, a key's __eq__ in the
+       dict) may have shortened them */
+    for (; at < count && at < PySequence_Fast_GET_SIZE(texts) && at < PySequence_Fast_GET_SIZE(marks); at++) {
         /* the number first: getting an item of a sequence other than a list may run Python code, which must not
            come between the dict lookup below and the use of what it lent */
         long long value;
@@ -1128,6 +1143,11 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
             Py_DECREF(number);
             if (value == -1 && PyErr_Occurred())
                 goto done;
+            /* getting the item may have run Python code that changed the lists of lines and marks */
+            if (at >= PySequence_Fast_GET_SIZE(texts) || at >= PySequence_Fast_GET_SIZE(marks)) {
+                PyErr_SetString(PyExc_RuntimeError, "kept_rows: the run changed while it was read");
+                goto done;
+            }
             if (overflow || value < 0)
                 break;
         }

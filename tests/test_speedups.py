@@ -544,6 +544,43 @@ def test_kept_rows_writes_what_the_python_loop_writes(rows, kept, start, as_rang
         assert outcomes[0] == outcomes[1]
 
 
+@pytest.mark.parametrize("start", [-(2**70), -1, 0, 3, 9, 2**63, 2**70])
+def test_kept_rows_takes_any_start_as_the_python_loop_does(start):
+    from blaslog.reporters.json import _kept_rows
+
+    if speedups is None:
+        pytest.skip("the C extension is not built")
+    template = object()
+    marks, texts, numbers = [("d", template)] * 4, ["a"] * 4, range(7, 11)
+    kept = {"a": (template, ["<", ">"])}
+    assert speedups.kept_rows(marks, texts, numbers, kept, start, 1 << 15) == _kept_rows(
+        marks, texts, numbers, kept, start, 1 << 15
+    )
+
+
+def test_kept_rows_survives_a_run_changed_while_it_is_read():
+    """A sequence of numbers whose items run Python code that empties the lists of lines and marks: an error,
+    not a read past their ends (blaslog passes lists and ranges; the function must not crash on others)."""
+    if speedups is None:
+        pytest.skip("the C extension is not built")
+    template = object()
+    marks, texts = [("d", template)] * 2000, ["a"] * 2000
+    kept = {"a": (template, ["<", ">"])}
+
+    class Numbers:
+        def __len__(self) -> int:
+            return 2000
+
+        def __getitem__(self, at: int) -> int:
+            if at == 1000:
+                texts.clear()
+                marks.clear()
+            return at
+
+    with pytest.raises(RuntimeError, match="changed"):
+        speedups.kept_rows(marks, texts, Numbers(), kept, 0, 1 << 30)
+
+
 @pytest.mark.parametrize("kept_rows", ["c", "python"])
 def test_kept_rows_stops_a_text_at_its_limit_after_one_row(kept_rows):
     from blaslog.reporters.json import _kept_rows

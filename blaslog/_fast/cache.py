@@ -231,7 +231,8 @@ class ShapeCache:
 
         `shape` is ``mask(text)`` when the caller has it already. With `lazy`, a record of a shape seen before
         comes as a ShapedCall of its Template where it can (see Template.writable). Raises UnexpectedInput (the
-        grammar rejects the text) or RecordError (it parses but makes no sense).
+        grammar rejects the text), Rejected (an earlier process saw the grammar reject this very text: see
+        :meth:`rejected`) or RecordError (it parses but makes no sense).
         """
         try:
             try:

@@ -24,7 +24,8 @@ tuning file's header, a bench line cut short, a library's version note; a record
 the grammar's error as ``describe_error`` put it) are saved with what was read of them, the first :data:`TEXTS`
 (a record is a function of its text and its dialect, the rule the cache of one process rests on for such texts
 already, ``ShapeCache._record``). A log read again then runs no grammar, and its process never imports lark (some
-40 ms: ``blaslog/_lark.py``).
+40 ms: ``blaslog/_lark.py``), unless it holds an edited record or a cuBLAS record cut at the input's end: the
+partial or truncated record made of such text is read by the grammar each time.
 
 The file is named after a fingerprint of the code that makes templates (every module, grammar and extension of
 the package: names, sizes, modification and change times; Python's version and lark's installed module, found
@@ -148,9 +149,11 @@ class Store:
         counted without a visit when only GEMMs are wanted). Which dialect begins a record on a line depends on
         the dialects read, hence a table per set."""
         self.texts: dict[str, dict[str, Read]] = texts if texts is not None else {}
-        """Dialect name -> the text of a record whose shape has no template (its build step computes with a
-        volatile value) or that only the dialect's looser rule reads (free text) -> what was read of it (see
-        :data:`Read`): a log read again then runs no grammar for it (nor imports lark: ``blaslog/_lark.py``)."""
+        """Dialect name -> the text of a record that no template serves (its build step computes with a volatile
+        value, or rejects it with a RecordError), that only the dialect's looser rule reads (free text), or that
+        the grammar rejects -> what was read of it (see :data:`Read`): a log read again then runs no grammar for
+        it (nor imports lark: ``blaslog/_lark.py``). One budget (:data:`TEXTS`) for all of them: the first noted
+        stay."""
         self.unsaved = 0
         """Notes taken since the file was last written (saved when the process ends, when there are any)."""
         self.memos = self._memos()

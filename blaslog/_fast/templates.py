@@ -147,11 +147,17 @@ class RecordCut(RecordError):
 
 class Rejected(Exception):
     """A record's text its dialect's grammar rejects, as an earlier process described the grammar's error (see
-    ``saved.Store.texts``): raised where lark's error would be, by a process that then imports no lark."""
+    ``saved.Store.texts``): raised where lark's error would be, by a process that then imports no lark.
 
-    def __init__(self, reason: str, column: int) -> None:
+    It is neither a LarkError nor a RecordError: a caller of ``ShapeCache.parse`` catches it beside lark's error
+    (before naming ``_lark.LarkError``, which imports lark), and reads it as a rejection by the grammar."""
+
+    def __init__(self, reason: str, column: int = 0) -> None:
         self.reason, self.column = reason, column
-        super().__init__(reason)
+        super().__init__(reason, column)  # both in `args`: pickled and copied whole
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 if TYPE_CHECKING:
