@@ -1107,7 +1107,7 @@ speedups_kept_rows(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_
         return NULL;
     }
     PyObject *numbers = args[2], *kept = args[3], *result = NULL, *text = NULL;
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(texts), at = start < 0 ? 0 : start;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(texts), at = start;
     long long first = 0, step = 0;
     Py_ssize_t span = 0;
     int ranged = range_of(numbers, &first, &step, &span);

@@ -31,10 +31,11 @@ from typing import Any, Protocol
 
 import blaslog._lark as _lark
 from blaslog._fast import _c, saved
+from blaslog._fast.errors import RecordError, Rejected, rejected
 from blaslog._fast.lazy import ShapedCall
 from blaslog._fast.making import family_template, template_of
 from blaslog._fast.shapes import KEPT, Shaper, keep, mask
-from blaslog._fast.templates import FALLBACK, UNCACHEABLE, LineTemplate, RecordError, Rejected, Template
+from blaslog._fast.templates import FALLBACK, UNCACHEABLE, LineTemplate, Template
 from blaslog.records import Event, Record
 
 TREES = 256
@@ -230,9 +231,10 @@ class ShapeCache:
         UNCACHEABLE (built from its own tree) or FALLBACK (the dialect's looser reading).
 
         `shape` is ``mask(text)`` when the caller has it already. With `lazy`, a record of a shape seen before
-        comes as a ShapedCall of its Template where it can (see Template.writable). Raises UnexpectedInput (the
-        grammar rejects the text), Rejected (an earlier process saw the grammar reject this very text: see
-        :meth:`rejected`) or RecordError (it parses but makes no sense).
+        comes as a ShapedCall of its Template where it can (see Template.writable). Raises RecordError (it parses
+        but makes no sense) or Rejected (the grammar rejects the text, and no looser reading takes it: lark's
+        error described, and saved for later processes, which raise it without running the grammar). Nothing
+        else: lark's errors stay here.
         """
         try:
             try:
@@ -242,15 +244,23 @@ class ShapeCache:
                 return self._through_template(fmt, text, path, line, end_line, shape or self._masked(text), lazy)
             except (RecordError, Rejected):  # matched first: a process that runs no grammar has no lark to match
                 raise
-            except _lark.LarkError:  # the grammar's main rule rejects the text
+            except _lark.LarkError as exc:  # the grammar's main rule rejects the text
                 loose = self._fallback(fmt, text, path, line, end_line)
                 if loose is None:
-                    raise
+                    raise self._rejected(fmt, text, exc) from None
                 if self.saved is not None:
                     self.saved.read_text(fmt, text, (loose, (), True))
                 return loose, (), FALLBACK if self.enabled else UNCACHEABLE
         except RecursionError:
             raise RecordError("groups nested too deeply to be a BLAS log record") from None
+
+    def _rejected(self, fmt: Dialect, text: str, exc: Exception) -> Rejected:
+        """Lark's error `exc` for `text`, which no looser reading served, as a Rejected; noted for later processes
+        (a record cut inside a value, one a person edited), which raise it without running the grammar."""
+        found = rejected(exc, text)
+        if self.saved is not None and self.enabled:
+            self.saved.read_text(fmt, text, ((found.reason, found.column), (), False))
+        return found
 
     def _masked(self, text: str) -> tuple[str, list[str]]:
         self.stats.masked += 1
@@ -322,13 +332,6 @@ class ShapeCache:
         if self.saved is not None:
             self.saved.read_text(fmt, text, (record, warnings, False))
         return record, warnings
-
-    def rejected(self, fmt: Dialect, text: str, reason: str, column: int) -> None:
-        """Note for later processes that `fmt`'s grammar rejects `text` (a record cut inside a value, one a person
-        edited), as `reason` at `column` (``describe_error`` of lark's error, which no other reading of the text
-        served): a later process raises it as a :class:`Rejected`, without running the grammar."""
-        if self.saved is not None and self.enabled:
-            self.saved.read_text(fmt, text, ((reason, column), (), False))
 
     def _recalled(
         self, fmt: Dialect, text: str, path: str, line: int, end_line: int

@@ -62,14 +62,12 @@ from typing import Any
 
 import blaslog._usercache as usercache
 from blaslog._fast import _c
+from blaslog._fast.errors import RecordCut, RecordError, Rejected
 from blaslog._fast.shapes import keep
 from blaslog._fast.templates import (
     UNCACHEABLE,
     IntSlot,
     LineTemplate,
-    RecordCut,
-    RecordError,
-    Rejected,
     Slot,
     Template,
     Text,

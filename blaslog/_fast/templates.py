@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import blaslog._lark as _lark
 from blaslog._fast import _c
+from blaslog._fast.errors import RecordError
 from blaslog._fast.shapes import SHAPE, VOLATILE
 from blaslog.records import GemmCall, Record, record_maker
 
@@ -127,37 +128,6 @@ def concat(parts: list[Any]) -> Any:
             elif not (type(piece) is str and not piece):
                 flat.append(piece)
     return Text(tuple(flat))
-
-
-class RecordError(Exception):
-    """A record's text parsed but makes no sense (raised by build steps)."""
-
-    def __init__(self, message: str, column: int = 0) -> None:
-        self.column = column
-        self.where: tuple[str, str | None] | None = None
-        """(field, value as printed) of a bad value, which :func:`describe_error` finds in the text when no
-        column is given."""
-        super().__init__(message)
-
-
-class RecordCut(RecordError):
-    """A record's text ends before the record does (the writer was killed mid-record, or a person cut it): the
-    parser keeps it as a truncated record (what :meth:`LogFormat.truncated` reads of it), wherever it is."""
-
-
-class Rejected(Exception):
-    """A record's text its dialect's grammar rejects, as an earlier process described the grammar's error (see
-    ``saved.Store.texts``): raised where lark's error would be, by a process that then imports no lark.
-
-    It is neither a LarkError nor a RecordError: a caller of ``ShapeCache.parse`` catches it beside lark's error
-    (before naming ``_lark.LarkError``, which imports lark), and reads it as a rejection by the grammar."""
-
-    def __init__(self, reason: str, column: int = 0) -> None:
-        self.reason, self.column = reason, column
-        super().__init__(reason, column)  # both in `args`: pickled and copied whole
-
-    def __str__(self) -> str:
-        return self.reason
 
 
 if TYPE_CHECKING:

@@ -22,15 +22,13 @@ import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import blaslog._lark as _lark
+from blaslog._fast.errors import RecordCut, RecordError, describe_error
 from blaslog._fast.shapes import VOLATILE, mask
 from blaslog._fast.templates import (
     FALLBACK,
     UNCACHEABLE,
     LeafTransformer,
     LineTemplate,
-    RecordCut,
-    RecordError,
-    Rejected,
     Slot,
     Template,
     Text,
@@ -213,65 +211,6 @@ class LogFormat:
     def build(self, generic: Any) -> tuple[type, dict[str, Any], tuple[str, ...]]:
         """Turn the Transformer's output into (record class, keyword arguments, warnings)."""
         raise NotImplementedError
-
-
-_TERMINAL_NAMES = {
-    "RSQB": "']'",
-    "LSQB": "'['",
-    "EQUAL": "'='",
-    "COMMA": "','",
-    "COLON": "':'",
-    "SEMICOLON": "';'",
-    "LBRACE": "'{'",
-    "RBRACE": "'}'",
-    "LPAR": "'('",
-    "RPAR": "')'",
-    "VBAR": "'|'",
-    "$END": "the end of the record",
-    "TOKEN": "a word",
-    "POINTER": "a pointer",
-    "EMPTY_VALUE": "'='",
-    "OUT_KEY": "a key",
-    "_NL": "a new line",
-}
-
-
-def _terminal(name: str) -> str:
-    bare = name.split("__")[-1]
-    return _TERMINAL_NAMES.get(bare, bare.lower().replace("_", " "))
-
-
-def _locate(text: str, what: str, value: str) -> int:
-    """The 1-based column of `value` printed after the key `what` names (`Adesc.rows` -> `rows=`, cuBLAS `m` ->
-    `m: type=int; val=`) in a record's text, 0 when not found."""
-    key = what.rsplit(".", 1)[-1]
-    match = re.search(rf"(?<![\w.]){re.escape(key)}\b[^\n]*?(?<![^\s=:;\[,])({re.escape(value)})(?![^\s\],}}])", text)
-    return match.start(1) + 1 if match else 0
-
-
-def describe_error(exc: Exception, text: str) -> tuple[str, int]:
-    """A one-line reason and a 1-based column for a grammar or build error."""
-    if isinstance(exc, RecordError):  # first: the others are lark's (imported when first asked for)
-        return str(exc), exc.column or _locate(text, exc.where[0], exc.where[1] or "") if exc.where else exc.column
-    if isinstance(exc, Rejected):  # as an earlier process described lark's error
-        return exc.reason, exc.column
-    if isinstance(exc, _lark.UnexpectedCharacters):
-        at = exc.pos_in_stream or 0
-        char = text[at] if at < len(text) else ""
-        expected = sorted({_terminal(t) for t in exc.allowed or ()})
-        hint = f"; expected {' or '.join(expected[:4])}" if expected else ""
-        return f"unexpected character {char!r}{hint}", exc.column
-    if isinstance(exc, _lark.UnexpectedEOF):
-        return "the record ends too early (cut short?)", len(text) + 1
-    if isinstance(exc, _lark.UnexpectedToken):
-        if exc.token.type == "$END":
-            return "the record ends too early (cut short, or a `[` is not closed)", len(text) + 1
-        expected = sorted({_terminal(t) for t in exc.expected})
-        hint = f"; expected {' or '.join(expected[:4])}" if expected else ""
-        return f"unexpected {str(exc.token)[:40]!r}{hint}", exc.column
-    if isinstance(exc, _lark.UnexpectedInput):
-        return str(exc).splitlines()[0], getattr(exc, "column", 0)
-    return str(exc), 0
 
 
 _TRANSPOSES = {"N": "N", "T": "T", "C": "C", "HERMITAN": "C", "CONJG": "C", "111": "N", "112": "T", "113": "C"}

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-import blaslog._lark as _lark
+from blaslog._fast.errors import RecordCut, RecordError, Rejected, describe_error
 from blaslog._fast.known import UNKNOWN, Known, bound, is_gemm, known_record
 from blaslog._fast.lazy import ShapedCall
-from blaslog._fast.templates import RecordCut, RecordError, Rejected
-from blaslog.formats._base import describe_error
 from blaslog.parse._accounting import Accounting
 from blaslog.parse._state import _Pending
 from blaslog.records import PARTIAL, TRUNCATED, Event, GemmCall, Record
@@ -58,9 +56,7 @@ class Building(Accounting):
             record, warnings, how = self.cache.parse(fmt, text, self.reader.name, first, last, lazy=self.lazy)
             if whole is False:  # it parses, but its last value may be cut (`val=C` of `val=CUBLAS_COMPUTE_32F(68)`)
                 raise RecordCut("its last line does not end the record")
-        except (RecordError, Rejected) as exc:  # matched first: a process that runs no grammar has no lark to match
-            return self._unread(pending, exc, text, span, at_end)
-        except _lark.LarkError as exc:
+        except (RecordError, Rejected) as exc:  # all it raises (lark's errors come as a Rejected)
             return self._unread(pending, exc, text, span, at_end)
         if whole is None:
             value = text.rstrip().rsplit(None, 1)[-1].rsplit(",", 1)[-1]
@@ -146,16 +142,14 @@ class Building(Accounting):
             self.follow.learn(pending.fmt, key, parts)
 
     def _unread(
-        self, pending: _Pending, exc: Exception, text: str, span: tuple[int, int, int], at_end: bool
+        self, pending: _Pending, exc: RecordError | Rejected, text: str, span: tuple[int, int, int], at_end: bool
     ) -> Record | ShapedCall | None:
         """What :meth:`_finish` gives for a record its grammar rejects or that makes no sense (`exc`): a truncated
         record where it is cut short, a partial GEMM where a person edited it, else nothing (reported)."""
         fmt, (first, last, count) = pending.fmt, span
         reason, column = describe_error(exc, text)
         unended = at_end and self.reader.ended_without_newline
-        rejected = not isinstance(exc, RecordError)  # by the grammar (a LarkError, or as an earlier process said)
-        if rejected and not isinstance(exc, Rejected):
-            self.cache.rejected(fmt, text, reason, column)  # a later process says so without the grammar
+        rejected = isinstance(exc, Rejected)  # by the grammar
         if unended or isinstance(exc, RecordCut) or (rejected and fmt.cut_short(text)):
             summary = self.summary
             summary.record_lines += count
