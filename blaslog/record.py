@@ -75,6 +75,16 @@ def libraries() -> dict[str, LogSwitch]:
     return {switch.name: switch for switch in loggings()}
 
 
+def watch() -> dict[str, list[str]]:
+    """What the hook notes of each process beside the runtime's own (``hook.WATCH``): every library's settings'
+    prefixes and shared objects, as its declaration says (those of libraries not logged too: they may compute)."""
+    switches = loggings()
+    return {
+        "settings": [prefix for switch in switches for prefix in switch.settings],
+        "objects": [name for switch in switches for name in switch.objects],
+    }
+
+
 def default_libs() -> tuple[str, ...]:
     """Logged unless --libs says otherwise: the library that runs the GEMMs on each platform (cuBLAS's own log names
     the algorithm asked for, not the kernel, and costs some 25 lines a call: --libs cublaslt,cublas adds it)."""
@@ -95,11 +105,6 @@ DEFAULT_LIBS = default_libs()
 _LOG_NAME = re.compile(
     r"^(?:rank(?P<rank>[0-9]{1,7})\.)?(?:pid(?P<pid>[0-9]+)\.)?(?:(?P<shared>process)\.)?"
     r"(?P<key>[a-z-]+)\.log(?P<gz>\.gz)?$"
-)
-
-_VERSIONS = (
-    ("cuBLAS (log)", re.compile(rb"cuBLAS \(v(\d+(?:\.\d+)+)\)")),
-    ("cuBLASLt (log)", re.compile(rb"cuBLASLt v(\d+(?:\.\d+)+)")),
 )
 
 
@@ -162,6 +167,7 @@ def child_environment(base: Mapping[str, str], folder: Path, libs: Sequence[str]
     env[hook.FOLDER] = str(folder)
     env[hook.HOOK] = HOOK_FOLDER
     env[hook.FILES] = json.dumps(files)
+    env[hook.WATCH] = json.dumps(watch())
     env["PYTHONPATH"] = os.pathsep.join([HOOK_FOLDER, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
     return env
 
@@ -348,7 +354,9 @@ def _first_manifest(
             "compressed": compress,
             "variables": {k: v for n in names for k, v in known[n].variables(level).items()},
         },
-        "environment": hook.relevant_environment({k: v for k, v in base.items() if not k.startswith("BLASLOG_")}),
+        "environment": hook.relevant_environment(
+            {k: v for k, v in base.items() if not k.startswith("BLASLOG_")}, tuple(watch()["settings"])
+        ),
         "notes": notes,
     }
 
@@ -659,7 +667,9 @@ def _note_unranked(found: list[_Log], notes: list[str]) -> None:
 
 
 def _log_versions(folder: Path, files: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
-    """Library versions the logs name in their first lines (cuBLAS `(v12.9.3)`, cuBLASLt `v12.9`), per file."""
+    """Library versions the logs name in their first lines (cuBLAS `(v12.9.3)`, cuBLASLt `v12.9`: each library's
+    ``LogSwitch.version``), per file."""
+    versions = [(s.version[0], re.compile(s.version[1])) for s in loggings() if s.version is not None]
     out: dict[str, dict[str, str]] = {}
     for entry in files:
         try:
@@ -667,7 +677,7 @@ def _log_versions(folder: Path, files: list[dict[str, Any]]) -> dict[str, dict[s
                 head = handle.read(1 << 16)
         except OSError:
             continue
-        for name, pattern in _VERSIONS:
+        for name, pattern in versions:
             match = pattern.search(head)
             if match:
                 out.setdefault(entry["file"], {})[name] = match.group(1).decode()

@@ -387,6 +387,72 @@ def test_libraries_and_their_variables(tmp_path):
     ]
 
 
+def test_each_library_says_what_the_hook_notes(tmp_path):
+    """The hook notes the settings and shared objects each library's declaration names (LogSwitch.settings,
+    .objects), those of libraries not logged too, beside the runtime's and PyTorch's own; a spoiled WATCH value
+    gives no names, never a failure in the recorded process."""
+    child = child_environment({}, tmp_path, ["cublaslt"], 2)
+    prefixes, objects = hook.watched(child[hook.WATCH])
+    assert {"CUBLASLT_", "CUBLAS_", "ROCBLAS_", "HIPBLASLT_", "MKL_"} <= set(prefixes)
+    assert {"libcublasLt", "libcublas", "librocblas", "libhipblaslt", "libmkl_rt"} <= set(objects)
+    environ = {"MKL_CBWR": "COMPATIBLE", "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "HOME": "/root", "OMP_X": "1"}
+    assert hook.relevant_environment(environ, prefixes) == {
+        "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+        "MKL_CBWR": "COMPATIBLE",
+    }
+    assert hook.relevant_environment(environ) == {}  # no library's prefixes: PyTorch's own only
+    assert hook.relevant_environment({"PYTORCH_TUNABLEOP_ENABLED": "1"}) == {"PYTORCH_TUNABLEOP_ENABLED": "1"}
+    for spoiled in ("", "[", "[1]", '{"settings": "MKL_"}', '{"settings": [1, "A B", "X\\n", "ok_1"], "objects": {}}'):
+        assert hook.watched(spoiled) in {((), ()), (("ok_1",), ())}, spoiled
+
+
+def test_the_settings_that_differ_leave_out_every_library_s_logging():
+    """What `blaslog record` sets to turn a library's logging on (every LogSwitch's variables, MKL's too) is no
+    setting that differs; a library's variable that can change its arithmetic is."""
+    from blaslog.formats import loggings
+
+    logging = {name: str(number) for number, name in enumerate(sorted(set().union(*(s.names() for s in loggings()))))}
+    assert {"MKL_VERBOSE", "MKL_VERBOSE_OUTPUT_FILE", "CUBLASLT_LOG_LEVEL", "ROCBLAS_LAYER"} <= set(logging)
+    first = {"environment": {**logging, "MKL_CBWR": "AVX2"}}
+    second = {"environment": {"MKL_CBWR": "COMPATIBLE"}}
+    assert api.settings_diff(first, second) == [
+        {"setting": "env MKL_CBWR", "sharded": "AVX2", "unsharded": "COMPATIBLE"}
+    ]
+
+
+def test_the_versions_a_log_names_are_each_library_s(tmp_path):
+    from blaslog.record import _log_versions
+
+    (tmp_path / "rank0.mkl.log").write_text(
+        "MKL_VERBOSE oneMKL 2024.0 Update 2 Patch 2 Product build 20240823 for Intel(R) 64 architecture\n"
+    )
+    (tmp_path / "rank0.cublaslt.log").write_text(
+        "[2024-01-01 00:00:00][cublasLt][1][Info][cublasLtCreate] cuBLASLt v12.9 device #0\n"
+    )
+    files = [{"file": "rank0.mkl.log"}, {"file": "rank0.cublaslt.log"}, {"file": "missing.log"}]
+    assert _log_versions(tmp_path, files) == {
+        "rank0.mkl.log": {"oneMKL (log)": "2024.0 Update 2"},
+        "rank0.cublaslt.log": {"cuBLASLt (log)": "12.9"},
+    }
+
+
+def test_the_help_names_every_library(tmp_path):
+    """`blaslog --help` and `record --help` list the libraries from their declarations (a library added as one
+    module under formats/ is listed without an edit elsewhere)."""
+    from click.testing import CliRunner
+
+    from blaslog.formats import library_hints, loggings
+    from blaslog.record import DEFAULT_LIBS
+
+    top = " ".join(CliRunner().invoke(cli, ["--help"]).output.split())
+    for library, hints in library_hints().items():
+        assert library in top and all(" ".join(hint.split()) in top for hint in hints), library
+    assert "mkl (MKL_VERBOSE=1)" in top
+    text = " ".join(CliRunner().invoke(cli, ["record", "--help"]).output.split())
+    assert f"Libraries to log: {', '.join(s.name for s in loggings())}." in text
+    assert f"[default: {','.join(DEFAULT_LIBS)}]" in text and "mkl" not in DEFAULT_LIBS
+
+
 def test_rank_variables_in_order():
     assert hook.rank_from_environ({"LOCAL_RANK": "1", "RANK": "5"}) == (5, "RANK")
     assert hook.rank_from_environ({"OMPI_COMM_WORLD_RANK": "3", "SLURM_PROCID": "0"}) == (3, "OMPI_COMM_WORLD_RANK")

@@ -49,10 +49,14 @@ RELEVANT_NAMES = (
     "HIP_VISIBLE_DEVICES",
 )
 """Environment variables that can change which GEMM algorithm runs, or which GPU."""
-RELEVANT_PREFIXES = ("CUBLAS_", "CUBLASLT_", "ROCBLAS_", "HIPBLASLT_", "TORCH_BLAS_PREFER_", "PYTORCH_TUNABLEOP_")
-"""Prefixes of such variables."""
-
-_LIBRARIES = re.compile(r"/(libcublasLt|libcublas|librocblas|libhipblaslt|libcudart|libamdhip64)\.so[^/\s]*$")
+RELEVANT_PREFIXES = ("TORCH_BLAS_PREFER_", "PYTORCH_TUNABLEOP_")
+"""Prefixes of such variables that are PyTorch's (each BLAS library's are in WATCH)."""
+RUNTIMES = ("libcudart", "libamdhip64")
+"""The GPU runtimes' shared objects (each BLAS library's are in WATCH)."""
+WATCH = "BLASLOG_RECORD_WATCH"
+"""JSON: {"settings": prefixes of the variables that can change a library's arithmetic, "objects": the names of the
+libraries' shared objects}, as each library's declaration says (``blaslog.formats.LogSwitch``): noted beside the
+runtime's and PyTorch's own (RELEVANT_PREFIXES, RUNTIMES)."""
 
 
 MAX_RANK = 1 << 20
@@ -87,9 +91,30 @@ def world_size_from_environ(environ: Mapping[str, str]) -> int | None:
     return None
 
 
-def relevant_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables of `environ` that can change the arithmetic of a GEMM (and which GPU runs it)."""
-    return {k: v for k, v in sorted(environ.items()) if k in RELEVANT_NAMES or k.startswith(RELEVANT_PREFIXES)}
+def watched(text: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(prefixes, shared objects) of a WATCH value; the strings of its two lists that are names (anything else in
+    it is left out)."""
+    try:
+        found = json.loads(text or "{}")
+    except ValueError:
+        return (), ()
+    if not isinstance(found, dict):
+        return (), ()
+
+    def names(key: str) -> tuple[str, ...]:
+        items = found.get(key)
+        if not isinstance(items, list):
+            return ()
+        return tuple(item for item in items if isinstance(item, str) and re.fullmatch(r"[A-Za-z0-9_]+", item))
+
+    return names("settings"), names("objects")
+
+
+def relevant_environment(environ: Mapping[str, str], prefixes: tuple[str, ...] = ()) -> dict[str, str]:
+    """The variables of `environ` that can change the arithmetic of a GEMM (and which GPU runs it): RELEVANT_NAMES,
+    and those that begin with RELEVANT_PREFIXES or `prefixes` (the libraries')."""
+    starts = RELEVANT_PREFIXES + prefixes
+    return {k: v for k, v in sorted(environ.items()) if k in RELEVANT_NAMES or k.startswith(starts)}
 
 
 def stem(rank: int | None, pid: int | str) -> str:
@@ -105,13 +130,16 @@ def _write_json(path: str, document: dict[str, Any]) -> None:
     os.replace(part, path)
 
 
-def mapped_libraries() -> dict[str, dict[str, str | None]]:
-    """The BLAS and runtime libraries mapped into this process: {name: {"path", "version"}} (Linux)."""
+def mapped_libraries(objects: tuple[str, ...] = ()) -> dict[str, dict[str, str | None]]:
+    """The BLAS libraries (`objects`: their shared objects' names) and runtimes (RUNTIMES) mapped into this process:
+    {name: {"path", "version"}} (Linux)."""
     found: dict[str, dict[str, str | None]] = {}
+    names = "|".join(re.escape(name) for name in sorted(set(objects + RUNTIMES), key=len, reverse=True))
+    pattern = re.compile(r"/(" + names + r")\.so[^/\s]*$")
     try:
         with open("/proc/self/maps") as handle:
             for line in handle:
-                match = _LIBRARIES.search(line.rstrip("\n"))
+                match = pattern.search(line.rstrip("\n"))
                 if match and match.group(1) not in found:
                     path = line.split(None, 5)[-1].strip()
                     found[match.group(1)] = {"path": path, "version": _version_of(path)}
@@ -201,6 +229,8 @@ class _Process:
     def __init__(self, folder: str, files: dict[str, str]) -> None:
         import socket  # here, not at the top: blaslog.ranks imports this module for MAX_RANK
 
+        self.prefixes, self.objects = watched(os.environ.get(WATCH))
+
         self.path = os.path.join(folder, ".blaslog", "proc", f"{os.getpid()}.json")
         rank, source = rank_from_environ(os.environ)
         self.document = {
@@ -215,7 +245,7 @@ class _Process:
             "executable": sys.executable,
             "started": time.time(),
             "files": files,
-            "environment": relevant_environment(os.environ),
+            "environment": relevant_environment(os.environ, self.prefixes),
         }
 
     def save(self) -> None:
@@ -230,7 +260,7 @@ class _Process:
             return  # a fork's child that exits normally: not this process
         try:
             versions, settings, gpu, dist = torch_facts()
-            libraries = mapped_libraries()
+            libraries = mapped_libraries(self.objects)
             for name, library in libraries.items():
                 if library.get("version"):
                     versions.setdefault(name, library["version"])
@@ -243,7 +273,7 @@ class _Process:
                     "gpu": gpu,
                     "libraries": libraries,
                     "distributed": dist,
-                    "environment": relevant_environment(os.environ),
+                    "environment": relevant_environment(os.environ, self.prefixes),
                 }
             )
         except Exception:

@@ -9,6 +9,7 @@ from typing import Any
 
 from blaslog.api._inputs import CapsLike, Paths, _load, _names
 from blaslog.caps import Caps, load_caps
+from blaslog.formats import loggings
 from blaslog.ranks import compact_ranks, read_manifest
 from blaslog.report import Report
 
@@ -17,11 +18,16 @@ from blaslog.report import Report
 SETTINGS_SECTION = "Settings that differ"
 """The title of a diff report's section listing what differs between two run folders' manifests."""
 
-#: Variables that only say where and how much blaslog record logged, or which devices a process saw.
-_NOT_SETTINGS = re.compile(
-    r"^(CUBLASLT_LOG_|CUBLAS_LOG|ROCBLAS_LAYER$|ROCBLAS_LOG_|HIPBLASLT_LOG_|BLASLOG_|"
-    r"WORLD_SIZE$|LOCAL_WORLD_SIZE$|CUDA_VISIBLE_DEVICES$|HIP_VISIBLE_DEVICES$)"
-)
+#: Variables that only say which devices a process saw, or are blaslog's own (those of the libraries' logging
+#: are each library's declaration's: `LogSwitch.names`).
+_NOT_SETTINGS = re.compile(r"^(BLASLOG_|WORLD_SIZE$|LOCAL_WORLD_SIZE$|CUDA_VISIBLE_DEVICES$|HIP_VISIBLE_DEVICES$)")
+
+
+def _settings(environment: dict[str, Any]) -> dict[str, Any]:
+    """The variables of `environment` that may change how a process computes: not those that only say where and
+    how much blaslog record logged, or which devices it saw."""
+    logging = frozenset().union(*(switch.names() for switch in loggings()))
+    return {k: v for k, v in environment.items() if k not in logging and not _NOT_SETTINGS.match(k)}
 
 
 def run_manifest(names: Paths) -> tuple[str, dict[str, Any]] | None:
@@ -90,14 +96,12 @@ def run_settings(manifest: dict[str, Any]) -> dict[str, str]:
         if value is not None and value != {}:
             values.setdefault(key, {}).setdefault(str(value), set()).add(rank)
 
-    top = {k: v for k, v in (manifest.get("environment") or {}).items() if not _NOT_SETTINGS.match(k)}
+    top = _settings(manifest.get("environment") or {})
     ranks = manifest.get("ranks") or {}
     for text, info in ranks.items() if ranks else [("0", {})]:
         rank = int(text) if str(text).isdigit() else 0
         environment = info.get("environment")
-        environment = (
-            top if environment is None else {k: v for k, v in environment.items() if not _NOT_SETTINGS.match(k)}
-        )
+        environment = top if environment is None else _settings(environment)
         for key in sorted({*top, *environment}):
             put(f"env {key}", environment.get(key, "unset"), rank)
         put("GPU", info.get("gpu"), rank)

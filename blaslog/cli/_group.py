@@ -13,6 +13,7 @@ import click
 
 from blaslog import __version__
 from blaslog.cli._common import EXIT_STATUS_FINDINGS, ReportingCommand, _defuse
+from blaslog.formats import library_hints
 
 
 def version_text() -> str:
@@ -121,9 +122,17 @@ class _Group(click.Group):
 )
 @click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
 def cli(debug: bool) -> None:
-    """Find the GEMM algorithm differences behind numerical mismatches.
+    """Find the GEMM algorithm differences behind numerical mismatches."""
 
-    Reads cuBLASLt (CUBLASLT_LOG_LEVEL=1..5), cuBLAS (CUBLAS_LOGINFO_DBG=1), rocBLAS (ROCBLAS_LAYER=1,2,4) and
-    hipBLASLt (HIPBLASLT_LOG_LEVEL, HIPBLASLT_LOG_MASK=32) logs. A LOG is a file (gzip too), a quoted glob
-    ('logs/**/*.log'), a folder (searched for BLAS logs), or - for standard input.
-    """
+
+def _reads() -> str:
+    """What the command group's help says it reads: each library's dialects, from their declarations."""
+    libraries = [f"{library} ({'; '.join(hints)})" if hints else library for library, hints in library_hints().items()]
+    listed = ", ".join(libraries[:-1]) + " and " + libraries[-1] if len(libraries) > 1 else "".join(libraries)
+    return (
+        f"Reads the logs of {listed}. A LOG is a file (gzip too), a quoted glob ('logs/**/*.log'), a folder "
+        "(searched for BLAS logs), or - for standard input."
+    )
+
+
+cli.help = f"{cli.help}\n\n{_reads()}"

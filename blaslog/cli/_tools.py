@@ -22,6 +22,7 @@ from blaslog.cli._common import (
 )
 from blaslog.cli._group import cli
 from blaslog.errors import BlaslogError
+from blaslog.formats import loggings
 from blaslog.report import Report
 
 
@@ -191,10 +192,10 @@ Exit status:
 )
 @click.option(
     "--libs",
-    default=",".join(("cublaslt", "rocblas", "hipblaslt")),
+    default=",".join(switch.name for switch in loggings() if switch.default),
     show_default=True,
     metavar="LIB,...",
-    help="Libraries to log: cublaslt, cublas, rocblas, hipblaslt.",
+    help=f"Libraries to log: {', '.join(switch.name for switch in loggings())}.",
 )
 @click.option(
     "--no-compress", "no_compress", is_flag=True, help="Leave the logs plain (default: gzip them at the end)."

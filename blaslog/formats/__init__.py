@@ -143,6 +143,18 @@ def logging_hints() -> tuple[str, ...]:
     return tuple(dict.fromkeys(cls.logging_hint for cls in _REGISTRY.values() if cls.logging_hint))
 
 
+def library_hints() -> dict[str, tuple[str, ...]]:
+    """Each library blaslog reads (every registered dialect's `library`, in registration order) with how to turn
+    its logging on (its dialects' `logging_hint` s, each once; none where the library always writes its output):
+    what `blaslog --help` lists."""
+    found: dict[str, list[str]] = {}
+    for cls in _REGISTRY.values():
+        hints = found.setdefault(cls.library, [])
+        if cls.logging_hint and cls.logging_hint not in hints:
+            hints.append(cls.logging_hint)
+    return {library: tuple(hints) for library, hints in found.items()}
+
+
 @functools.lru_cache(maxsize=8)
 def _boundary(classes: tuple[type[LogFormat], ...]) -> re.Pattern[bytes]:
     bare: list[bytes] = []  # dialects whose records begin at the line's start
@@ -355,6 +367,7 @@ __all__ = [
     "boundary_regex",
     "format_classes",
     "format_names",
+    "library_hints",
     "logging_hints",
     "loggings",
     "near_miss",

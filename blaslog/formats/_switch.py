@@ -27,6 +27,21 @@ class LogSwitch:
     """Variables removed from the command's environment because they would override the level set here."""
     default: bool = False
     """Logged unless `--libs` says otherwise."""
+    settings: tuple[str, ...] = ()
+    """Prefixes of the environment variables that can change how the library computes (`CUBLASLT_`, `MKL_`): each
+    recorded process notes those it holds."""
+    objects: tuple[str, ...] = ()
+    """Names of the library's shared objects (`libcublasLt`): each recorded process notes those it mapped, with
+    their versions."""
+    version: tuple[str, bytes] | None = None
+    """(label, regular expression whose group 1 is the version) of the library's version as its log names it in
+    its first lines (cuBLASLt's `cuBLASLt v12.9`): the run folder's manifest notes it under the label."""
+
+    def names(self) -> frozenset[str]:
+        """Every environment variable this declaration sets or clears: they say where and how much the library
+        logs, none how it computes (a diff of two runs' settings leaves them out)."""
+        levels = (name for level in self.levels for name, _ in level)
+        return frozenset((*(name for name, _ in self.files), *levels, *self.cleared))
 
     def variables(self, level: int) -> dict[str, str]:
         """The variables (other than file names) that turn logging on at `level` (1..5)."""

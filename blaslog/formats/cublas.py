@@ -106,6 +106,9 @@ class Cublas(LogFormat):
         (("CUBLAS_LOGDEST_DBG", "cublas"),),
         pid_names=False,
         levels=per_level(lambda _: {"CUBLAS_LOGINFO_DBG": "1"}),
+        settings=("CUBLAS_",),
+        objects=("libcublas",),
+        version=("cuBLAS (log)", rb"cuBLAS \(v(\d+(?:\.\d+)+)\)"),
     )
     # the typed and `Ex` spellings of one GEMM (`cublasSgemm_v2`, `cublasGemmEx`, `cublasSgemmEx`) are one family
     function_family = (

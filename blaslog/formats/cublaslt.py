@@ -37,6 +37,9 @@ class CublasLt(LoggerFormat):
         levels=per_level(lambda level: {"CUBLASLT_LOG_LEVEL": str(level)}),
         cleared=("CUBLASLT_LOG_MASK",),
         default=True,
+        settings=("CUBLASLT_",),
+        objects=("libcublasLt",),
+        version=("cuBLASLt (log)", rb"cuBLASLt v(\d+(?:\.\d+)+)"),
     )
     function_family = (r"(?s).*", "cublasLtMatmul")  # `cublasLtSSSMatmul` ... (cuBLAS routed through Lt) too
     library = "cublasLt"

@@ -75,6 +75,8 @@ class HipblasLt(LoggerFormat):
         levels=per_level(lambda level: {"HIPBLASLT_LOG_MASK": str(33 if level <= 2 else ((1 << level) - 1) | 32)}),
         cleared=("HIPBLASLT_LOG_LEVEL",),
         default=True,
+        settings=("HIPBLASLT_",),
+        objects=("libhipblaslt",),
     )
     library = "hipblaslt"
     description = "hipBLASLt logger lines (HIPBLASLT_LOG_LEVEL / HIPBLASLT_LOG_MASK 1-16)"

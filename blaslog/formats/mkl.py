@@ -104,6 +104,9 @@ class MklVerbose(LogFormat):
         (("MKL_VERBOSE_OUTPUT_FILE", "mkl"),),  # oneMKL 2023.2 and later; older ones write to stdout
         pid_names=False,
         levels=per_level(lambda _: {"MKL_VERBOSE": "1"}),
+        settings=("MKL_",),  # MKL_CBWR (reproducible results), MKL_ENABLE_INSTRUCTIONS, MKL_NUM_THREADS
+        objects=("libmkl_rt", "libmkl_core"),
+        version=("oneMKL (log)", rb"MKL_VERBOSE (?:Intel\(R\) MKL|oneMKL) (\d{4}(?:\.\d+)?(?: Update \d+)?)"),
     )
     banner = r"MKL_VERBOSE (?:Intel\(R\) MKL|oneMKL) \d{4}"
     grammar = "mkl.lark"

@@ -212,6 +212,8 @@ class RocblasTrace(LogFormat):
         pid_names=False,
         levels=per_level(lambda level: {"ROCBLAS_LAYER": "2" if level <= 2 else "3" if level <= 4 else "7"}),
         default=True,
+        settings=("ROCBLAS_",),
+        objects=("librocblas",),
     )
     library = "rocblas"
     description = "rocBLAS trace lines (ROCBLAS_LAYER=1): `rocblas_gemm_ex,N,T,...`"
