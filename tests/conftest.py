@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import pkgutil
 import shutil
 import tempfile
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import blaslog
+from blaslog import formats
 from blaslog._fast import _c
 
 # the grammar cache (blaslog/formats/_grammars.py) of the tests and of the commands they run: their own folder
@@ -89,7 +91,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-BOTH_WAYS = {
+DIALECT_TESTS = {
+    f"test_{info.name}" for info in pkgutil.iter_modules(formats.__path__) if not info.name.startswith("_")
+}
+"""Each dialect module's own tests (`tests/test_NAME.py` for `blaslog/formats/NAME.py`, as CONTRIBUTING.md asks)."""
+
+BOTH_WAYS = DIALECT_TESTS | {
     "test_amd",
     "test_cache_counts",
     "test_cut_and_wrapped",
