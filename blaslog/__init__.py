@@ -47,7 +47,7 @@ if typing.TYPE_CHECKING:
     from blaslog.flags import decode_flags, encode_flags
     from blaslog.formats import FORMAT_NAMES
     from blaslog.frame import to_frame
-    from blaslog.records import Event, FileSummary, GemmCall, ParseResult, Problem
+    from blaslog.records import Event, FileSummary, GemmCall, OnError, ParseResult, Problem, Severity
     from blaslog.report import FailOn, Finding, FindingKind, Level, RecordKind, Report
 
 __all__ = [
@@ -69,10 +69,12 @@ __all__ = [
     "LibraryNotFound",
     "LogParseError",
     "NativeError",
+    "OnError",
     "ParseResult",
     "Problem",
     "RecordKind",
     "Report",
+    "Severity",
     "SymbolNotFound",
     "UnknownFormatError",
     "__version__",
@@ -108,7 +110,7 @@ if not typing.TYPE_CHECKING:  # (hidden from type checkers, which see the import
             "blaslog.flags": ("decode_flags", "encode_flags"),
             "blaslog.formats": ("FORMAT_NAMES",),
             "blaslog.frame": ("to_frame",),
-            "blaslog.records": ("Event", "FileSummary", "GemmCall", "ParseResult", "Problem"),
+            "blaslog.records": ("Event", "FileSummary", "GemmCall", "OnError", "ParseResult", "Problem", "Severity"),
             "blaslog.report": ("FailOn", "Finding", "FindingKind", "Level", "RecordKind", "Report"),
         },
     )

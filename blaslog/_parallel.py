@@ -26,7 +26,7 @@ from blaslog.formats import Sniffer, boundary_regex
 from blaslog.inputs import Reader, read_as_it_lies
 from blaslog.parse import parse_file
 from blaslog.parse._lines import _FileParser
-from blaslog.records import FileSummary, ParseResult
+from blaslog.records import FileSummary, OnError, ParseResult
 from blaslog.runs import CompactRun, merge, read_run
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ class Piece:
     pieces are merged (:func:`blaslog.runs.merge`)."""
     log_format: tuple[str, ...] | None = None
     """The dialects read (`--log-format`), None for all."""
-    on_error: str = "warn"
+    on_error: OnError = OnError.WARN
     """What a record that cannot be parsed does (see :func:`blaslog.parse.iter_file`)."""
     events: bool = False
     """Records other than GEMMs are built too (`--kind all`), not only counted."""
@@ -154,7 +154,7 @@ class Piece:
         parser = _FileParser(
             _RangeReader(self.name, self.start, self.end, self.first_line),
             Sniffer(list(self.log_format) if self.log_format else None),
-            self.on_error,  # type: ignore[arg-type]
+            self.on_error,
             events=self.events,
             shapes=shapes,
         )
@@ -182,7 +182,7 @@ def cut(
     count: int,
     *,
     log_format: Sequence[str] | None = None,
-    on_error: str = "warn",
+    on_error: OnError = OnError.WARN,
     events: bool = False,
     numbered: bool = False,
     pool: Executor | None = None,
@@ -248,7 +248,7 @@ def probe(piece: Piece, start: int, end: int, shapes: SharedShapes | None = None
         start += newline
     if start >= end:
         return 0
-    window = Piece(piece.name, start, end, 1, piece.log_format, "warn", events=False)
+    window = Piece(piece.name, start, end, 1, piece.log_format, OnError.WARN, events=False)
     parser = window.parser(shapes)
     run_of(parser)
     return parser.wrap_width
@@ -278,12 +278,12 @@ def settled(
     return out
 
 
-def _whole(name: str, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, Any]:
+def _whole(name: str, log_format: list[str] | None, on_error: OnError) -> tuple[CompactRun, Any]:
     return read_run(name, log_format=log_format, on_error=on_error)
 
 
 def read_runs_parallel(
-    names: list[str], *, log_format: list[str] | None, on_error: str, jobs: int
+    names: list[str], *, log_format: list[str] | None, on_error: OnError, jobs: int
 ) -> list[tuple[CompactRun, Any]]:
     """CompactRun and FileSummary of each input, using up to `jobs` processes (inputs in the given order). One
     large input is cut into pieces: this process reads the first while `jobs - 1` workers read the others."""
@@ -301,13 +301,12 @@ def read_runs_parallel(
 
 
 def parse_parallel(
-    names: list[str], *, log_format: list[str] | None, on_error: str, jobs: int, events: bool = True
+    names: list[str], *, log_format: list[str] | None, on_error: OnError, jobs: int, events: bool = True
 ) -> list[ParseResult]:
     """ParseResults of several inputs parsed in parallel processes."""
     with process_pool(jobs) as pool:
         futures = [
-            pool.submit(parse_file, name, log_format=log_format, on_error=on_error, events=events)  # type: ignore[arg-type]
-            for name in names
+            pool.submit(parse_file, name, log_format=log_format, on_error=on_error, events=events) for name in names
         ]
         return [f.result() for f in futures]
 
@@ -350,10 +349,10 @@ def _count_lines(path: str, start: int, end: int) -> int:
     return count
 
 
-def splittable(name: str, on_error: str = "warn") -> bool:
+def splittable(name: str, on_error: OnError = OnError.WARN) -> bool:
     """A file large enough to cut into pieces, whose pieces can be read on their own (not compressed or UTF-16,
     lines not ended with CR alone: see read_as_it_lies), and not read with `on_error` "raise" (--strict: the
     first error stops the reading, at its line in the whole input)."""
-    if name == "-" or not os.path.isfile(name) or os.path.getsize(name) < SPLIT_MIN or on_error == "raise":
+    if name == "-" or not os.path.isfile(name) or os.path.getsize(name) < SPLIT_MIN or on_error == OnError.RAISE:
         return False
     return read_as_it_lies(name)

@@ -38,7 +38,7 @@ from blaslog.formats import Sniffer
 from blaslog.inputs import ENDS_EARLY, Reader, _decoded
 from blaslog.parse._lines import _FileParser
 from blaslog.ranks import HEAD, find_inputs, natural_key, rank_from_tags
-from blaslog.records import FileSummary, GemmCall, Problem
+from blaslog.records import FileSummary, GemmCall, OnError, Problem
 from blaslog.runs import CompactRun, merge
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
@@ -225,9 +225,9 @@ def _worker() -> str:
         return "this process"
 
 
-def _parser(name: str, log_format: list[str] | None, on_error: str, events: bool) -> _FileParser:
+def _parser(name: str, log_format: list[str] | None, on_error: OnError, events: bool) -> _FileParser:
     """A parser of a whole input as :func:`blaslog.parse.iter_file` makes it, over a _WorkerReader."""
-    return _FileParser(_WorkerReader(name), Sniffer(log_format), on_error, events)  # type: ignore[arg-type]
+    return _FileParser(_WorkerReader(name), Sniffer(log_format), on_error, events)
 
 
 def _tags(head: bytes) -> bytes:
@@ -235,7 +235,7 @@ def _tags(head: bytes) -> bytes:
     return b"\n".join(b"[rank%d]:" % rank for rank in sorted(rank_from_tags(head)))
 
 
-def _run_of(name: str, log_format: list[str] | None, on_error: str) -> tuple[CompactRun, FileSummary, bytes]:
+def _run_of(name: str, log_format: list[str] | None, on_error: OnError) -> tuple[CompactRun, FileSummary, bytes]:
     parser = _parser(name, log_format, on_error, events=False)
     run = parser.sink = CompactRun(name)
     run.extend(parser.records())
@@ -243,7 +243,7 @@ def _run_of(name: str, log_format: list[str] | None, on_error: str) -> tuple[Com
 
 
 def _rows_of(
-    name: str, log_format: list[str] | None, on_error: str, kind: str, render: Callable[..., Iterable[str]]
+    name: str, log_format: list[str] | None, on_error: OnError, kind: str, render: Callable[..., Iterable[str]]
 ) -> tuple[bytes, FileSummary, bytes]:
     """The rows of an input as `render(records)` writes them, compressed."""
     parser = _parser(name, log_format, on_error, events=kind == "all")
@@ -262,7 +262,9 @@ class _Rows:
         return zlib.compress(pickle.dumps(chunks, pickle.HIGHEST_PROTOCOL), 1)
 
 
-def _records_of(name: str, log_format: list[str] | None, on_error: str, kind: str) -> tuple[bytes, FileSummary, bytes]:
+def _records_of(
+    name: str, log_format: list[str] | None, on_error: OnError, kind: str
+) -> tuple[bytes, FileSummary, bytes]:
     """Every record of an input (GEMMs only with kind `gemm`), pickled and compressed."""
     parser = _parser(name, log_format, on_error, events=kind == "all")
     found = list(parser.records())
@@ -270,7 +272,7 @@ def _records_of(name: str, log_format: list[str] | None, on_error: str, kind: st
 
 
 def _parquet_of(
-    name: str, log_format: list[str] | None, on_error: str, folder: str
+    name: str, log_format: list[str] | None, on_error: OnError, folder: str
 ) -> tuple[Counter[str], FileSummary, bytes]:
     """Write the GEMM records of an input as Parquet files under `folder` (a path or URL); the integers too large
     for their columns, counted by column."""
@@ -504,7 +506,7 @@ def plan(
     files_per_task: int | None = None,
     pieces: bool = True,
     log_format: list[str] | None = None,
-    on_error: str = "warn",
+    on_error: OnError = OnError.WARN,
 ) -> list[_Unit]:
     """The tasks for reading `names` with `threads` worker threads: a large local input in pieces (when there
     are fewer inputs than threads), the others whole, in batches of neighbours (`files_per_task` each, or as
@@ -533,7 +535,7 @@ def plan(
     return units
 
 
-def _splittable(name: str, on_error: str) -> bool:
+def _splittable(name: str, on_error: OnError) -> bool:
     return not is_url(name) and _parallel.splittable(name, on_error)
 
 
@@ -593,7 +595,7 @@ def read_runs(
     *,
     scheduler: str,
     log_format: list[str] | None = None,
-    on_error: str = "warn",
+    on_error: OnError = OnError.WARN,
     workers: int = 0,
     files_per_task: int | None = None,
 ) -> Read:
@@ -622,7 +624,7 @@ def render_rows(
     render: Callable[..., Iterable[str]],
     kind: str,
     log_format: list[str] | None = None,
-    on_error: str = "warn",
+    on_error: OnError = OnError.WARN,
     workers: int = 0,
     summaries: list[FileSummary],
 ) -> Iterator[str]:
@@ -676,7 +678,7 @@ def records(
     scheduler: str,
     kind: str = "gemm",
     log_format: list[str] | None = None,
-    on_error: str = "warn",
+    on_error: OnError = OnError.WARN,
     workers: int = 0,
     summaries: list[FileSummary],
 ) -> Iterator[Any]:
@@ -708,7 +710,7 @@ def write_parquet(
     scheduler: str,
     run: str | None = None,
     log_format: list[str] | None = None,
-    on_error: str = "warn",
+    on_error: OnError = OnError.WARN,
     workers: int = 0,
 ) -> tuple[list[FileSummary], list[str], list[str]]:
     """Write the GEMM records of each input as Parquet under `out_dir` (a folder the workers can write to, or a

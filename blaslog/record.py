@@ -747,4 +747,5 @@ __all__ = [
     "parse_libs",
     "prepare_folder",
     "record",
+    "watch",
 ]

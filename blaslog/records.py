@@ -24,6 +24,7 @@ import operator
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
+from enum import StrEnum
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -430,6 +431,26 @@ def record_maker(cls: type) -> tuple[tuple[str, ...], Any]:
     return names, make
 
 
+class Severity(StrEnum):
+    """How bad a Problem is."""
+
+    ERROR = "error"
+    """The line was not used."""
+    WARNING = "warning"
+    """The line was used, with a doubt."""
+
+
+class OnError(StrEnum):
+    """What parsing does with a line it cannot use (a Problem of severity `error`)."""
+
+    RAISE = "raise"
+    """Stop with a LogParseError (`--strict`)."""
+    WARN = "warn"
+    """Report it as a problem, count it and read on."""
+    SKIP = "skip"
+    """Count it (FileSummary.unparsable_lines) and read on, with no Problem for it (warnings are still reported)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """Something blaslog could not read, or read with a doubt; always tied to a place in the input."""
@@ -442,7 +463,7 @@ class Problem:
     """What is wrong and, where it helps, what to do."""
     text: str = ""
     """The offending text (cut to a readable length when shown)."""
-    severity: str = "error"
+    severity: Severity = Severity.ERROR
     """`error` (the line was not used) or `warning` (it was used, with a doubt)."""
     column: int = 0
     """1-based column, 0 when unknown."""

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from blaslog.formats import same_calls
-from blaslog.records import GemmCall
+from blaslog.records import GemmCall, OnError
 
 
 class Occurrence:
@@ -215,7 +215,7 @@ def read_run(
     name: str,
     *,
     log_format: list[str] | None = None,
-    on_error: str = "warn",
+    on_error: OnError = OnError.WARN,
     progress: Any = None,
     shapes: Any = None,
 ) -> tuple[CompactRun, Any]:
@@ -226,7 +226,7 @@ def read_run(
     summaries: list[Any] = []
     run = CompactRun(name)
     run.extend(
-        iter_file(  # type: ignore[call-overload]
+        iter_file(
             name,
             log_format=log_format,
             on_error=on_error,

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from blaslog.records import TUNING_FORMATS, Event, GemmCall
+from blaslog.records import TUNING_FORMATS, Event, GemmCall, OnError
 from blaslog.report import Finding, Location
 
 TUNED_FORMATS = TUNING_FORMATS
@@ -152,7 +152,7 @@ def validators(path: str) -> dict[str, str]:
     if not kept:
         return out
     text = "\n".join(kept) + "\n"
-    for record in parse_text(text, name=path, log_format=list(TUNED_FORMATS), on_error="skip").records:
+    for record in parse_text(text, name=path, log_format=list(TUNED_FORMATS), on_error=OnError.SKIP).records:
         if isinstance(record, Event) and record.function in ("Validator", "tuning"):
             for key, value in record.fields:
                 out.setdefault(key, value)

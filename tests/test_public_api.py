@@ -103,3 +103,20 @@ def test_closed_vocabularies_are_str_enums_that_write_as_before():
     assert choices["fail_on"] == [m.value for m in blaslog.FailOn]
     kinds = {p.name: list(p.type.choices) for p in cli.commands["parse"].params if hasattr(p.type, "choices")}
     assert kinds["kind"] == [m.value for m in blaslog.RecordKind]
+
+
+def test_closed_vocabularies_are_enums_that_take_their_values_as_text_too():
+    """`on_error` is an OnError (a str of its values works too); a problem's severity is a Severity."""
+    text = (SEED.parent / "bad" / "unbalanced_brackets.log").read_text()
+    warned = blaslog.parse_text(text, on_error=blaslog.OnError.WARN)
+    assert warned.problems and {p.severity for p in warned.problems} <= set(blaslog.Severity)
+    assert any(p.severity is blaslog.Severity.ERROR for p in warned.problems)
+    assert blaslog.parse_text(text, on_error="warn").problems == warned.problems
+    skipped = blaslog.parse_text(text, on_error="skip")  # the lines still counted, with no Problem of their own
+    assert not [p for p in skipped.problems if p.severity == "error"] and skipped.records == warned.records
+    assert skipped.files[0].unparsable_lines == warned.files[0].unparsable_lines > 0
+    for way in (blaslog.OnError.RAISE, "raise"):
+        with pytest.raises(blaslog.LogParseError):
+            blaslog.parse_text(text, on_error=way)
+    with pytest.raises(ValueError, match="'stop' is not a valid OnError"):
+        blaslog.parse_text(text, on_error="stop")  # type: ignore[arg-type]

@@ -62,7 +62,7 @@ class Options:
     @property
     def on_error(self) -> OnError:
         """The parser's error policy."""
-        return "raise" if self.strict else "warn"
+        return OnError.RAISE if self.strict else OnError.WARN
 
     @property
     def formats(self) -> list[str] | None:

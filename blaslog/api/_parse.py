@@ -36,7 +36,7 @@ def parse(
     names: Paths,
     *,
     log_format: Iterable[str] | str | None = None,
-    on_error: OnError = "warn",
+    on_error: OnError = OnError.WARN,
     jobs: int = 1,
     events: bool = True,
 ) -> ParseResult:
@@ -63,7 +63,7 @@ def parse(
 
 
 def parse_text(
-    text: str, *, name: str = "<text>", log_format: Iterable[str] | str | None = None, on_error: OnError = "warn"
+    text: str, *, name: str = "<text>", log_format: Iterable[str] | str | None = None, on_error: OnError = OnError.WARN
 ) -> ParseResult:
     """Parse log text held in memory; its problems are reported under `name`."""
     if not isinstance(text, str):
@@ -76,7 +76,7 @@ def parse_lines(
     *,
     name: str = "<lines>",
     log_format: Iterable[str] | str | None = None,
-    on_error: OnError = "warn",
+    on_error: OnError = OnError.WARN,
 ) -> ParseResult:
     """Parse log lines (with or without their line ends): an open text file, a pipe's output, a list."""
     if isinstance(lines, (str, bytes)):

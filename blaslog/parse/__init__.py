@@ -34,8 +34,7 @@ from blaslog._fast.lazy import Records
 from blaslog.formats import Sniffer
 from blaslog.inputs import Reader, text_reader
 from blaslog.parse._lines import _FileParser
-from blaslog.parse._state import OnError
-from blaslog.records import FileSummary, ParseResult, Record
+from blaslog.records import FileSummary, OnError, ParseResult, Record
 
 
 @overload
@@ -87,7 +86,7 @@ def iter_file(
     name: str,
     *,
     log_format: Iterable[str] | str | None = None,
-    on_error: OnError = "warn",
+    on_error: OnError = OnError.WARN,
     summary_out: list[FileSummary] | None = None,
     events: bool = True,
     progress: Callable[[int, int], None] | None = None,
@@ -114,7 +113,7 @@ def iter_file(
 
 
 def parse_file(
-    name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = "warn", events: bool = True
+    name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = OnError.WARN, events: bool = True
 ) -> ParseResult:
     """Parse one input into a ParseResult (with `events` False, only its GEMM records are kept)."""
     summaries: list[FileSummary] = []
@@ -123,7 +122,7 @@ def parse_file(
 
 
 def parse_text(
-    text: str, *, name: str = "<text>", log_format: Iterable[str] | str | None = None, on_error: OnError = "warn"
+    text: str, *, name: str = "<text>", log_format: Iterable[str] | str | None = None, on_error: OnError = OnError.WARN
 ) -> ParseResult:
     """Parse log text held in memory."""
     parser = _FileParser(text_reader(text, name), Sniffer(_names(log_format)), on_error)

@@ -8,21 +8,31 @@ from typing import Any
 
 from blaslog.errors import LogParseError, SourceLocation
 from blaslog.parse._state import MAX_RECORD_LINES, ParserState
-from blaslog.records import MAX_PROBLEMS, Problem
+from blaslog.records import MAX_PROBLEMS, OnError, Problem, Severity
 
 
 class Accounting(ParserState):
     """The counts of the input's FileSummary and its problems."""
 
     def problem(
-        self, line: int, message: str, text: str = "", severity: str = "error", column: int = 0, once: str = ""
+        self,
+        line: int,
+        message: str,
+        text: str = "",
+        severity: Severity = Severity.ERROR,
+        column: int = 0,
+        once: str = "",
     ) -> None:
-        if severity == "error" and self.on_error == "raise":
-            raise LogParseError(SourceLocation(self.reader.name, line, column), message, text)
+        if severity == Severity.ERROR and self.on_error != OnError.WARN:
+            if self.on_error == OnError.RAISE:
+                raise LogParseError(SourceLocation(self.reader.name, line, column), message, text)
+            return  # SKIP: the line is counted (unparsable_lines, foreign_lines) by the caller, and that is all
         if len(self.summary.problems) >= MAX_PROBLEMS and not once:
             self.summary.more_problems += 1
             return
-        self.summary.problems.append(Problem(self.reader.name, line, message, text[:2000], severity, column, once))
+        self.summary.problems.append(
+            Problem(self.reader.name, line, message, text[:2000], Severity(severity), column, once)
+        )
 
     def _at_end(self) -> None:
         """Report what the input's end says: a last line left without its line end, a stream cut short, CR line
@@ -34,7 +44,7 @@ class Accounting(ParserState):
                 "the input ends inside this line (no line end after it), which starts no record: if the writer was "
                 "stopped, a record cut this short cannot be recognised; check the end of the log",
                 self.other[1],
-                severity="warning",
+                severity=Severity.WARNING,
             )
         if reader.stream_error:
             self.problem(self.number + 1, reader.stream_error)
@@ -42,10 +52,10 @@ class Accounting(ParserState):
             self.problem(
                 1,
                 "the lines of this input end with CR alone (classic Mac OS line ends): read as such",
-                severity="warning",
+                severity=Severity.WARNING,
             )
         if self.summary.lines == 0 and not reader.stream_error:
-            self.problem(0, "empty input", severity="warning")
+            self.problem(0, "empty input", severity=Severity.WARNING)
 
     def _count(self, fmt: Any, gemm: bool, warnings: tuple[str, ...], first: int, count: int, text: str) -> None:
         """Account for a record of `count` lines starting at line `first`, and report its warnings."""
@@ -57,7 +67,7 @@ class Accounting(ParserState):
         else:
             summary.other_records += 1
         for warning in warnings:
-            self.problem(first, warning, text, severity="warning")
+            self.problem(first, warning, text, severity=Severity.WARNING)
 
     def _other(self, number: int, text: str) -> None:
         self.other = (number, text)
@@ -86,5 +96,5 @@ class Accounting(ParserState):
             self.summary.unparsable_lines += 1
             self.problem(number, message, text)
             return True
-        self.problem(number, message, text, severity="warning")
+        self.problem(number, message, text, severity=Severity.WARNING)
         return False

@@ -11,7 +11,7 @@ from blaslog._fast.known import UNKNOWN, Known, bound, is_gemm, known_record
 from blaslog._fast.lazy import ShapedCall
 from blaslog.parse._accounting import Accounting
 from blaslog.parse._state import _Pending
-from blaslog.records import PARTIAL, TRUNCATED, Event, GemmCall, Record
+from blaslog.records import PARTIAL, TRUNCATED, Event, GemmCall, Record, Severity
 
 _UNFIT = object()
 """A record's SHAPE values do not fit the template bound to its key (see _FileParser._from_template)."""
@@ -162,7 +162,7 @@ class Building(Accounting):
                 )
             else:
                 message = f"this {fmt.name} record is cut short; {TRUNCATED} ({reason})"
-            self.problem(last if unended else first, message, text, severity="warning", column=column)
+            self.problem(last if unended else first, message, text, severity=Severity.WARNING, column=column)
             return fmt.truncated(text, self.reader.name, first, last)
         # a record a person edited (a note the grammar rejects, a value left out as `...`); a bad value with
         # no edit in sight (`-m ٢١`) is no edit: it is reported as it is
@@ -180,7 +180,11 @@ class Building(Accounting):
             else "read from its fields, which are all there (the text its writer did not write left out)"
         )
         self.problem(
-            first, f"this {fmt.name} record was edited ({reason}); {said}", text, severity="warning", column=column
+            first,
+            f"this {fmt.name} record was edited ({reason}); {said}",
+            text,
+            severity=Severity.WARNING,
+            column=column,
         )
         return self._accept(fmt, partial, (), first, count, text)
 

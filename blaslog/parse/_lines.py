@@ -19,7 +19,7 @@ from blaslog._fast.templates import LineTemplate
 from blaslog.inputs import Batch
 from blaslog.parse._recall import Recalling
 from blaslog.parse._state import _Pending, _Walk
-from blaslog.records import Event, GemmCall, Record
+from blaslog.records import Event, GemmCall, Record, Severity
 
 _IS_NONE = functools.partial(operator.is_, None)
 
@@ -274,7 +274,7 @@ class _FileParser(Recalling):
                 number,
                 f"two {fmt.name} records on one line (glued together); read apart",
                 text,
-                severity="warning",
+                severity=Severity.WARNING,
                 column=at + cut + 1,
             )
             record = self._finish(_Pending(fmt, [inner[:cut].rstrip()], number, None, shared=shared), number, False)
@@ -307,7 +307,7 @@ class _FileParser(Recalling):
                 f"other text before the {fmt.library} record was kept apart: "
                 f"{prefix[:80]!r} (later lines with such a prefix are not reported)",
                 text,
-                severity="warning",
+                severity=Severity.WARNING,
                 column=column + 1,
                 once=f"prefix {kind}",
             )

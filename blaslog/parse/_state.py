@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from blaslog._fast.cache import ShapeCache, SharedShapes, in_process
 from blaslog._fast.follow import Follow
@@ -18,9 +18,7 @@ from blaslog._fast.known import Wanted
 from blaslog.formats import Sniffer
 from blaslog.formats._base import LogFormat
 from blaslog.inputs import Batch, Reader
-from blaslog.records import FileSummary
-
-OnError = Literal["raise", "warn", "skip"]
+from blaslog.records import FileSummary, OnError
 
 MAX_RECORD_LINES = 256
 """Most physical lines one record may span (a runaway join stops here)."""
@@ -137,7 +135,7 @@ class ParserState:
         the inputs before it learnt when they share `shapes`."""
         self.reader = reader
         self.sniffer = sniffer
-        self.on_error = on_error
+        self.on_error = OnError(on_error)  # a str of its values too (the API's callers may pass one)
         self.events = events
         self.summary = FileSummary(reader.name)
         self.progress: Callable[[int, int], None] | None = None
