@@ -25,4 +25,13 @@ if os.environ.get("BLASLOG_PURE_PYTHON"):
 shape_cache = os.environ.get("BLASLOG_SHAPE_CACHE", "1") != "0"
 """False: every record goes through the grammar (BLASLOG_SHAPE_CACHE=0)."""
 
-__all__ = ["shape_cache", "speedups"]
+
+def why_not() -> str | None:
+    """None where the C extension is in use; else why not: it is switched off (BLASLOG_PURE_PYTHON), or it was not
+    built (no C compiler at install time)."""
+    if speedups is not None:
+        return None
+    return "switched off (BLASLOG_PURE_PYTHON)" if os.environ.get("BLASLOG_PURE_PYTHON") else "not built"
+
+
+__all__ = ["shape_cache", "speedups", "why_not"]

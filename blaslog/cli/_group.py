@@ -18,14 +18,15 @@ from blaslog.formats import library_hints
 
 def version_text() -> str:
     """`blaslog 0.1.0 (C speedups in use)`, or why they are not."""
-    from blaslog._fast._c import speedups
+    from blaslog._fast._c import why_not
 
-    if speedups is not None:
+    off = why_not()
+    if off is None:
         how = "C speedups in use"
-    elif os.environ.get("BLASLOG_PURE_PYTHON"):
-        how = "C speedups off (BLASLOG_PURE_PYTHON): pure Python"
-    else:
+    elif off == "not built":
         how = "C speedups not built (no C compiler at install time): pure Python, slower on large logs"
+    else:
+        how = "C speedups off (BLASLOG_PURE_PYTHON): pure Python"
     return f"blaslog {__version__} ({how})"
 
 
