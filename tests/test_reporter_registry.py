@@ -93,6 +93,20 @@ def test_a_module_dropped_in_is_a_format_of_the_commands_it_declares(package_pat
     assert refused.exit_code == 2 and "'toy' is not a format summary writes" in refused.output
 
 
+def test_a_format_that_declares_a_step_summary_gets_one(package_path, tmp_path, monkeypatch):
+    """The CI job's summary is appended for any format whose class says `step_summary` (GitHub's annotations say
+    so), not for a format the command line names."""
+    (package_path / "toy.py").write_text(TOY.replace('name = "toy"', 'name = "toy"\n    step_summary = True'))
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert _run(*DIFF, "-f", "toy", "-q").exit_code == 1
+    said = summary.read_text()
+    assert said.startswith("#") and "precision" in said
+    summary.unlink()
+    assert _run(*DIFF, "-f", "json", "-q").exit_code == 1 and not summary.exists()  # json declares none
+    assert {name for name in REPORTERS if getattr(REPORTERS[name], "step_summary", False)} == {"github", "toy"}
+
+
 def test_a_format_whose_extra_is_missing_is_refused_before_any_input_is_read(package_path):
     (package_path / "needy.py").write_text(
         TOY.replace('name = "toy"', 'name = "needy"\n    extra = "needy"\n    requires = ("blaslog_no_such_module",)')

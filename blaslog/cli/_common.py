@@ -446,15 +446,12 @@ def _report(
         if not quiet or note.startswith("compared:"):
             warn(note)
     status = exit_status(report, exit_zero)
+    summarised = False
     for one_format, path in [*reports, (fmt, output)]:
-        reporter = get_reporter(one_format)
-        if one_format == "table":  # sized and coloured for a terminal; piped, the plain text scripts read
-            from blaslog.reporters.table import TableReporter
-
-            reporter = TableReporter(_table_terminal(path))
+        reporter = get_reporter(one_format).for_output(path, _color())
+        summarised = summarised or reporter.step_summary
         _write(reporter.render(report), path, inputs, keep=status in (0, 1))
-    github = "github" in (fmt, *(one_format for one_format, _ in reports))
-    target = summary_file or (os.environ.get("GITHUB_STEP_SUMMARY") if github else None)
+    target = summary_file or (os.environ.get("GITHUB_STEP_SUMMARY") if summarised else None)
     from blaslog.stream import input_at
 
     clash = input_at(target, inputs) if target else None
@@ -479,14 +476,10 @@ def _append(path: str, text: str) -> None:
         handle.write(text)
 
 
-def _table_terminal(output: str | None) -> Any:
-    """The terminal a table is fitted to: stdout's, with --color (PLAIN when piped or with -o)."""
-    from blaslog.reporters.table import terminal_for
-
+def _color() -> str:
+    """The --color choice of the command running (`auto` outside one)."""
     ctx = click.get_current_context(silent=True)
-    return terminal_for(
-        sys.stdout if output is None else None, ctx.meta.get("blaslog.color", "auto") if ctx else "auto"
-    )
+    return str(ctx.meta.get("blaslog.color", "auto")) if ctx else "auto"
 
 
 def exit_status(report: Report, exit_zero: bool = False) -> int:

@@ -16,10 +16,10 @@ from blaslog.cli._common import (
     CliError,
     _account,
     _caps,
+    _color,
     _echo,
     _options,
     _report,
-    _table_terminal,
     caps_option,
     exit_status,
     input_options,
@@ -83,9 +83,9 @@ def parse_cmd(
         if fmt == "parquet" or parquet_dir:
             outcome = _parquet(logs, output if fmt == "parquet" else parquet_dir, run_name, options, quiet)
             sys.exit(exit_status(outcome))
-        reporter = get_reporter(fmt)
+        reporter = get_reporter(fmt).for_output(output, _color())
         # the plain table is streamed too: rows are spooled to a file, which gives the widths, then the lines
-        plain_table = fmt == "table" and _table_terminal(output).width is None
+        plain_table = reporter.spools()
         if reports or not (reporter.streams or plain_table):  # several reports: rendered from one in memory
             _report(
                 parse_report(logs, kind=kind, caps=caps_path, options=options),

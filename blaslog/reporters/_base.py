@@ -188,10 +188,22 @@ class Reporter(ABC):
     input is read (:func:`ready`)."""
     defuse_style: ClassVar[str] = "text"
     """How `##[` is escaped in this output (see :func:`defuse_commands`)."""
+    step_summary: ClassVar[bool] = False
+    """True when writing it also appends the report's Markdown to the CI job's summary (GITHUB_STEP_SUMMARY)."""
 
     @abstractmethod
     def render(self, report: Report) -> str:
         """The whole output."""
+
+    def for_output(self, path: str | None, color: str = "auto") -> Reporter:
+        """The reporter that writes to `path` (None: standard output) with the `--color` choice `color`: itself,
+        or one fitted to the terminal the output goes to."""
+        return self
+
+    def spools(self) -> bool:
+        """True when `parse` writes its records as they are read into a spool, laid out once the last is read
+        (the plain table: its columns' widths are known only then), where this reporter does not stream."""
+        return False
 
     streams: ClassVar[bool] = False
     """True when records can be written as they are parsed (see stream_begin/stream_rows/stream_end)."""

@@ -57,6 +57,7 @@ class GithubReporter(Reporter):
 
     name = "github"
     commands = ("check", "diff")
+    step_summary = True
     description = "GitHub Actions annotations (::error/::warning/::notice), 10 per level"
 
     def render(self, report: Report) -> str:

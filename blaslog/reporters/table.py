@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import tempfile
 import textwrap
 import unicodedata
@@ -529,6 +530,14 @@ class TableReporter(Reporter):
     def __init__(self, terminal: Terminal = PLAIN) -> None:
         self.terminal = terminal
         """Width and colour when writing to a terminal (see blaslog.cli); the default is the piped text."""
+
+    def for_output(self, path: str | None, color: str = "auto") -> TableReporter:
+        """Sized and coloured for standard output's terminal; piped, or written to a file, the plain text scripts
+        read (see :func:`terminal_for`)."""
+        return TableReporter(terminal_for(sys.stdout if path is None else None, color))
+
+    def spools(self) -> bool:
+        return self.terminal.width is None  # piped or to a file: the plain layout
 
     def render(self, report: Report) -> str:
         if self.terminal.width is not None or self.terminal.color:
