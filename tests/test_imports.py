@@ -226,3 +226,20 @@ def test_the_group_knows_the_module_of_every_command():
     for name, command in cli.commands.items():
         assert command.callback is not None
         assert command.callback.__module__ == _group.COMMANDS[name], name
+
+
+def test_the_command_line_builds_no_output_of_its_own():
+    """`blaslog/cli/` is options, a library call, a reporter and an exit status (issue 34): no JSON is made there
+    (no `json` module, no `dumps`), every output text comes from blaslog.reporters."""
+    made = []
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [alias.name for alias in node.names] + [getattr(node, "module", None) or ""]
+                if any(name == "json" or name.endswith((".json", "dumps")) for name in names):
+                    made.append(f"{path.name}:{node.lineno}: imports {names}")
+            elif (
+                isinstance(node, ast.Attribute | ast.Name) and getattr(node, "attr", getattr(node, "id", "")) == "dumps"
+            ):
+                made.append(f"{path.name}:{node.lineno}: dumps")
+    assert made == []

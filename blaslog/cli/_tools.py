@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 import click
 
@@ -57,22 +56,11 @@ def decode_flags_cmd(values: tuple[str, ...], lib: str, fmt: str, as_json: bool,
     blaslog decode-flags --lib rocblas 4
     """
     from blaslog.flags import decode_values
-    from blaslog.reporters.json import dumps
+    from blaslog.reporters._tools import flags_output
 
     with translate_errors():
         decoded = decode_values(values, lib)
-        if fmt == "json" or as_json:
-            _write(dumps([d.to_dict() for d in decoded], indent=2) + "\n", output, ())
-            return
-        lines = []
-        for d in decoded:
-            lines.append(f"{d.hex} ({d.value}): {d.summary}")
-            lines.extend(f"  {hex(bit.value):>12}  {bit.name:<20} {bit.group:<15} {bit.meaning}" for bit in d.bits)
-            if d.unknown:
-                lines.append(f"  {hex(d.unknown):>12}  unknown bits 0x{d.unknown:x} (not in the {lib} tables)")
-            if not d.bits and not d.unknown:
-                lines.append("  (no bits set)")
-        _write("\n".join(lines) + "\n", output, ())
+        _write(flags_output(decoded, lib, "json" if as_json else fmt), output, ())
 
 
 @cli.command("probe", epilog=EXIT_STATUS)
@@ -123,7 +111,7 @@ def probe_cmd(
     works without it. The caps file it writes lets machines without a GPU class differences (--caps).
     """
     from blaslog import native
-    from blaslog.reporters.json import dumps
+    from blaslog.reporters._tools import caps_output, probe_output
 
     out = output or out_alias
     with translate_errors():
@@ -144,17 +132,14 @@ def probe_cmd(
             warn(f"blaslog: error: {exc}")
             failed.append(str(exc))
             probed = partial
-        if fmt == "json" or as_json:
-            _echo(dumps(api.probe_document(probed), indent=2) + "\n")
-        else:
-            _echo(_probe_text(probed))
+        _echo(probe_output(probed, api.probe_document(probed), "json" if as_json else fmt))
         for config, error in probed.errors:
             failed.append(f"algoId {config.get('algoId')} {config.get('computeType')}: {error}")
             warn(f"blaslog: error: {failed[-1]}")
         if out:
             existing = _caps(out) if os.path.exists(out) else None
             caps = api.caps_from_probe(probed, existing)
-            _write(dumps(caps.to_json(), indent=2) + "\n", out, list(from_logs))
+            _write(caps_output(caps), out, list(from_logs))
             warn(f"wrote {len(caps.entries)} configurations to {out}")
         if not probed.entries and not failed:
             failed.append("no configuration was probed")
@@ -251,35 +236,3 @@ def record_cmd(
             f"{result.exit_status}"
         )
     sys.exit(result.exit_status)
-
-
-#: The scalar capabilities `probe` prints for each algorithm.
-_PROBE_KEYS = (
-    "splitKSupport",
-    "reductionSchemeMask",
-    "ctaSwizzlingSupport",
-    "customOptionMax",
-    "epilogueMask",
-    "minAlignmentA",
-    "minAlignmentB",
-    "minAlignmentC",
-    "minAlignmentD",
-)
-
-
-def _probe_text(probed: Any) -> str:
-    gpu = probed.gpu.get("name") or probed.gpu.get("error") or "unknown GPU"
-    cc = probed.gpu.get("compute_capability")
-    lines = [f"libcublasLt {probed.version_text} ({probed.library}); GPU: {gpu}" + (f" (sm {cc})" if cc else "")]
-    for entry in probed.entries:
-        lines.append(
-            f"algoId {entry['algoId']} {entry['computeType']} scale {entry['scaleType']} "
-            f"{entry['Atype']},{entry['Btype']},{entry['Ctype']},{entry['Dtype']}"
-        )
-        lines.append(f"  numerical impl flags {entry['numericalImplFlags']}: {entry['summary']}")
-        lines.append(f"    {' | '.join(entry['decoded'])}")
-        lines.extend(f"  {key}: {entry.get(key)}" for key in _PROBE_KEYS)
-        for key in ("tiles", "stages"):
-            value = entry.get(key)
-            lines.append(f"  {key}: {', '.join(value) if isinstance(value, list) else value}")
-    return "\n".join(lines) + "\n"
