@@ -76,8 +76,9 @@ def libraries() -> dict[str, LogSwitch]:
 
 
 def watch() -> dict[str, list[str]]:
-    """What the hook notes of each process beside the runtime's own (``hook.WATCH``): every library's settings'
-    prefixes and shared objects, as its declaration says (those of libraries not logged too: they may compute)."""
+    """What the hook notes of each process beside the runtime's own (``hook.WATCH``, in the run folder): every
+    library's settings' prefixes and shared objects, as its declaration says (those of libraries not logged too:
+    they may compute)."""
     switches = loggings()
     return {
         "settings": [prefix for switch in switches for prefix in switch.settings],
@@ -167,7 +168,6 @@ def child_environment(base: Mapping[str, str], folder: Path, libs: Sequence[str]
     env[hook.FOLDER] = str(folder)
     env[hook.HOOK] = HOOK_FOLDER
     env[hook.FILES] = json.dumps(files)
-    env[hook.WATCH] = json.dumps(watch())
     env["PYTHONPATH"] = os.pathsep.join([HOOK_FOLDER, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
     return env
 
@@ -291,6 +291,8 @@ def record(
     folder = prepare_folder(out, force)
     base = dict(os.environ if environ is None else environ)
     env = child_environment(base, folder, names, level)
+    (folder / hook.WATCH).parent.mkdir(exist_ok=True)
+    (folder / hook.WATCH).write_text(json.dumps(watch()), encoding="utf-8")
     manifest = _first_manifest(command, base, names, level, compress)
     notes: list[str] = manifest["notes"]
     _write_manifest(folder, manifest)

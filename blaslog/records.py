@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 SCHEMA_VERSION = 1
 """Version of every JSON document blaslog writes; bumped on incompatible change."""
@@ -440,6 +440,10 @@ class Severity(StrEnum):
     """The line was used, with a doubt."""
 
 
+OnErrorName = Literal["raise", "warn", "skip"]
+"""An OnError's value, which every `on_error` parameter takes too."""
+
+
 class OnError(StrEnum):
     """What parsing does with a line it cannot use (a Problem of severity `error`)."""
 
@@ -448,7 +452,8 @@ class OnError(StrEnum):
     WARN = "warn"
     """Report it as a problem, count it and read on."""
     SKIP = "skip"
-    """Count it (FileSummary.unparsable_lines) and read on, with no Problem for it (warnings are still reported)."""
+    """Count it (FileSummary.unparsable_lines) and read on, with no Problem for it (warnings, and what is said of
+    the input as a whole, a stream cut short, are still reported)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,6 +475,10 @@ class Problem:
     once: str = ""
     """For a problem said once per input, what it is said once for (a kind of launcher tag): the pieces of an
     input read side by side each say it, and their accounting keeps the first. Kept past MAX_PROBLEMS."""
+
+    def __post_init__(self) -> None:
+        if type(self.severity) is not Severity:  # `"warning"` given: the member (a bad name is a ValueError)
+            object.__setattr__(self, "severity", Severity(self.severity))
 
     def render(self) -> str:
         """`path:line: severity: message` plus the text and a caret."""
@@ -559,7 +568,7 @@ class FileSummary:
             "unparsable_lines": self.unparsable_lines,
             "formats": dict(sorted(self.formats.items())),
             "problems": [
-                {"line": p.line, "severity": p.severity, "message": p.message, "text": p.text[:200]}
+                {"line": p.line, "severity": str(p.severity), "message": p.message, "text": p.text[:200]}
                 for p in self.problems[:max_problems]
             ],
             "more_problems": self.more_problems + max(0, len(self.problems) - max_problems),

@@ -94,7 +94,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 DIALECT_TESTS = {
     f"test_{info.name}" for info in pkgutil.iter_modules(formats.__path__) if not info.name.startswith("_")
 }
-"""Each dialect module's own tests (`tests/test_NAME.py` for `blaslog/formats/NAME.py`, as CONTRIBUTING.md asks)."""
+"""Each dialect module's own tests (`tests/test_NAME.py` for `blaslog/formats/NAME.py`, as CONTRIBUTING.md asks of a
+new dialect; the dialects older than that rule, cuBLAS, cuBLASLt, rocBLAS and hipBLASLt, are tested by the modules
+named below)."""
 
 BOTH_WAYS = DIALECT_TESTS | {
     "test_amd",

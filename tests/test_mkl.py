@@ -290,3 +290,20 @@ def test_gemm_with_an_argument_missing_is_reported():
     assert [(r.kind, r.function) for r in result.records] == [("event", "SGEMM_BATCH")]
     (problem,) = result.files[0].problems
     assert problem.line == 1 and "SGEMM with 12 arguments; MKL prints 13" in problem.message
+
+
+def test_a_looser_reading_that_fails_leaves_the_grammar_s_error_to_report(monkeypatch):
+    """A dialect's fallback whose transformer raises (lark wraps it in a VisitError) reads nothing: the main rule's
+    rejection is reported, as for a text no looser reading takes (nothing of lark's leaves the shape cache)."""
+    import blaslog.formats.mkl as mkl
+
+    class Failing(mkl._Transformer):  # type: ignore[misc,name-defined]
+        def note(self, children: Any) -> Any:
+            raise ValueError("boom")
+
+    monkeypatch.setattr(mkl.MklVerbose, "transformer", lambda self, spans: Failing(spans))
+    monkeypatch.setenv("BLASLOG_SAVED_SHAPES", "0")
+    text = "MKL_VERBOSE oneMKL 2024.0 Product build\n" + SGEMM.format(time="1.0us") + "\n"
+    result = parse_text(text, log_format="mkl")
+    assert result.gemms and [p.line for p in result.problems] == [1]
+    assert "unexpected '2024.0'" in result.problems[0].message

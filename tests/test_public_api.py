@@ -120,3 +120,21 @@ def test_closed_vocabularies_are_enums_that_take_their_values_as_text_too():
             blaslog.parse_text(text, on_error=way)
     with pytest.raises(ValueError, match="'stop' is not a valid OnError"):
         blaslog.parse_text(text, on_error="stop")  # type: ignore[arg-type]
+
+
+def test_skip_still_says_what_is_said_of_the_whole_input():
+    """OnError.SKIP leaves a counted line without a Problem, never a stream cut short (which no count holds)."""
+    cut = str(SEED.parent / "bad" / "gzip_cut_short.log.gz")
+    warned, skipped = blaslog.parse(cut, on_error="warn"), blaslog.parse(cut, on_error="skip")
+    ends = [p for p in warned.problems if "ends early" in p.message]
+    assert ends and [p for p in skipped.problems if "ends early" in p.message] == ends
+    assert ends[0].severity is blaslog.Severity.ERROR
+
+
+def test_a_problem_holds_a_severity_and_says_it_as_text():
+    problem = blaslog.Problem("f.log", 3, "odd", severity="warning")  # type: ignore[arg-type]
+    assert problem.severity is blaslog.Severity.WARNING and problem.render().startswith("f.log:3: warning: odd")
+    with pytest.raises(ValueError):
+        blaslog.Problem("f.log", 3, "odd", severity="fatal")  # type: ignore[arg-type]
+    summary = blaslog.parse(str(SEED.parent / "bad" / "unbalanced_brackets.log")).files[0]
+    assert {type(p["severity"]) for p in summary.to_dict()["problems"]} == {str}  # JSON-ready: no enum member

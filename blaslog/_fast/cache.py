@@ -472,7 +472,10 @@ class ShapeCache:
             tree = self._grammar(fmt, text, fmt.fallback_rule)
         except _lark.LarkError:
             return None
-        return fmt.fallback(tree, path, line, end_line)
+        try:
+            return fmt.fallback(tree, path, line, end_line)
+        except _lark.LarkError:  # its transformer failed (a VisitError): the main rule's error is reported
+            return None
 
     # -- learn ---------------------------------------------------------------------------------------
     def learn(self, fmt: Dialect, key: str, text: str, how: Any, warnings: tuple[str, ...], outer: str | None) -> None:

@@ -53,10 +53,15 @@ RELEVANT_PREFIXES = ("TORCH_BLAS_PREFER_", "PYTORCH_TUNABLEOP_")
 """Prefixes of such variables that are PyTorch's (each BLAS library's are in WATCH)."""
 RUNTIMES = ("libcudart", "libamdhip64")
 """The GPU runtimes' shared objects (each BLAS library's are in WATCH)."""
-WATCH = "BLASLOG_RECORD_WATCH"
-"""JSON: {"settings": prefixes of the variables that can change a library's arithmetic, "objects": the names of the
-libraries' shared objects}, as each library's declaration says (``blaslog.formats.LogSwitch``): noted beside the
-runtime's and PyTorch's own (RELEVANT_PREFIXES, RUNTIMES)."""
+WATCH = os.path.join(".blaslog", "watch.json")
+"""In the run folder, written by blaslog record before the command starts: {"settings": prefixes of the variables
+that can change a library's arithmetic, "objects": the names of the libraries' shared objects}, as each library's
+declaration says (``blaslog.formats.LogSwitch``), noted beside the runtime's and PyTorch's own (RELEVANT_PREFIXES,
+RUNTIMES). A file, not a variable: whatever reaches a process that knows the folder (a launcher may pass on only
+some variables), it reads the same."""
+_PREFIX = re.compile(r"[A-Z][A-Z0-9]+_")
+"""A library's prefix: two letters or more and an underscore (`P` would take PATH, `A` AWS_*)."""
+_OBJECT = re.compile(r"lib[A-Za-z0-9_]+")
 
 
 MAX_RANK = 1 << 20
@@ -92,22 +97,31 @@ def world_size_from_environ(environ: Mapping[str, str]) -> int | None:
 
 
 def watched(text: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(prefixes, shared objects) of a WATCH value; the strings of its two lists that are names (anything else in
-    it is left out)."""
+    """(prefixes, shared objects) of WATCH's text: the strings of its two lists that are a library's prefix and a
+    shared object's name (anything else in it is left out; text that is no such JSON gives none)."""
     try:
         found = json.loads(text or "{}")
-    except ValueError:
+    except Exception:  # ValueError, RecursionError (`[[[[...`): never the process's failure
         return (), ()
     if not isinstance(found, dict):
         return (), ()
 
-    def names(key: str) -> tuple[str, ...]:
+    def names(key: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
         items = found.get(key)
         if not isinstance(items, list):
             return ()
-        return tuple(item for item in items if isinstance(item, str) and re.fullmatch(r"[A-Za-z0-9_]+", item))
+        return tuple(item for item in items if isinstance(item, str) and pattern.fullmatch(item))
 
-    return names("settings"), names("objects")
+    return names("settings", _PREFIX), names("objects", _OBJECT)
+
+
+def read_watch(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the run folder's WATCH says (none where it cannot be read)."""
+    try:
+        with open(os.path.join(folder, WATCH), encoding="utf-8") as handle:
+            return watched(handle.read(1 << 16))
+    except Exception:
+        return (), ()
 
 
 def relevant_environment(environ: Mapping[str, str], prefixes: tuple[str, ...] = ()) -> dict[str, str]:
@@ -229,7 +243,7 @@ class _Process:
     def __init__(self, folder: str, files: dict[str, str]) -> None:
         import socket  # here, not at the top: blaslog.ranks imports this module for MAX_RANK
 
-        self.prefixes, self.objects = watched(os.environ.get(WATCH))
+        self.prefixes, self.objects = read_watch(folder)
 
         self.path = os.path.join(folder, ".blaslog", "proc", f"{os.getpid()}.json")
         rank, source = rank_from_environ(os.environ)

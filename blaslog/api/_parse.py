@@ -26,7 +26,7 @@ from blaslog.errors import InputError
 from blaslog.parse import OnError, iter_file, parse_file
 from blaslog.parse import parse_text as _parse_in_memory
 from blaslog.ranks import find_inputs
-from blaslog.records import FileSummary, ParseResult, Record
+from blaslog.records import FileSummary, OnErrorName, ParseResult, Record
 from blaslog.report import FailOn, RecordKind, Report
 
 # ---- the three entry points ------------------------------------------------------------------------------------
@@ -36,7 +36,7 @@ def parse(
     names: Paths,
     *,
     log_format: Iterable[str] | str | None = None,
-    on_error: OnError = OnError.WARN,
+    on_error: OnError | OnErrorName = OnError.WARN,
     jobs: int = 1,
     events: bool = True,
 ) -> ParseResult:
@@ -45,6 +45,7 @@ def parse(
     With `jobs` > 1 several files are parsed in parallel processes. Every record is kept (both dialects of a
     doubly logged call, too); :func:`summary`, :func:`check` and :func:`diff` count each call once.
     """
+    on_error = OnError(on_error)  # its value as text too (ValueError for another)
     names = _names(names)
     files = find_inputs(names, looks_like_log=_log_test())
     if not files:
@@ -63,7 +64,11 @@ def parse(
 
 
 def parse_text(
-    text: str, *, name: str = "<text>", log_format: Iterable[str] | str | None = None, on_error: OnError = OnError.WARN
+    text: str,
+    *,
+    name: str = "<text>",
+    log_format: Iterable[str] | str | None = None,
+    on_error: OnError | OnErrorName = OnError.WARN,
 ) -> ParseResult:
     """Parse log text held in memory; its problems are reported under `name`."""
     if not isinstance(text, str):
@@ -76,7 +81,7 @@ def parse_lines(
     *,
     name: str = "<lines>",
     log_format: Iterable[str] | str | None = None,
-    on_error: OnError = OnError.WARN,
+    on_error: OnError | OnErrorName = OnError.WARN,
 ) -> ParseResult:
     """Parse log lines (with or without their line ends): an open text file, a pipe's output, a list."""
     if isinstance(lines, (str, bytes)):

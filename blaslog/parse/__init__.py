@@ -34,7 +34,7 @@ from blaslog._fast.lazy import Records
 from blaslog.formats import Sniffer
 from blaslog.inputs import Reader, text_reader
 from blaslog.parse._lines import _FileParser
-from blaslog.records import FileSummary, OnError, ParseResult, Record
+from blaslog.records import FileSummary, OnError, OnErrorName, ParseResult, Record
 
 
 @overload
@@ -42,7 +42,7 @@ def iter_file(
     name: str,
     *,
     log_format: Iterable[str] | str | None = ...,
-    on_error: OnError = ...,
+    on_error: OnError | OnErrorName = ...,
     summary_out: list[FileSummary] | None = ...,
     events: bool = ...,
     progress: Callable[[int, int], None] | None = ...,
@@ -57,7 +57,7 @@ def iter_file(
     name: str,
     *,
     log_format: Iterable[str] | str | None = ...,
-    on_error: OnError = ...,
+    on_error: OnError | OnErrorName = ...,
     summary_out: list[FileSummary] | None = ...,
     events: bool = ...,
     progress: Callable[[int, int], None] | None = ...,
@@ -72,7 +72,7 @@ def iter_file(
     name: str,
     *,
     log_format: Iterable[str] | str | None = ...,
-    on_error: OnError = ...,
+    on_error: OnError | OnErrorName = ...,
     summary_out: list[FileSummary] | None = ...,
     events: bool = ...,
     progress: Callable[[int, int], None] | None = ...,
@@ -86,7 +86,7 @@ def iter_file(
     name: str,
     *,
     log_format: Iterable[str] | str | None = None,
-    on_error: OnError = OnError.WARN,
+    on_error: OnError | OnErrorName = OnError.WARN,
     summary_out: list[FileSummary] | None = None,
     events: bool = True,
     progress: Callable[[int, int], None] | None = None,
@@ -113,7 +113,11 @@ def iter_file(
 
 
 def parse_file(
-    name: str, *, log_format: Iterable[str] | str | None = None, on_error: OnError = OnError.WARN, events: bool = True
+    name: str,
+    *,
+    log_format: Iterable[str] | str | None = None,
+    on_error: OnError | OnErrorName = OnError.WARN,
+    events: bool = True,
 ) -> ParseResult:
     """Parse one input into a ParseResult (with `events` False, only its GEMM records are kept)."""
     summaries: list[FileSummary] = []
@@ -122,7 +126,11 @@ def parse_file(
 
 
 def parse_text(
-    text: str, *, name: str = "<text>", log_format: Iterable[str] | str | None = None, on_error: OnError = OnError.WARN
+    text: str,
+    *,
+    name: str = "<text>",
+    log_format: Iterable[str] | str | None = None,
+    on_error: OnError | OnErrorName = OnError.WARN,
 ) -> ParseResult:
     """Parse log text held in memory."""
     parser = _FileParser(text_reader(text, name), Sniffer(_names(log_format)), on_error)

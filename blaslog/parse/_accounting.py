@@ -22,17 +22,20 @@ class Accounting(ParserState):
         severity: Severity = Severity.ERROR,
         column: int = 0,
         once: str = "",
+        counted: bool = True,
     ) -> None:
+        """Report a problem at `line` (an error raises LogParseError under OnError.RAISE). `counted`: the line is
+        counted in the summary (unparsable_lines) by the caller, so that OnError.SKIP may leave it without a
+        Problem; what is said of the input as a whole (a stream cut short) is always said."""
         if severity == Severity.ERROR and self.on_error != OnError.WARN:
             if self.on_error == OnError.RAISE:
                 raise LogParseError(SourceLocation(self.reader.name, line, column), message, text)
-            return  # SKIP: the line is counted (unparsable_lines, foreign_lines) by the caller, and that is all
+            if counted:
+                return
         if len(self.summary.problems) >= MAX_PROBLEMS and not once:
             self.summary.more_problems += 1
             return
-        self.summary.problems.append(
-            Problem(self.reader.name, line, message, text[:2000], Severity(severity), column, once)
-        )
+        self.summary.problems.append(Problem(self.reader.name, line, message, text[:2000], severity, column, once))
 
     def _at_end(self) -> None:
         """Report what the input's end says: a last line left without its line end, a stream cut short, CR line
@@ -47,7 +50,7 @@ class Accounting(ParserState):
                 severity=Severity.WARNING,
             )
         if reader.stream_error:
-            self.problem(self.number + 1, reader.stream_error)
+            self.problem(self.number + 1, reader.stream_error, counted=False)
         if reader.cr_lines:
             self.problem(
                 1,

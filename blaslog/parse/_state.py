@@ -18,7 +18,7 @@ from blaslog._fast.known import Wanted
 from blaslog.formats import Sniffer
 from blaslog.formats._base import LogFormat
 from blaslog.inputs import Batch, Reader
-from blaslog.records import FileSummary, OnError
+from blaslog.records import FileSummary, OnError, OnErrorName
 
 MAX_RECORD_LINES = 256
 """Most physical lines one record may span (a runaway join stops here)."""
@@ -121,7 +121,7 @@ class ParserState:
         self,
         reader: Reader,
         sniffer: Sniffer,
-        on_error: OnError,
+        on_error: OnError | OnErrorName,
         events: bool = True,
         shapes: SharedShapes | None = None,
     ) -> None:
