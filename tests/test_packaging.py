@@ -82,9 +82,11 @@ def test_the_metadata_is_complete_and_names_no_made_up_home(sdist):
         metadata = member.read().decode()
     fields = [line.split(": ", 1) for line in metadata.split("\n\n", 1)[0].splitlines() if ": " in line]
     classifiers = {value for key, value in fields if key == "Classifier"}
-    assert {"Typing :: Typed", "Environment :: GPU :: NVIDIA CUDA", "Programming Language :: Python :: 3.10"} <= (
+    assert {"Typing :: Typed", "Environment :: GPU :: NVIDIA CUDA", "Programming Language :: Python :: 3.11"} <= (
         classifiers
     )
+    assert "Programming Language :: Python :: 3.10" not in classifiers  # enum.StrEnum, which blaslog uses, is 3.11's
+    assert ("Requires-Python", ">=3.11") in [tuple(f) for f in fields]
     assert any(c.startswith("Topic :: ") for c in classifiers) and any(
         c.startswith("Intended Audience") for c in classifiers
     )
