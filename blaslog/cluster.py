@@ -292,7 +292,7 @@ def _batch(
     for i, name in enumerate(names):
         try:
             out.append(job(name, *args, *([extra[i]] if extra else [])))
-        except LogParseError:  # noqa: PERF203 (one input's error must not lose the others of its task)
+        except LogParseError:
             raise  # --strict: the command stops, as it does locally
         except InputError as exc:
             out.append(_Failed(f"{exc} (read on Dask worker {_worker()})"))

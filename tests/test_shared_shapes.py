@@ -36,6 +36,14 @@ def _not_shared(monkeypatch: pytest.MonkeyPatch) -> None:
     made anew (not taken from the rows an earlier input kept)."""
     monkeypatch.setattr(SharedShapes, "take", lambda self, dialects, sniffer: (sniffer, ShapeCache()))
     monkeypatch.setattr(ShapeTexts, "_kept", lambda self, text, template: None)
+    monkeypatch.setattr(ShapeTexts, "_adopt", lambda self, marks, texts, start: None)
+    fresh = ShapeTexts._input
+
+    def alone(self: ShapeTexts, path: str) -> None:  # the lines an earlier input saw are new to each input
+        fresh(self, path)
+        self._seen = {}
+
+    monkeypatch.setattr(ShapeTexts, "_input", alone)
 
 
 def _read(shapes: SharedShapes | None, events: bool, lazy: bool) -> tuple[list, list]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -128,8 +128,9 @@ class ShapeTexts:
         """A line -> (its template, its row's text cut where the line number goes), for rows read from lines that
         come again (bounded: see _fast.shapes.keep)."""
         self._seen: dict[int, None] = {}
-        """The hashes of the lines of a run's rows seen once and not kept yet (a row is kept the second time its
-        line comes; an equal hash of another line only keeps that line's row sooner)."""
+        """The hashes of the lines of a run's rows seen once and not kept yet, in any input (a row is kept the
+        second time its line comes, in this input or a later one: per-rank logs repeat each other's lines; an
+        equal hash of another line only keeps that line's row sooner)."""
         self._name = ""
         """The input's name as it is in the text of a row (`_file` without the doubled `%`)."""
         self._across: dict[str, tuple[Any, list[str]]] = {}
@@ -143,7 +144,8 @@ class ShapeTexts:
         self._path = path
         self._name = _COMPACT.encode(path)[1:-1]
         self._file = self._name.replace("%", "%%")
-        self._pieces, self._rows, self._seen = {}, {}, {}
+        # not `_seen`: a line an earlier input saw once is kept when it comes again (per-rank logs share lines)
+        self._pieces, self._rows = {}, {}
 
     def _kept(self, text: str, template: Any) -> list[str] | None:
         """The parts of the row of line `text` (of `template`) kept by an earlier input, with this input's name
@@ -189,6 +191,19 @@ class ShapeTexts:
             return str(call.line).join(parts)
         return str(call.line).join(found[1])
 
+    def _adopt(self, marks: Sequence[Any], texts: Sequence[str], start: int) -> None:
+        """Keep for this input the rows an earlier input kept of the lines `texts[start:]` (of the templates
+        `marks[i][1]`), as :meth:`_kept` does for one line: a run of per-rank logs' lines, which each input repeats,
+        is then written by kept_rows in one step, not a row at a time."""
+        rows, across, name = self._rows, self._across, self._name
+        for index in range(start, len(texts)):
+            text = texts[index]
+            if text in rows:
+                continue
+            found = across.get(text)
+            if found is not None and found[0] is marks[index][1]:
+                keep(rows, text, (found[0], [part.replace("\x01", name) for part in found[1]]))
+
     def _keep(self, template: Any, pieces: Any, values: list[str], text: str) -> list[str]:
         """The row of `text` (of `template`, whose pieces are `pieces`; its SHAPE values `values`) cut where its
         line number goes, kept for the next time `text` comes."""
@@ -219,6 +234,7 @@ class ShapeTexts:
         out: list[str] = []
         append = out.append
         offset, count = 0, len(texts)
+        adopted = False  # whether the rows an earlier input kept of this run's lines are kept for this input yet
         while True:
             done, offset = stretch(marks, texts, numbers, self._rows, offset, ROWS)  # rows of lines kept, at once
             if done:
@@ -234,6 +250,9 @@ class ShapeTexts:
             parts = self._kept(text, template)  # a row an earlier input kept
             if parts is not None:
                 append(str(number).join(parts))
+                if not adopted:  # the rest of the run's such rows too, at once: kept_rows then writes them
+                    adopted = True
+                    self._adopt(marks, texts, offset)
                 continue
             pieces = made(template)
             if not pieces:  # the template's pieces are not made yet, or it is encoded whole (False)
