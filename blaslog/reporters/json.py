@@ -195,14 +195,10 @@ class ShapeTexts:
         """Keep for this input the rows an earlier input kept of the lines `texts[start:]` (of the templates
         `marks[i][1]`), as :meth:`_kept` does for one line: a run of per-rank logs' lines, which each input repeats,
         is then written by kept_rows in one step, not a row at a time."""
-        rows, across, name = self._rows, self._across, self._name
+        rows = self._rows
         for index in range(start, len(texts)):
-            text = texts[index]
-            if text in rows:
-                continue
-            found = across.get(text)
-            if found is not None and found[0] is marks[index][1]:
-                keep(rows, text, (found[0], [part.replace("\x01", name) for part in found[1]]))
+            if texts[index] not in rows:
+                self._kept(texts[index], marks[index][1])
 
     def _keep(self, template: Any, pieces: Any, values: list[str], text: str) -> list[str]:
         """The row of `text` (of `template`, whose pieces are `pieces`; its SHAPE values `values`) cut where its
