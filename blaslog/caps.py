@@ -194,3 +194,13 @@ def _check_entry(name: str, index: int, entry: Any) -> None:
 
 def _no_constant(text: str) -> Any:
     raise ValueError(f"{text} is not a number a caps file can hold")
+
+
+def probed_caps(document: dict[str, Any], existing: Caps | None = None) -> Caps:
+    """The caps a probe's answers make (its `document`: the library `version`, the `gpu` and the `entries`, as
+    `blaslog probe -f json` prints them), merged into `existing`: the probe's entries win."""
+    caps = existing if existing is not None else Caps()
+    caps.library_version, caps.gpu = document["version"], document["gpu"]
+    for entry in document["entries"]:
+        caps.add(entry_key(entry), entry)
+    return caps

@@ -70,3 +70,37 @@ def test_diff_several_runs_against_one_reference():
     runs = [str(SEED / "sharded.log"), str(SEED / "unsharded_ffn256.log")]
     reference = str(SEED / "unsharded.log")
     _same(["diff", "--ref", reference, *runs], lambda: api.diff_many(runs, reference))
+
+
+def test_diff_of_a_shell_expanded_glob_is_one_library_call():
+    """`blaslog diff a b c` (what a shell makes of an unquoted glob) is api.diff_command of the same arguments: the
+    same JSON, the split said first among the notes."""
+    runs = [str(p) for p in sorted((GENERATED / "lt_fp32_tp4").glob("*.log"))]
+    arguments = [*runs, str(GENERATED / "lt_fp32_unsharded.stdout.log")]
+    _same(["diff", *arguments], lambda: api.diff_command(arguments))
+    assert "quote globs" in api.diff_command(arguments).notes[0]
+
+
+def test_check_with_tunableop_files_is_api_check():
+    log = str(FIXTURES / "tunableop" / "tp2-logs" / "rank0.log")
+    table = str(FIXTURES / "tunableop" / "tp2" / "tunableop_results0.csv")
+    assert _json(api.check([log], tunableop=[table])) == _json(api.check_tunableop([log], [table]))
+    _same(["check", log, "--tunableop", table], lambda: api.check([log], tunableop=[table]))
+
+
+def test_pins_are_the_diffs_own(tmp_path):
+    """--emit-tunableop is the diff with `pin`: the report the command prints is the one api.diff gives, and the
+    pins it writes are that report's; with --ref (several runs, no one pairing to pin) it is refused, not
+    ignored."""
+    sharded = str(FIXTURES / "tunableop" / "tp2" / "*.csv")
+    unsharded = str(FIXTURES / "tunableop" / "tp1" / "tunableop_results0.csv")
+    out = tmp_path / "pins.csv"
+    result = CliRunner().invoke(cli, ["diff", sharded, unsharded, "--emit-tunableop", str(out), "-f", "json", "-q"])
+    report = api.diff(sharded, unsharded, pin=True)
+    assert result.stdout == _json(report)
+    from blaslog.tunableop import render
+
+    assert out.read_text() == render(report.pinning)
+    assert api.diff(sharded, unsharded).pinning is None
+    refused = CliRunner().invoke(cli, ["diff", "--ref", unsharded, sharded, "--emit-tunableop", str(out)])
+    assert refused.exit_code == 2 and "leave out --ref" in refused.stderr

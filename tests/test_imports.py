@@ -122,7 +122,6 @@ NOT_FOR_PARSE = (
     "blaslog.api._diff",
     "blaslog.api._emulate",
     "blaslog.api._probe",
-    "blaslog.api._tunableop",
     "blaslog.check",
     "blaslog.diff",
     "blaslog.summary",
@@ -243,3 +242,24 @@ def test_the_command_line_builds_no_output_of_its_own():
             ):
                 made.append(f"{path.name}:{node.lineno}: dumps")
     assert made == []
+
+
+def test_each_command_makes_one_library_call():
+    """A command is options, ONE call of blaslog.api, a reporter and an exit status (issue 34): the choice among
+    library functions its arguments make (diff's --ref and --emit-tunableop, check's --tunableop, emulate's
+    records or --shape, probe's partial answers) is made in the library, where the Python API makes it too."""
+    calls = {}
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) and any("command" in ast.unparse(d) for d in node.decorator_list):
+                calls[node.name] = [
+                    ast.unparse(call.func)
+                    for call in ast.walk(node)
+                    if isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Name)
+                    and call.func.value.id == "api"
+                ]
+    assert {"diff_cmd", "check_cmd", "emulate_cmd", "summary_cmd", "probe_cmd"} <= set(calls)
+    assert {name: found for name, found in calls.items() if len(found) > 1} == {}
+    assert calls["diff_cmd"] == ["api.diff_command"] and calls["probe_cmd"] == ["api.probe"]

@@ -23,12 +23,12 @@ import typing
 from blaslog import _exports
 
 if typing.TYPE_CHECKING:
-    from blaslog.api._check import check, summary
-    from blaslog.api._diff import Coverage, diff, diff_many, split_diff_arguments
-    from blaslog.api._emulate import emulate_gemm
+    from blaslog.api._check import check, check_tunableop, summary
+    from blaslog.api._diff import Coverage, diff, diff_command, diff_many, split_diff_arguments, tunableop_pins
+    from blaslog.api._emulate import emulate_command, emulate_gemm
     from blaslog.api._inputs import MIN_COVERAGE, CapsLike, Inputs, Options, Paths, Progress, Run, read_run_files
     from blaslog.api._parse import parse, parse_lines, parse_text
-    from blaslog.api._probe import caps_from_probe, probe_configs, probe_document
+    from blaslog.api._probe import caps_from_probe, probe, probe_configs, probe_document
     from blaslog.api._settings import (
         SETTINGS_SECTION,
         add_settings,
@@ -37,7 +37,6 @@ if typing.TYPE_CHECKING:
         run_settings,
         settings_diff,
     )
-    from blaslog.api._tunableop import check_tunableop, tunableop_pins
 
 __all__ = [
     "MIN_COVERAGE",
@@ -54,12 +53,15 @@ __all__ = [
     "check",
     "check_tunableop",
     "diff",
+    "diff_command",
     "diff_many",
+    "emulate_command",
     "emulate_gemm",
     "folder_caps",
     "parse",
     "parse_lines",
     "parse_text",
+    "probe",
     "probe_configs",
     "probe_document",
     "read_run_files",
@@ -76,9 +78,16 @@ if not typing.TYPE_CHECKING:  # (hidden from type checkers, which see the import
     __getattr__, __dir__ = _exports.exports(
         __name__,
         {
-            "blaslog.api._check": ("check", "summary"),
-            "blaslog.api._diff": ("Coverage", "diff", "diff_many", "split_diff_arguments"),
-            "blaslog.api._emulate": ("emulate_gemm",),
+            "blaslog.api._check": ("check", "check_tunableop", "summary"),
+            "blaslog.api._diff": (
+                "Coverage",
+                "diff",
+                "diff_command",
+                "diff_many",
+                "split_diff_arguments",
+                "tunableop_pins",
+            ),
+            "blaslog.api._emulate": ("emulate_command", "emulate_gemm"),
             "blaslog.api._inputs": (
                 "MIN_COVERAGE",
                 "CapsLike",
@@ -90,7 +99,7 @@ if not typing.TYPE_CHECKING:  # (hidden from type checkers, which see the import
                 "read_run_files",
             ),
             "blaslog.api._parse": ("parse", "parse_lines", "parse_text"),
-            "blaslog.api._probe": ("caps_from_probe", "probe_configs", "probe_document"),
+            "blaslog.api._probe": ("caps_from_probe", "probe", "probe_configs", "probe_document"),
             "blaslog.api._settings": (
                 "SETTINGS_SECTION",
                 "add_settings",
@@ -99,6 +108,5 @@ if not typing.TYPE_CHECKING:  # (hidden from type checkers, which see the import
                 "run_settings",
                 "settings_diff",
             ),
-            "blaslog.api._tunableop": ("check_tunableop", "tunableop_pins"),
         },
     )

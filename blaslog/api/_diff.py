@@ -14,7 +14,7 @@ from blaslog.api._inputs import MIN_COVERAGE, CapsLike, Inputs, Options, Paths, 
 from blaslog.api._settings import SETTINGS_SECTION, _caps_for, add_settings
 from blaslog.caps import Caps
 from blaslog.diff import DiffResult, diff_runs
-from blaslog.errors import InputError
+from blaslog.errors import BlaslogError, InputError
 from blaslog.ranks import compact_ranks
 from blaslog.records import GemmCall
 from blaslog.report import FailOn, Finding, Location, Report
@@ -69,19 +69,23 @@ def diff(
     options: Options | None = None,
     fail_on: str = FailOn.PRECISION,
     emulate: EmulateSettings | None = None,
+    pin: bool = False,
 ) -> Report:
     """What `blaslog diff SHARDED UNSHARDED` prints: each sharded rank's GEMMs paired with the unsharded run's.
 
     `sharded` and `unsharded` are each a file, a quoted glob, a folder or a list of them. The unsharded run's
     rank 0 (its first file) is the reference. `rank` keeps one sharded rank. A diff that pairs nothing raises
     InputError saying why it thinks so; one that pairs less than `min_coverage` of a sharded file's calls
-    reports an `input` finding.
+    reports an `input` finding. With `pin` (`--emit-tunableop`), the report's `pinning` holds the TunableOp
+    pins of the sharded GEMMs (see :func:`tunableop_pins`).
     """
+    if pin and emulate is not None:
+        raise BlaslogError("--emulate and --emit-tunableop are two jobs: run them one at a time")
     sharded = _names(sharded)
     unsharded = _names(unsharded)
     loaded, caps_notes = _caps_for(caps, _names(sharded), _names(unsharded))
     gpus = _emulation_gpus(emulate, loaded, _names(sharded), _names(unsharded))
-    report = _diff(
+    diffed = _diff(
         sharded,
         unsharded,
         tp=tp,
@@ -90,9 +94,114 @@ def diff(
         min_coverage=min_coverage,
         options=options or Options(),
         fail_on=fail_on,
-    ).report
+    )
+    report = diffed.report
     report.notes.extend(caps_notes)
+    if pin:
+        report.pinning = _pinning(diffed)
     return _emulated(report, emulate, loaded, gpus)
+
+
+def diff_command(
+    arguments: Sequence[str],
+    reference: Paths | None = None,
+    *,
+    pin: bool = False,
+    tp: int | None = None,
+    rank: int | None = None,
+    caps: CapsLike | None = None,
+    min_coverage: float = MIN_COVERAGE,
+    options: Options | None = None,
+    fail_on: str = FailOn.PRECISION,
+    emulate: EmulateSettings | None = None,
+) -> Report:
+    """What `blaslog diff ARGUMENTS... [--ref REFERENCE] [--emit-tunableop FILE]` prints, from the positional
+    arguments as the command takes them: with `reference`, each a run compared with it (:func:`diff_many`); else
+    SHARDED UNSHARDED, or the files a shell made of an unquoted glob (:func:`split_diff_arguments`, whose note
+    comes first among the report's notes), compared by :func:`diff` (with `pin`: its TunableOp pins)."""
+    if reference is not None:
+        if pin:
+            raise BlaslogError("--emit-tunableop pins one sharded run to one unsharded run: leave out --ref")
+        return diff_many(
+            list(arguments),
+            reference,
+            tp=tp,
+            rank=rank,
+            caps=caps,
+            min_coverage=min_coverage,
+            options=options,
+            fail_on=fail_on,
+            emulate=emulate,
+        )
+    sharded, unsharded, note = split_diff_arguments(arguments)
+    report = diff(
+        sharded,
+        unsharded,
+        tp=tp,
+        rank=rank,
+        caps=caps,
+        min_coverage=min_coverage,
+        options=options,
+        fail_on=fail_on,
+        emulate=emulate,
+        pin=pin,
+    )
+    if note:
+        report.notes.insert(0, f"note: {note}")
+    return report
+
+
+def tunableop_pins(
+    sharded: Paths,
+    unsharded: Paths,
+    *,
+    tp: int | None = None,
+    rank: int | None = None,
+    caps: CapsLike | None = None,
+    min_coverage: float = MIN_COVERAGE,
+    options: Options | None = None,
+    fail_on: str = FailOn.PRECISION,
+) -> tuple[Report, Any]:
+    """What `blaslog diff SHARDED UNSHARDED --emit-tunableop FILE` does: the diff's Report, and the Pinning
+    (blaslog.tunableop) of each sharded GEMM whose solution differs to the unsharded run's, where the inputs show
+    that solution ran for its exact signature; ``blaslog.tunableop.render(pinning)`` is the file to write. (The
+    pinning is the report's too: ``diff(..., pin=True).pinning``.)"""
+    report = diff(
+        sharded,
+        unsharded,
+        tp=tp,
+        rank=rank,
+        caps=caps,
+        min_coverage=min_coverage,
+        options=options,
+        fail_on=fail_on,
+        pin=True,
+    )
+    return report, report.pinning
+
+
+def _pinning(diffed: _Diffed) -> Any:
+    """The TunableOp Pinning of a diff's sharded GEMMs (see :func:`tunableop_pins`)."""
+    from blaslog.tunableop import is_tuned, pin, validators
+
+    results, side, ref_side = diffed.results, diffed.sharded, diffed.unsharded
+    evidence = [occ for run in [*side.runs, *ref_side.runs] for occ in run.calls]
+
+    def _validators(runs: Sequence[Run]) -> dict[str, str]:
+        for run in runs:
+            if any(is_tuned(c) and c.log_format == "tunableop" for c in run.calls.calls):
+                return validators(run.summary.path)
+        return {}
+
+    mine, theirs = _validators(side.runs), _validators(ref_side.runs)
+    borrowed = not mine and bool(theirs)
+    pinning = pin([pair for result in results for pair in result.pairs], evidence, mine or theirs, theirs)
+    if borrowed:
+        pinning.notes.append(
+            "the Validator lines are the unsharded run's (the sharded inputs hold none): check "
+            "that both runs used the same PyTorch, ROCm, rocBLAS, hipBLASLt and GPU"
+        )
+    return pinning
 
 
 @dataclass(slots=True)

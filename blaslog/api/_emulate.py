@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from blaslog.api._inputs import CapsLike, _load
 from blaslog.caps import Caps
 from blaslog.errors import InputError
 from blaslog.report import FailOn, Report
@@ -45,6 +46,29 @@ def _emulated(report: Report, settings: EmulateSettings | None, caps: Caps | Non
     from blaslog.emulate.findings import emulate_report
 
     return emulate_report(report, caps, gpus, settings)
+
+
+def emulate_command(
+    records: Sequence[str] = (),
+    *,
+    shape: str | None = None,
+    numerics: str | None = None,
+    against: str | None = None,
+    tp: int = 1,
+    caps: CapsLike | None = None,
+    settings: EmulateSettings,
+) -> Report:
+    """What `blaslog emulate [LOG:LINE [LOG:LINE]] [--shape MxNxK --numerics A --against B --tp N]` prints, from
+    its arguments as the command takes them: the two sides made of them (two log records, their arithmetic as
+    `caps` knows it; or one record or `shape`, with `numerics` and `against`, the latter split over `tp` ranks),
+    emulated by :func:`emulate_gemm`. The GPU is `settings.gpu`, else the one the records' logs or `caps`
+    name."""
+    from blaslog.emulate.gemm import cli_sides
+
+    k, first, second, source = cli_sides(
+        list(records), shape=shape, numerics=numerics, against=against, tp=tp, caps=_load(caps), gpu=settings.gpu
+    )
+    return emulate_gemm(k=k, first=first, second=second, settings=settings, source=source)
 
 
 def emulate_gemm(

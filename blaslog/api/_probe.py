@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from blaslog.api._inputs import Options, Paths, _names, _read_for_report
-from blaslog.caps import Caps, entry_key
-from blaslog.errors import InputError
+from blaslog.caps import Caps, probed_caps
+from blaslog.errors import BlaslogError, InputError
+from blaslog.report import FailOn, Report
 
 # ---- probe -----------------------------------------------------------------------------------------------------
 
@@ -61,8 +62,35 @@ def probe_document(probed: Any) -> dict[str, Any]:
 
 def caps_from_probe(probed: Any, existing: Caps | None = None) -> Caps:
     """A caps file's contents from a probe (merged into `existing`: the probe's entries win)."""
-    caps = existing if existing is not None else Caps()
-    caps.library_version, caps.gpu = probed.version_text, probed.gpu
-    for entry in probed.entries:
-        caps.add(entry_key(entry), entry)
-    return caps
+    return probed_caps(probe_document(probed), existing)
+
+
+def probe(
+    from_logs: Paths = (),
+    *,
+    algo_id: int | None = None,
+    compute_type: str = "COMPUTE_32F",
+    scale_type: str = "R_32F",
+    types: Sequence[str] = ("R_32F",) * 4,
+) -> Report:
+    """What `blaslog probe` does: libcublasLt asked about each configuration of :func:`probe_configs`. The
+    report's `document` is what `probe -f json` prints (:func:`probe_document`; ``blaslog.caps.probed_caps`` makes
+    a caps file of it); its `failed`, each configuration that could not be probed, and the crash of the library
+    that ended the probe early (the configurations probed before it are kept), or that nothing was probed.
+    Raises NativeError (LibraryNotFound ...) when nothing can be probed at all."""
+    from blaslog import native
+
+    configs = probe_configs(from_logs, algo_id=algo_id, compute_type=compute_type, scale_type=scale_type, types=types)
+    failed: list[str] = []
+    try:
+        probed = native.probe(configs)
+    except BlaslogError as exc:
+        partial = getattr(exc, "partial", None)
+        if partial is None:
+            raise
+        failed.append(str(exc))
+        probed = partial
+    failed += [f"algoId {config.get('algoId')} {config.get('computeType')}: {error}" for config, error in probed.errors]
+    if not probed.entries and not failed:
+        failed.append("no configuration was probed")
+    return Report("probe", document=probe_document(probed), failed=failed, fail_on=FailOn.NEVER)

@@ -10,7 +10,6 @@ from blaslog import api
 from blaslog.cli._common import (
     EXIT_STATUS,
     EXIT_STATUS_FINDINGS,
-    CliError,
     _caps,
     _options,
     _report,
@@ -25,7 +24,8 @@ from blaslog.cli._common import (
 )
 from blaslog.cli._emulate_options import _collected, _emulate_settings, emulate_options, emulate_settings_options
 from blaslog.cli._group import cli
-from blaslog.report import CLASSES, Report
+from blaslog.report import CLASSES
+from blaslog.reporters._tools import pinning_output
 
 _CLASSES_HELP = "\n\n\b\nFinding classes (most severe first):\n" + "\n".join(
     f"  {k:10} {v}" for k, v in CLASSES.items()
@@ -105,75 +105,26 @@ def diff_cmd(
     calls were paired; a diff that pairs nothing exits 2 and says why.
     """
     with translate_errors():
-        report_targets(reports, output, [*runs, *([reference] if reference else [])])
-        options = _options(log_format, strict, jobs, quiet, rank_from)
-        caps = _caps(caps_path)
-        emulating = _emulate_settings(quiet=quiet, **emulation)
-        if emulating is not None and emit_tunableop:
-            raise CliError("--emulate and --emit-tunableop are two jobs: run them one at a time")
-        if reference is not None:
-            report = api.diff_many(
-                list(runs),
-                reference,
-                tp=tp,
-                rank=rank,
-                caps=caps,
-                min_coverage=min_coverage,
-                options=options,
-                fail_on=fail_on,
-                emulate=emulating,
-            )
-        else:
-            sharded, unsharded, note = api.split_diff_arguments(runs)
-            if note:
-                warn(f"note: {note}")
-            if emit_tunableop:
-                report = _emit_tunableop(
-                    emit_tunableop,
-                    sharded,
-                    unsharded,
-                    list(runs),
-                    quiet,
-                    tp=tp,
-                    rank=rank,
-                    caps=caps,
-                    min_coverage=min_coverage,
-                    options=options,
-                    fail_on=fail_on,
-                )
-            else:
-                report = api.diff(
-                    sharded,
-                    unsharded,
-                    tp=tp,
-                    rank=rank,
-                    caps=caps,
-                    min_coverage=min_coverage,
-                    options=options,
-                    fail_on=fail_on,
-                    emulate=emulating,
-                )
-        inputs = list(runs) + ([reference] if reference else [])
+        inputs = [*runs, *([reference] if reference else [])]
+        report_targets(reports, output, inputs)
+        report = api.diff_command(
+            runs,
+            reference,
+            pin=emit_tunableop is not None,
+            tp=tp,
+            rank=rank,
+            caps=_caps(caps_path),
+            min_coverage=min_coverage,
+            options=_options(log_format, strict, jobs, quiet, rank_from),
+            fail_on=fail_on,
+            emulate=_emulate_settings(quiet=quiet, **emulation),
+        )
+        if emit_tunableop is not None:
+            text, messages = pinning_output(report.pinning, emit_tunableop, quiet)
+            _write(text, emit_tunableop, inputs)
+            for message in messages:
+                warn(message)
         _report(report, fmt, output, quiet, inputs, summary_file, exit_zero, reports)
-
-
-def _emit_tunableop(
-    path: str, sharded: list[str], unsharded: list[str], inputs: list[str], quiet: bool, **kwargs: Any
-) -> Report:
-    """Run the diff, write the TunableOp file of its pins to `path`, and list what could not be pinned."""
-    from blaslog.tunableop import render
-
-    report, pinning = api.tunableop_pins(sharded, unsharded, **kwargs)
-    _write(render(pinning), path, inputs)
-    warn(f"wrote {path}: {len(pinning.rows)} GEMMs pinned, {len(pinning.cannot)} cannot be pinned")
-    for (op, params), (solution, why) in sorted(pinning.rows.items()):
-        if not quiet:
-            warn(f"  pinned {op},{params} -> {solution}: {why}")
-    for label, why in sorted(pinning.cannot.items()):
-        warn(f"  {label}: {why}")
-    for note in pinning.notes:
-        warn(f"note: {note}")
-    return report
 
 
 @cli.command("check", epilog=EXIT_STATUS_FINDINGS + _CLASSES_HELP)
@@ -224,18 +175,15 @@ def check_cmd(
     """
     with translate_errors():
         report_targets(reports, output, [*logs, *tunableop])
-        options = _options(log_format, strict, jobs, quiet)
-        emulating = _emulate_settings(quiet=quiet, **emulation)
-        if tunableop:
-            if emulating is not None:
-                raise CliError("--emulate is for the algorithm findings of check and diff; leave out --tunableop")
-            report = api.check_tunableop(
-                logs, tunableop, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on
-            )
-        else:
-            report = api.check(
-                logs, caps=_caps(caps_path), batch=batch, options=options, fail_on=fail_on, emulate=emulating
-            )
+        report = api.check(
+            logs,
+            tunableop=tunableop,
+            caps=_caps(caps_path),
+            batch=batch,
+            options=_options(log_format, strict, jobs, quiet),
+            fail_on=fail_on,
+            emulate=_emulate_settings(quiet=quiet, **emulation),
+        )
         _report(report, fmt, output, quiet, [*logs, *tunableop], summary_file, exit_zero, reports)
 
 
@@ -291,18 +239,9 @@ def emulate_cmd(
     with translate_errors():
         report_targets(reports, output, list(records))
         settings = _emulate_settings(quiet=quiet, **emulation)
-        from blaslog.emulate.gemm import cli_sides
-
-        k, first, second, source = cli_sides(
-            list(records),
-            shape=shape,
-            numerics=numerics,
-            against=against,
-            tp=tp,
-            caps=_caps(caps_path),
-            gpu=settings.gpu,
+        report = api.emulate_command(
+            records, shape=shape, numerics=numerics, against=against, tp=tp, caps=_caps(caps_path), settings=settings
         )
-        report = api.emulate_gemm(k=k, first=first, second=second, settings=settings, source=source)
         _report(report, fmt, output, quiet, list(records), reports=reports)
 
 

@@ -20,9 +20,7 @@ from blaslog.cli._common import (
     warn,
 )
 from blaslog.cli._group import cli
-from blaslog.errors import BlaslogError
 from blaslog.formats import loggings
-from blaslog.report import Report
 
 
 @cli.command("decode-flags", epilog=EXIT_STATUS, context_settings={"ignore_unknown_options": True})
@@ -110,41 +108,25 @@ def probe_cmd(
     system's libcublasLt.so.N). Without them it says which is missing and exits 2; every other command
     works without it. The caps file it writes lets machines without a GPU class differences (--caps).
     """
-    from blaslog import native
     from blaslog.reporters._tools import caps_output, probe_output
 
     out = output or out_alias
     with translate_errors():
-        configs = api.probe_configs(
+        report = api.probe(
             from_logs,
             algo_id=algo_id,
             compute_type=compute_type,
             scale_type=scale_type,
             types=[t.strip() for t in types.split(",")],
         )
-        failed: list[str] = []  # what went wrong: a crash after some configurations, each one that failed
-        try:
-            probed = native.probe(configs)
-        except BlaslogError as exc:
-            partial = getattr(exc, "partial", None)
-            if partial is None:
-                raise
-            warn(f"blaslog: error: {exc}")
-            failed.append(str(exc))
-            probed = partial
-        _echo(probe_output(probed, api.probe_document(probed), "json" if as_json else fmt))
-        for config, error in probed.errors:
-            failed.append(f"algoId {config.get('algoId')} {config.get('computeType')}: {error}")
-            warn(f"blaslog: error: {failed[-1]}")
-        if out:
-            existing = _caps(out) if os.path.exists(out) else None
-            caps = api.caps_from_probe(probed, existing)
-            _write(caps_output(caps), out, list(from_logs))
-            warn(f"wrote {len(caps.entries)} configurations to {out}")
-        if not probed.entries and not failed:
-            failed.append("no configuration was probed")
-            warn(f"blaslog: error: {failed[-1]}")
-    sys.exit(exit_status(Report("probe", failed=failed)))
+        _echo(probe_output(report.document, "json" if as_json else fmt))
+        for message in report.failed:
+            warn(f"blaslog: error: {message}")
+        if out and report.document["entries"]:
+            text, count = caps_output(report.document, _caps(out) if os.path.exists(out) else None)
+            _write(text, out, list(from_logs))
+            warn(f"wrote {count} configurations to {out}")
+    sys.exit(exit_status(report))
 
 
 RECORD_EXIT_STATUS = """\b
