@@ -259,3 +259,39 @@ def test_rocblas_messages_are_events():
         ("info", "maximum library size"),
     ]
     assert result.files[0].formats == {"rocblas-message": 3} and result.files[0].balanced()
+
+
+BENCH_2018 = (
+    "./rocblas-bench -f gemm_strided_batched -r h --transposeA N --transposeB T -m 196 -n 1024 -k 256 --alpha 15360 "
+    "--lda 196 --stride_a 50176 --ldb 1024 --stride_b 0 --beta 0 --ldc 196 --stride_c 200704 --batch 64"
+)
+
+
+@pytest.mark.parametrize("tail", ["", " >> gemm.sb.txt", " 2>&1 | tee run.log", " > out.txt", " | |"], ids=repr)
+def test_bench_command_with_what_the_shell_or_a_table_added(tail):
+    """What follows a command for the shell (a redirect, a pipe) or a rendered table (its cell borders) is not
+    the command's: the GEMM is whole either way; `--batch` is the batch count of rocblas-bench before ROCm 2."""
+    result = blaslog.parse_text(BENCH_2018 + tail + "\n")
+    (gemm,) = result.gemms
+    assert (gemm.function, gemm.m, gemm.n, gemm.k, gemm.batch_count) == (
+        "rocblas_hgemm_strided_batched",
+        196,
+        1024,
+        256,
+        64,
+    )
+    assert (gemm.stride_a, gemm.stride_c, gemm.ldc) == (50176, 200704, 196)
+    assert result.files[0].unparsable_lines == 0 and not result.files[0].problems
+
+
+def test_bench_option_without_its_value_is_reported():
+    """rocBLAS has logged `--ldc` with no value: the GEMM is read, its ldc unknown, and the line says so."""
+    line = (
+        "./rocblas-bench -f gemm_batched_ex --transposeA T --transposeB N -m 32 -n 2 -k 128 --alpha 1 --a_type f16_r "
+        "--lda 1024 --b_type f16_r --ldb 4096 --beta 0 --c_type f32_r --ldc --d_type f32_r --ldd 32 --batch_count 32 "
+        "--compute_type f32_r --algo 0 --solution_index 0 --flags 1\n"
+    )
+    result = blaslog.parse_text(line)
+    (gemm,) = result.gemms
+    assert (gemm.m, gemm.n, gemm.k, gemm.ldc, gemm.ldd, gemm.batch_count) == (32, 2, 128, None, 32, 32)
+    assert [p.message for p in result.files[0].problems] == ["option --ldc has no value"]

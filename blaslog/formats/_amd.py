@@ -490,11 +490,14 @@ def unbold(value: Any) -> Any:
 
 def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str, Any]:
     """Options as a dict keyed without dashes; a repeated option keeps its first value and is reported; a value
-    in a person's Markdown bold (`-f **gemm_ex**`, as commands are pasted into issues) read without the bold."""
+    in a person's Markdown bold (`-f **gemm_ex**`, as commands are pasted into issues) read without the bold; an
+    option that takes a value but has none (`--ldc --d_type f32_r`) is reported."""
     out: dict[str, Any] = {}
     for name, value in options:
         key = name.lstrip("-")
         value = unbold(value)
+        if value is None and key not in SWITCHES and key not in out:
+            warnings.append(f"option {name} has no value")
         if key in out:
             if out[key] != value:
                 warnings.append(
