@@ -307,3 +307,20 @@ def test_a_looser_reading_that_fails_leaves_the_grammar_s_error_to_report(monkey
     result = parse_text(text, log_format="mkl")
     assert result.gemms and [p.line for p in result.problems] == [1]
     assert "unexpected '2024.0'" in result.problems[0].message
+
+
+def test_a_gemm_a_person_cut_short_with_dots_is_partial():
+    """`DGEMM(N,N,4096,4096,4096,...) 2.1s CNT=1` (a README's excerpt): the arguments before `...` read by
+    position, the rest named missing; a `Key=value` field after the time is a field like `Key:value`."""
+    result = blaslog.parse_text(
+        "MKL_VERBOSE Intel(R) oneAPI Math Kernel Library 2026.0 ...\nMKL_VERBOSE DGEMM(N,N,4096,4096,4096,...) 2.1s CNT=1\n"
+    )
+    (gemm,) = result.gemms
+    assert (gemm.transa, gemm.transb, gemm.m, gemm.n, gemm.k, gemm.a_type) == ("N", "N", 4096, 4096, 4096, "double")
+    assert gemm.missing == "alpha, a, lda, b, ldb, beta, c, ldc" and ("CNT", "1") in gemm.extra
+    assert result.files[0].unparsable_lines == 0 and not result.files[0].problems
+    whole = blaslog.parse_text(
+        "MKL_VERBOSE DGEMM(N,N,8,8,8,0x7ffd9c4c0a38,0x7f2c,8,0x7f3c,8,0x7ffd9c4c0a40,0x7f4c,8) 1.23ms CNR:OFF Dyn:1 "
+        "FastMM:1 TID:0 NThr:8 CNT=1\n"
+    )
+    assert whole.gemms[0].missing is None and ("CNT", "1") in whole.gemms[0].extra

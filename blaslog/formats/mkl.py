@@ -92,6 +92,37 @@ def _gemm_like(function: str) -> bool:
     return "GEMM" in function.rsplit("::", 1)[-1].upper()
 
 
+_ELIDED = frozenset({"...", "…", "[...]", "[…]"})
+"""What a person writes for arguments left out of a call they post (`DGEMM(N,N,4096,4096,4096,...)`)."""
+
+
+def _elided(function: str, args: list[Any]) -> dict[str, Any] | None:
+    """A partial GEMM's fields (GemmCall keywords) of a Fortran GEMM call whose arguments a person cut short with
+    `...`: the arguments before it, by position, the others named in `missing`; None for any other call, or one
+    that shows too little (no m, n or k) or something no GEMM has there (a transpose `X`)."""
+    fortran = _GEMMS.get(function.upper()) if "::" not in function else None
+    if fortran is None or len(args) == len(fortran[0]):
+        return None  # (a whole call's arguments are not looked at: lines of one shape share one template)
+    cut = next((i for i, arg in enumerate(args) if str(arg) in _ELIDED), None)
+    if cut is None:
+        return None
+    names, (a_type, b_type, c_type) = fortran
+    shown = {name: str(arg) for name, arg in zip(names[:cut], args, strict=False) if str(arg) not in _ELIDED}
+    if not {"m", "n", "k"} & set(shown):
+        return None
+    try:
+        out: dict[str, Any] = {
+            "transa": transpose(shown["transa"], "transa") if "transa" in shown else "?",
+            "transb": transpose(shown["transb"], "transb") if "transb" in shown else "?",
+            **{key: to_int(shown[key], key) for key in ("m", "n", "k", "lda", "ldb", "ldc") if key in shown},
+        }
+    except RecordError:
+        return None
+    missing = [name for name in names if name not in shown]
+    return {**out, "a_type": a_type, "b_type": b_type, "c_type": c_type, "d_type": c_type, "compute_type": c_type,
+            "missing": ", ".join(missing)}  # fmt: skip
+
+
 class MklVerbose(LogFormat):
     """oneMKL verbose mode."""
 
@@ -168,6 +199,9 @@ class MklVerbose(LogFormat):
         thread = next((value for key, value in pairs if key == "TID"), None)
         extra = (*((key, value) for key, value in pairs if key != "TID"), *devices)
         common = {"library": self.library, "function": function, "thread": thread, "log_format": self.name}
+        elided = _elided(function, args)
+        if elided is not None:
+            return GemmCall, {**common, "timestamp": duration, **elided, "extra": extra}, ()
         known = self._gemm(function, args)
         if known is None:
             return Event, {**common, "event": "call", "timestamp": duration, "fields": extra}, ()
