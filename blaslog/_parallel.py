@@ -8,7 +8,8 @@ description of bytes of the input that carries everything needed to read them on
 that saw its lines cut at a width (a terminal or a CI viewer wrapped them) joins later pieces of lines at that
 width, so each piece is read with a guess of the width known at its start (its reader first reads a few bytes
 before it: :func:`guessed`), and a piece whose guess the reading of the piece before it proves wrong is read again
-(:func:`misread`).
+(:func:`misread`). :class:`PieceReads` is the one driver of that rule, for the local pool and for Dask alike: each
+hands it only how to run a task (:data:`Submit`).
 
 This module parses; it renders nothing (the rows of pieces are rendered by :mod:`blaslog.stream`)."""
 
@@ -264,18 +265,76 @@ def misread(reads: Sequence[PieceRead[Any]]) -> list[int]:
     return [i for i, (read, width) in enumerate(zip(reads, known, strict=True)) if read.read_with != width]
 
 
-def settled(
-    pool: Executor, job: Callable[[_FileParser], T], pieces: Sequence[Piece], reads: Sequence[PieceRead[T]]
-) -> list[PieceRead[T]]:
-    """`reads` of `pieces` by `job`, with those misread (see :func:`misread`) read again in `pool` with the width
-    the piece before them ended with, side by side, until none is (a piece read again may end with another width
-    than it first did, and the piece after it is then checked again)."""
-    out = list(reads)
-    while redo := misread(out):
-        again = {i: pool.submit(read_piece, pieces[i].at_width(out[i - 1].wrap_width), job) for i in redo}
-        for i, future in again.items():
-            out[i] = future.result()
-    return out
+def _width(read: PieceRead[Any]) -> int:
+    return read.wrap_width
+
+
+def _same(read: PieceRead[T]) -> PieceRead[T]:
+    return read
+
+
+def _settled(read: PieceRead[T], piece: Piece, width: int, job: Callable[[_FileParser], T]) -> PieceRead[T]:
+    """A piece's reading, or, where it was not read with `width` (the width the reading of the piece before it
+    ended with), the piece read again with that width (see :func:`misread`)."""
+    return read if read.read_with == width else read_piece(piece.at_width(width), job)
+
+
+Submit = Callable[..., Any]
+"""How a piece driver runs a task: ``submit(fn, *args, here=False)`` gives a future of ``fn(*args)``, the
+arguments that are futures passed as their results. `here` marks a light task on results (a width, a check):
+a local pool runs it in this process, where the results are, instead of sending them to a worker and back; a
+Dask client runs every task on its workers, where the results stay (see :func:`pool_submit`,
+:func:`blaslog.cluster`)."""
+
+
+class PieceReads(Generic[T]):
+    """The one driver of an input's pieces read side by side, wherever they run (a local process pool, a Dask
+    cluster): each piece is read by `job` with a guess of the width lines are cut at before it (:func:`guessed`),
+    and read again where the reading of the piece before it ended with another width (:func:`misread`), the width
+    travelling from each piece's reading to the next. The misread pieces are read again with the width the first
+    reading of the piece before ended with (side by side on Dask's workers; in this process for a local pool,
+    where the readings are), then each is checked, in order, against the final reading of the piece before it
+    (read again only where that one's width changed). Only a log whose lines were cut at a width is ever read
+    again, and only where the guess was wrong."""
+
+    def __init__(self, submit: Submit, pieces: Sequence[Piece], job: Callable[[_FileParser], T], here: bool = False):
+        """Submit the reading of every piece (but the first with `here`: this process reads it, see
+        :meth:`settled`)."""
+        self.submit, self.job = submit, job
+        self.pieces = guessed(pieces)
+        self.reads: list[Any] = [submit(read_piece, piece, job) for piece in self.pieces[1 if here else 0 :]]
+
+    def settled(self, first: PieceRead[T] | None = None) -> list[Any]:
+        """Futures of each piece's final reading, in order (`first`: the first piece's reading, when this process
+        read it)."""
+        submit, job, pieces = self.submit, self.job, self.pieces
+        reads = self.reads if first is None else [submit(_same, first, here=True), *self.reads]
+        widths = [submit(_width, read, here=True) for read in reads[:-1]]
+        side = [reads[0]] + [
+            submit(_settled, read, piece, width, job, here=True)
+            for read, piece, width in zip(reads[1:], pieces[1:], widths, strict=True)
+        ]
+        out = [side[0]]
+        for read, piece in zip(side[1:], pieces[1:], strict=True):
+            width = submit(_width, out[-1], here=True)
+            out.append(submit(_settled, read, piece, width, job, here=True))
+        return out
+
+
+def pool_submit(pool: Executor) -> Submit:
+    """A :data:`Submit` over a concurrent.futures pool: as Dask's client does, future arguments are passed as their
+    results (waited for here), and a task marked `here` runs in this process."""
+    from concurrent.futures import Future
+
+    def submit(fn: Callable[..., Any], *args: Any, here: bool = False) -> Any:
+        args = tuple(arg.result() if isinstance(arg, Future) else arg for arg in args)
+        if not here:
+            return pool.submit(fn, *args)
+        done: Future[Any] = Future()
+        done.set_result(fn(*args))
+        return done
+
+    return submit
 
 
 def _whole(name: str, log_format: list[str] | None, on_error: OnError) -> tuple[CompactRun, Any]:
@@ -289,11 +348,10 @@ def read_runs_parallel(
     large input is cut into pieces: this process reads the first while `jobs - 1` workers read the others."""
     if len(names) == 1 and splittable(names[0], on_error):
         name = names[0]
-        pieces = guessed(cut(name, jobs, log_format=log_format, on_error=on_error))
+        pieces = cut(name, jobs, log_format=log_format, on_error=on_error)
         with process_pool(max(len(pieces) - 1, 1)) as pool:
-            others = [pool.submit(read_piece, piece, run_of) for piece in pieces[1:]]
-            reads = [read_piece(pieces[0], run_of), *(future.result() for future in others)]
-            reads = settled(pool, run_of, pieces, reads)
+            driver = PieceReads(pool_submit(pool), pieces, run_of, here=True)
+            reads = [future.result() for future in driver.settled(read_piece(driver.pieces[0], run_of))]
         return [merge([(read.value, read.summary, read.summary.lines) for read in reads], name, owned=True)]
     with process_pool(jobs) as pool:
         wholes = [pool.submit(_whole, name, log_format, on_error) for name in names]

@@ -299,16 +299,6 @@ def _batch(
     return out
 
 
-def _settled(read: PieceRead[Any], piece: Piece, width: int, job: Callable[[_FileParser], Any]) -> PieceRead[Any]:
-    """A piece's reading, or, where it was not read with `width` (the width the reading of the piece before it
-    ended with), the piece read again with that width (see :func:`blaslog._parallel.misread`)."""
-    return read if read.read_with == width else _parallel.read_piece(piece.at_width(width), job)
-
-
-def _width(read: PieceRead[Any]) -> int:
-    return read.wrap_width
-
-
 def _merge(reads: list[PieceRead[CompactRun]], name: str) -> PieceRead[CompactRun]:
     """Consecutive pieces of one input as one piece (a node of the merge tree)."""
     run, summary = merge([(read.value, read.summary, read.summary.lines) for read in reads], name)
@@ -386,25 +376,14 @@ class _Work:
         return future
 
     def _read_pieces(self, pieces: list[Piece], job: Callable[[_FileParser], Any]) -> list[Any]:
-        """Futures of each piece read by `job` (see :func:`blaslog._parallel.read_piece`) with a guess of the width
-        lines are cut at before it (see :func:`blaslog._parallel.guessed`), read again where the reading of the
-        piece before it ended with another width (see :func:`blaslog._parallel.misread`): the rule the local pool
-        keeps, every read on the workers. Misread pieces are read again side by side with the width the first
-        reading of the piece before ended with, then each is checked, in order, against the final reading of the
-        piece before it (read again only where that one's width changed)."""
+        """Futures of each piece read by `job` on the workers, by the driver the local pool uses too
+        (:class:`blaslog._parallel.PieceReads`: the wrap width travels from each piece's reading to the next)."""
         client = self.client
-        pieces = _parallel.guessed(pieces)
-        reads = [client.submit(_parallel.read_piece, piece, job, pure=False) for piece in pieces]
-        widths = [client.submit(_width, read, pure=False) for read in reads]
-        side = [reads[0]] + [
-            client.submit(_settled, read, piece, width, job, pure=False)
-            for read, piece, width in zip(reads[1:], pieces[1:], widths[:-1], strict=True)
-        ]
-        out = [side[0]]
-        for read, piece in zip(side[1:], pieces[1:], strict=True):
-            width = client.submit(_width, out[-1], pure=False)
-            out.append(client.submit(_settled, read, piece, width, job, pure=False))
-        return out
+
+        def submit(fn: Callable[..., Any], *args: Any, here: bool = False) -> Any:
+            return client.submit(fn, *args, pure=False)  # every task on the workers, where the results stay
+
+        return _parallel.PieceReads(submit, pieces, job).settled()
 
     def run(self, units: list[_Unit]) -> Iterator[tuple[_Unit, list[Any]]]:
         """(unit, one outcome per input of it) as tasks finish; an outcome is the task's result for the input,

@@ -244,7 +244,7 @@ def _stream_pieces(
     further piece to a file; those files follow, in order, as Spools (a piece read with a wrong guess of the width
     lines were cut at before it is read again: see _parallel.misread). The input's summary is appended to
     `summaries` once every piece is read."""
-    from blaslog._parallel import PieceRead, cut, guessed, process_pool, read_piece, settled
+    from blaslog._parallel import PieceRead, PieceReads, cut, pool_submit, process_pool
 
     with tempfile.TemporaryDirectory(prefix="blaslog-") as tmp:
         with process_pool(jobs - 1) as pool:
@@ -257,21 +257,18 @@ def _stream_pieces(
                 numbered=True,  # the newlines before each piece, counted side by side
                 pool=pool,
             )
-            pieces = guessed(pieces)  # the width lines are cut at before each piece, as far as a few bytes tell
             job = _RowsToFile(tmp, reporter.name, caps_path)
-            others = [pool.submit(read_piece, piece, job) for piece in pieces[1:]]
-            parser = pieces[0].parser()
+            driver = PieceReads(pool_submit(pool), pieces, job, here=True)  # this process reads the first piece
+            parser = driver.pieces[0].parser()
             for text in _rows(parser, reporter, caps, first):
                 first = False
                 yield text
-            reads: list[PieceRead[Any]] = [
-                PieceRead(None, parser.summary, parser.wrap_width),
-                *(future.result() for future in others),
-            ]
-            reads = settled(pool, job, pieces, reads)
-        for read, future in zip(reads[1:], others, strict=True):
-            if read.value != future.result().value:  # read again: the rows first written are not the piece's
-                os.remove(future.result().value)
+            read: PieceRead[Any] = PieceRead(None, parser.summary, parser.wrap_width)  # its rows: streamed above
+            reads = [future.result() for future in driver.settled(read)]
+            written = [future.result().value for future in driver.reads]
+        for read, path in zip(reads[1:], written, strict=True):
+            if read.value != path:  # read again: the rows first written are not the piece's
+                os.remove(path)
         summary = FileSummary(name)
         separator = reporter.first_separator.encode("utf-8")
         for read in reads:

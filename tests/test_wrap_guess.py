@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -83,24 +84,27 @@ def _invoke(args: list[str]) -> tuple[int, str, str]:
 
 
 def _counted(monkeypatch: pytest.MonkeyPatch) -> list[parallel.Piece]:
-    """The pieces the command's process pool is handed to read (its own reading of the first is not among them):
-    those with no `probe_from` are read again (a first reading guesses; see parallel.guessed)."""
+    """The pieces the command's piece driver (parallel.PieceReads over its process pool) reads but the first,
+    which this process reads as it goes: first readings, each with a guess (a `probe_from`: see parallel.guessed),
+    and the pieces read again (no `probe_from`: the width the reading of the piece before ended with)."""
     handed: list[parallel.Piece] = []
-    real = parallel.process_pool
+    real = parallel.pool_submit
 
-    def pool(jobs: int) -> Any:
-        executor = real(jobs)
-        submit = executor.submit
+    def pool_submit(pool: Any) -> Any:
+        submit = real(pool)
 
-        def counted(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        def counted(fn: Any, *args: Any, here: bool = False) -> Any:
             if fn is parallel.read_piece:
                 handed.append(args[0])
-            return submit(fn, *args, **kwargs)
+            elif fn is parallel._settled:  # the check of a reading: the piece is read again with another width
+                read, piece, width, _job = (arg.result() if isinstance(arg, Future) else arg for arg in args)
+                if read.read_with != width:
+                    handed.append(piece.at_width(width))
+            return submit(fn, *args, here=here)
 
-        executor.submit = counted  # type: ignore[method-assign]
-        return executor
+        return counted
 
-    monkeypatch.setattr(parallel, "process_pool", pool)  # (blaslog.stream imports it from there when it cuts)
+    monkeypatch.setattr(parallel, "pool_submit", pool_submit)  # (blaslog.stream imports it from there when it cuts)
     return handed
 
 
@@ -185,3 +189,26 @@ def test_a_width_seen_only_in_the_second_piece_is_the_third_pieces_though_its_gu
     handed = _counted(monkeypatch)
     assert _invoke([*SUMMARY, path, "-j", str(JOBS)]) == one
     assert [(piece.start, piece.wrap_width) for piece in _again(handed)] == [(pieces[2].start, 120)]
+
+
+def test_one_piece_driver_reads_for_the_pool_and_for_dask(logs, dask_local, monkeypatch):
+    """`parse -j N`, `summary -j N` and `--scheduler local` read the pieces of one input through the same driver
+    (parallel.PieceReads): the rule of the wrap width is written once, not once per scheduler."""
+    path = str(logs["wrapped-throughout-100"])
+    monkeypatch.setattr(parallel, "SPLIT_MIN", 0)
+    monkeypatch.setattr(dask_local, "PIECE_BYTES", max(logs["wrapped-throughout-100"].stat().st_size // 4, 1))
+    driven: list[int] = []
+
+    class Counted(parallel.PieceReads):  # type: ignore[type-arg]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            driven.append(len(self.pieces))
+
+    monkeypatch.setattr(parallel, "PieceReads", Counted)
+    for args in ([*PARSE, path, "-j", str(JOBS)], [*SUMMARY, path, "-j", str(JOBS)]):
+        driven.clear()
+        assert _invoke(args)[0] in (0, 1)
+        assert driven and driven[0] >= 2, args
+    driven.clear()
+    assert _invoke([*PARSE, path, "--scheduler", "local", "-j", "2"])[0] in (0, 1)
+    assert driven and driven[0] >= 4
