@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from blaslog._fast.cache import SharedShapes
 from blaslog.api._check import _overflow_findings, _rank_rows
@@ -102,6 +102,18 @@ def diff(
     return _emulated(report, emulate, loaded, gpus)
 
 
+class _DiffSettings(TypedDict):
+    """The settings diff and diff_many share (see :func:`diff`)."""
+
+    tp: int | None
+    rank: int | None
+    caps: CapsLike | None
+    min_coverage: float
+    options: Options | None
+    fail_on: str
+    emulate: EmulateSettings | None
+
+
 def diff_command(
     arguments: Sequence[str],
     reference: Paths | None = None,
@@ -119,33 +131,21 @@ def diff_command(
     arguments as the command takes them: with `reference`, each a run compared with it (:func:`diff_many`); else
     SHARDED UNSHARDED, or the files a shell made of an unquoted glob (:func:`split_diff_arguments`, whose note
     comes first among the report's notes), compared by :func:`diff` (with `pin`: its TunableOp pins)."""
+    same: _DiffSettings = {
+        "tp": tp,
+        "rank": rank,
+        "caps": caps,
+        "min_coverage": min_coverage,
+        "options": options,
+        "fail_on": fail_on,
+        "emulate": emulate,
+    }
     if reference is not None:
         if pin:
             raise BlaslogError("--emit-tunableop pins one sharded run to one unsharded run: leave out --ref")
-        return diff_many(
-            list(arguments),
-            reference,
-            tp=tp,
-            rank=rank,
-            caps=caps,
-            min_coverage=min_coverage,
-            options=options,
-            fail_on=fail_on,
-            emulate=emulate,
-        )
+        return diff_many(list(arguments), reference, **same)
     sharded, unsharded, note = split_diff_arguments(arguments)
-    report = diff(
-        sharded,
-        unsharded,
-        tp=tp,
-        rank=rank,
-        caps=caps,
-        min_coverage=min_coverage,
-        options=options,
-        fail_on=fail_on,
-        emulate=emulate,
-        pin=pin,
-    )
+    report = diff(sharded, unsharded, **same, pin=pin)
     if note:
         report.notes.insert(0, f"note: {note}")
     return report
