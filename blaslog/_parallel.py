@@ -281,10 +281,10 @@ def _settled(read: PieceRead[T], piece: Piece, width: int, job: Callable[[_FileP
 
 Submit = Callable[..., Any]
 """How a piece driver runs a task: ``submit(fn, *args, here=False)`` gives a future of ``fn(*args)``, the
-arguments that are futures passed as their results. `here` marks a light task on results (a width, a check):
-a local pool runs it in this process, where the results are, instead of sending them to a worker and back; a
-Dask client runs every task on its workers, where the results stay (see :func:`pool_submit`,
-:func:`blaslog.cluster`)."""
+arguments that are futures passed as their results. `here` marks a task on results (a width; a check that reads
+a misread piece again): a local pool runs it in this process, where the results are, instead of sending them to
+a worker and back (a piece read again is then read here, one at a time); a Dask client runs every task on its
+workers, where the results stay (see :func:`pool_submit`, :func:`blaslog.cluster`)."""
 
 
 class PieceReads(Generic[T]):

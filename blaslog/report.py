@@ -422,9 +422,9 @@ class Report:
     finding it showed); aggregated per signature, never per call. Empty when the command built none; not part of
     the JSON document (see blaslog.views.GemmMap)."""
     pinning: Any = None
-    """For a diff asked for TunableOp pins (`blaslog diff --emit-tunableop`, api.diff_arguments with `pin`): the
-    Pinning of blaslog.tunableop, whose ``render`` is the file to write; None otherwise. Not part of the JSON
-    document."""
+    """For a diff asked for TunableOp pins (`blaslog diff --emit-tunableop`: api.diff or api.diff_command with
+    `pin`): the Pinning of blaslog.tunableop, whose ``render`` is the file to write; None otherwise. Not part of
+    the JSON document."""
 
     def fails(self, finding: Finding) -> bool:
         """True when `finding` fails the run at `fail_on`."""

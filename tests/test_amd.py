@@ -295,3 +295,42 @@ def test_bench_option_without_its_value_is_reported():
     (gemm,) = result.gemms
     assert (gemm.m, gemm.n, gemm.k, gemm.ldc, gemm.ldd, gemm.batch_count) == (32, 2, 128, None, 32, 32)
     assert [p.message for p in result.files[0].problems] == ["option --ldc has no value"]
+
+
+_EX = (
+    "./rocblas-bench -f gemm_ex --transposeA N --transposeB T -m 4096 -n 4096 -k 1024 --alpha 1 --a_type f16_r "
+    "--lda 4096 --b_type f16_r --ldb 4096 --beta 0 --c_type f16_r --ldc 4096 --d_type f16_r --ldd 4096 "
+    "--compute_type f32_r --algo 0 --solution_index 0 --flags 0"
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a comment's words may hold what a shell would take for a redirect or a pipe: they are the comment's
+        _EX + " # source=rocblas kernel=gemm_kernel<float, 4> fallback_from=hipblaslt parent_api=rocblas_gemm_ex",
+        _EX + " # source=tensile kernel=Cijk_A | fallback_from=hipblaslt parent_api=x",
+        # a pipe or redirect with options after it is no tail: the command is read from its fields (an edit)
+        _EX.replace(" -m 4096", " | -m 4096") + " |",
+        _EX.replace("rocblas-bench -f", "rocblas-bench 2>&1 -f"),
+    ],
+    ids=["comment-angle", "comment-pipe", "table-cells-inside", "redirect-first"],
+)
+def test_what_looks_like_a_shell_inside_a_command_keeps_the_gemm(line):
+    (gemm,) = blaslog.parse_text(line + "\n").gemms
+    assert (gemm.m, gemm.n, gemm.k, gemm.transa, gemm.transb, gemm.missing) == (4096, 4096, 1024, "N", "T", None)
+
+
+def test_hipblaslt_bench_switches_are_no_options_without_values():
+    """hipBLASLt's bool switches (--amaxD, --c_equal_d ...; --scaleC and --scaleD as TensileLite prints them) take
+    no value: no warning; `--batch` is `--batch_count` in both benches (their clients' fix_batch)."""
+    line = (
+        "hipblaslt-bench --api_method c -m 3072 -n 2048 -k 1024 --lda 1024 --ldb 1024 --ldc 3072 --ldd 3072 "
+        "--alpha 1.000000 --beta 0.000000 --transA T --transB N --batch 4 --scaleA 1 --scaleB 1 --scaleC --scaleD "
+        "--amaxD --a_type f8_r --b_type f8_r --c_type bf16_r --d_type bf16_r --scale_type f32_r --compute_type f32_r "
+        "--algo_method index --solution_index 163482 --activation_type none --c_equal_d\n"
+    )
+    result = blaslog.parse_text(line)
+    (gemm,) = result.gemms
+    assert (gemm.m, gemm.n, gemm.k, gemm.batch_count, gemm.missing) == (3072, 2048, 1024, 4, None)
+    assert not result.files[0].problems

@@ -478,3 +478,17 @@ def test_every_report_names_each_files_rank_and_how(command, tmp_path):
     files = _ranked_layout(tmp_path / "tp4", ["rank0.log", "rank1.log"])
     doc = json.loads(run(command, str(tmp_path / "tp4"), "-f", "json", "-q").stdout)
     assert doc["ranks"] == [{"file": str(f), "rank": i, "how": "path"} for i, f in enumerate(files)]
+
+
+def test_the_split_of_a_shell_expanded_glob_is_said_even_when_quiet_or_failing(tmp_path):
+    """The note saying how `diff a b c` was split is printed with -q too, and ends the error of a diff that pairs
+    nothing (the split may be why)."""
+    quiet = run("diff", *TP4, UNSHARDED, "-q")
+    assert quiet.exit_code == 1 and "quote globs" in quiet.stderr
+    (tmp_path / "g").mkdir()
+    (tmp_path / "h").mkdir()
+    for name in ("g/a.log", "g/b.log"):
+        (tmp_path / name).write_text((SEED / "sharded.log").read_text())
+    (tmp_path / "h" / "c.log").write_text("MKL_VERBOSE DGEMM(N,N,8,8,8,1,0x1,8,0x2,8,0,0x3,8) 1.0s TID:0 NThr:1\n")
+    failing = run("diff", str(tmp_path / "g/a.log"), str(tmp_path / "g/b.log"), str(tmp_path / "h/c.log"))
+    assert failing.exit_code == 2 and "nothing to compare" in failing.stderr and "quote globs" in failing.stderr

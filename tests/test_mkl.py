@@ -311,16 +311,21 @@ def test_a_looser_reading_that_fails_leaves_the_grammar_s_error_to_report(monkey
 
 def test_a_gemm_a_person_cut_short_with_dots_is_partial():
     """`DGEMM(N,N,4096,4096,4096,...) 2.1s CNT=1` (a README's excerpt): the arguments before `...` read by
-    position, the rest named missing; a `Key=value` field after the time is a field like `Key:value`."""
+    position, the rest named missing, and said so (summary, check and diff leave it out); a `Key=value` field after
+    the time is a field like `Key:value`. A call that shows every argument, then `...`, is no partial GEMM."""
     result = blaslog.parse_text(
         "MKL_VERBOSE Intel(R) oneAPI Math Kernel Library 2026.0 ...\nMKL_VERBOSE DGEMM(N,N,4096,4096,4096,...) 2.1s CNT=1\n"
     )
     (gemm,) = result.gemms
     assert (gemm.transa, gemm.transb, gemm.m, gemm.n, gemm.k, gemm.a_type) == ("N", "N", 4096, 4096, 4096, "double")
-    assert gemm.missing == "alpha, a, lda, b, ldb, beta, c, ldc" and ("CNT", "1") in gemm.extra
-    assert result.files[0].unparsable_lines == 0 and not result.files[0].problems
+    assert gemm.missing == "alpha, a, lda, b, ldb, beta, c, ldc"
+    assert result.files[0].unparsable_lines == 0
+    (said,) = [p.message for p in result.files[0].problems]
+    assert "kept as a partial GEMM record: alpha, a, lda, b, ldb, beta, c, ldc not shown" in said
     whole = blaslog.parse_text(
         "MKL_VERBOSE DGEMM(N,N,8,8,8,0x7ffd9c4c0a38,0x7f2c,8,0x7f3c,8,0x7ffd9c4c0a40,0x7f4c,8) 1.23ms CNR:OFF Dyn:1 "
         "FastMM:1 TID:0 NThr:8 CNT=1\n"
     )
     assert whole.gemms[0].missing is None and ("CNT", "1") in whole.gemms[0].extra
+    every = blaslog.parse_text("MKL_VERBOSE DGEMM(N,N,8,8,8,1,0x1,8,0x2,8,0,0x3,8,...) 1.0s CNR:OFF TID:0 NThr:8\n")
+    assert not every.gemms and every.files[0].unparsable_lines == 1

@@ -59,6 +59,8 @@ _TERMINAL_NAMES = {
     "RPAR": "')'",
     "VBAR": "'|'",
     "$END": "the end of the record",
+    "_SHELL": "a redirect",  # bench.lark: what a shell does with a command's output
+    "SHELL": "a redirect",  # (its name where another grammar imports bench.lark)
     "TOKEN": "a word",
     "POINTER": "a pointer",
     "EMPTY_VALUE": "'='",

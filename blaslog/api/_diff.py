@@ -115,7 +115,7 @@ class _DiffSettings(TypedDict):
 
 
 def diff_command(
-    arguments: Sequence[str],
+    arguments: Paths,
     reference: Paths | None = None,
     *,
     pin: bool = False,
@@ -130,7 +130,8 @@ def diff_command(
     """What `blaslog diff ARGUMENTS... [--ref REFERENCE] [--emit-tunableop FILE]` prints, from the positional
     arguments as the command takes them: with `reference`, each a run compared with it (:func:`diff_many`); else
     SHARDED UNSHARDED, or the files a shell made of an unquoted glob (:func:`split_diff_arguments`, whose note
-    comes first among the report's notes), compared by :func:`diff` (with `pin`: its TunableOp pins)."""
+    comes first among the report's notes, and ends the message of an InputError the diff raises), compared by
+    :func:`diff` (with `pin`: its TunableOp pins)."""
     same: _DiffSettings = {
         "tp": tp,
         "rank": rank,
@@ -140,12 +141,18 @@ def diff_command(
         "fail_on": fail_on,
         "emulate": emulate,
     }
+    arguments = _names(arguments)  # one path alone is one argument, not its letters
     if reference is not None:
         if pin:
             raise BlaslogError("--emit-tunableop pins one sharded run to one unsharded run: leave out --ref")
-        return diff_many(list(arguments), reference, **same)
+        return diff_many(arguments, reference, **same)
     sharded, unsharded, note = split_diff_arguments(arguments)
-    report = diff(sharded, unsharded, **same, pin=pin)
+    try:
+        report = diff(sharded, unsharded, **same, pin=pin)
+    except InputError as exc:  # nothing paired, say: the split may be why
+        if note:
+            raise InputError(f"{exc}\nnote: {note}") from None
+        raise
     if note:
         report.notes.insert(0, f"note: {note}")
     return report

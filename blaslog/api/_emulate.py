@@ -49,7 +49,7 @@ def _emulated(report: Report, settings: EmulateSettings | None, caps: Caps | Non
 
 
 def emulate_command(
-    records: Sequence[str] = (),
+    records: str | Sequence[str] = (),
     *,
     shape: str | None = None,
     numerics: str | None = None,
@@ -66,7 +66,13 @@ def emulate_command(
     from blaslog.emulate.gemm import cli_sides
 
     k, first, second, source = cli_sides(
-        list(records), shape=shape, numerics=numerics, against=against, tp=tp, caps=_load(caps), gpu=settings.gpu
+        [records] if isinstance(records, str) else list(records),
+        shape=shape,
+        numerics=numerics,
+        against=against,
+        tp=tp,
+        caps=_load(caps),
+        gpu=settings.gpu,
     )
     return emulate_gemm(k=k, first=first, second=second, settings=settings, source=source)
 

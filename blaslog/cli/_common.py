@@ -443,7 +443,7 @@ def _report(
     for message in report.failed:
         warn(f"blaslog: error: {message}")
     for note in report.notes:
-        if not quiet or note.startswith("compared:"):
+        if not quiet or note.startswith(("compared:", "note: ")):  # what was compared, and how it was understood
             warn(note)
     status = exit_status(report, exit_zero)
     summarised = False

@@ -41,6 +41,15 @@ SWITCHES = frozenset(
         "atomics_not_allowed",
         "verify",
         "v",
+        # hipblaslt-bench's other bool switches (clients/bench/src/client.cpp), and the two TensileLite's bench
+        # logger prints bare
+        "amaxD",
+        "amaxScaleA",
+        "amaxScaleB",
+        "c_equal_d",
+        "log_function_name",
+        "scaleC",
+        "scaleD",
     }
 )
 """Bench options that take no value: any other option without one at the end of a line was cut off."""
@@ -491,7 +500,8 @@ def unbold(value: Any) -> Any:
 def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str, Any]:
     """Options as a dict keyed without dashes; a repeated option keeps its first value and is reported; a value
     in a person's Markdown bold (`-f **gemm_ex**`, as commands are pasted into issues) read without the bold; an
-    option that takes a value but has none (`--ldc --d_type f32_r`) is reported."""
+    option that takes a value but has none (`--ldc --d_type f32_r`) is reported; `--batch` (rocblas-bench's
+    name before ROCm 2) read as `--batch_count`, as both benches' clients read it (their fix_batch)."""
     out: dict[str, Any] = {}
     for name, value in options:
         key = name.lstrip("-")
@@ -505,6 +515,8 @@ def option_dict(options: list[tuple[str, Any]], warnings: list[str]) -> dict[str
                 )
             continue
         out[key] = value
+    if "batch" in out and "batch_count" not in out:  # the clients' own fix_batch: `--batch` is `--batch_count`
+        out["batch_count"] = out.pop("batch")
     return out
 
 

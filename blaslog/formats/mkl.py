@@ -96,19 +96,18 @@ _ELIDED = frozenset({"...", "…", "[...]", "[…]"})
 """What a person writes for arguments left out of a call they post (`DGEMM(N,N,4096,4096,4096,...)`)."""
 
 
-def _elided(function: str, args: list[Any]) -> dict[str, Any] | None:
+def _elided(function: str, args: list[str]) -> dict[str, Any] | None:
     """A partial GEMM's fields (GemmCall keywords) of a Fortran GEMM call whose arguments a person cut short with
     `...`: the arguments before it, by position, the others named in `missing`; None for any other call, or one
-    that shows too little (no m, n or k) or something no GEMM has there (a transpose `X`)."""
+    that shows too little (no m, n or k), all its arguments, or something no GEMM has there (a transpose `X`)."""
     fortran = _GEMMS.get(function.upper()) if "::" not in function else None
-    if fortran is None or len(args) == len(fortran[0]):
-        return None  # (a whole call's arguments are not looked at: lines of one shape share one template)
-    cut = next((i for i, arg in enumerate(args) if str(arg) in _ELIDED), None)
-    if cut is None:
+    cut = next((i for i, arg in enumerate(args) if arg in _ELIDED), None)
+    if fortran is None or cut is None:
         return None
     names, (a_type, b_type, c_type) = fortran
-    shown = {name: str(arg) for name, arg in zip(names[:cut], args, strict=False) if str(arg) not in _ELIDED}
-    if not {"m", "n", "k"} & set(shown):
+    shown = dict(zip(names[:cut], args, strict=False))
+    missing = [name for name in names if name not in shown]
+    if not missing or not {"m", "n", "k"} & set(shown):
         return None
     try:
         out: dict[str, Any] = {
@@ -118,7 +117,6 @@ def _elided(function: str, args: list[Any]) -> dict[str, Any] | None:
         }
     except RecordError:
         return None
-    missing = [name for name in names if name not in shown]
     return {**out, "a_type": a_type, "b_type": b_type, "c_type": c_type, "d_type": c_type, "compute_type": c_type,
             "missing": ", ".join(missing)}  # fmt: skip
 
@@ -166,6 +164,20 @@ class MklVerbose(LogFormat):
         """A call line without its time and fields (cut inside its arguments)."""
         return self.unfinished([text])
 
+    def partial(self, text: str, path: str, line: int, end_line: int) -> GemmCall | None:
+        """The partial GEMM of a Fortran GEMM call a person cut short with `...` (`DGEMM(N,N,4096,4096,4096,...)`):
+        its arguments before the `...` by position, the others named missing (see :func:`_elided`)."""
+        call = _CALL.match(text, text.find("MKL_VERBOSE") + len("MKL_VERBOSE"))
+        if call is None:
+            return None
+        args = [arg.strip() for arg in text[call.end() :].split(")", 1)[0].split(",")]
+        fields = _elided(call.group(1), args)
+        if fields is None:
+            return None
+        return GemmCall(
+            self.library, call.group(1), **fields, file=path, line=line, end_line=end_line, log_format=self.name
+        )
+
     def truncated(self, text: str, path: str, line: int, end_line: int) -> Event:
         """The function of a cut call line, where its name is whole."""
         call = _CALL.match(text, text.find("MKL_VERBOSE") + len("MKL_VERBOSE"))
@@ -199,9 +211,6 @@ class MklVerbose(LogFormat):
         thread = next((value for key, value in pairs if key == "TID"), None)
         extra = (*((key, value) for key, value in pairs if key != "TID"), *devices)
         common = {"library": self.library, "function": function, "thread": thread, "log_format": self.name}
-        elided = _elided(function, args)
-        if elided is not None:
-            return GemmCall, {**common, "timestamp": duration, **elided, "extra": extra}, ()
         known = self._gemm(function, args)
         if known is None:
             return Event, {**common, "event": "call", "timestamp": duration, "fields": extra}, ()

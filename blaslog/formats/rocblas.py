@@ -422,14 +422,11 @@ def _as_the_client_reads(values: dict[str, Any]) -> tuple[dict[str, Any], frozen
     `a_type == "" ? prec : ...`), and the names of the types it took from the precision: a one-letter type (`h`,
     `s`, `d`, `c`, `z`) named in full, and the types a command leaves out (not those it names without a value:
     cut, or elided with `...`) taken from its precision where `-r` (`--precision`) names one, as people type the
-    command (`-f gemm_ex -r h --compute_type s`); the batch count `--batch` of the client before ROCm 2 as
-    `--batch_count`. The client's default precision, f32_r, is not assumed: the logger
+    command (`-f gemm_ex -r h --compute_type s`). The client's default precision, f32_r, is not assumed: the logger
     never writes `-r` for `gemm_ex`, and a logged line cut before its types must not read as f32."""
     routine = values.get("f") or values.get("function")
     if routine not in FIELD_ORDERS:
         return values, frozenset()
-    if "batch" in values and "batch_count" not in values:  # its name in rocblas-bench before ROCm 2
-        values["batch_count"] = values.pop("batch")
     for name in _TYPE_OPTIONS:
         if values.get(name) in _TYPED:
             values[name] = _TYPED[values[name]]
