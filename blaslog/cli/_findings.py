@@ -25,7 +25,6 @@ from blaslog.cli._common import (
 from blaslog.cli._emulate_options import _collected, _emulate_settings, emulate_options, emulate_settings_options
 from blaslog.cli._group import cli
 from blaslog.report import CLASSES
-from blaslog.reporters._tools import pinning_output
 
 _CLASSES_HELP = "\n\n\b\nFinding classes (most severe first):\n" + "\n".join(
     f"  {k:10} {v}" for k, v in CLASSES.items()
@@ -120,6 +119,8 @@ def diff_cmd(
             emulate=_emulate_settings(quiet=quiet, **emulation),
         )
         if emit_tunableop is not None:
+            from blaslog.reporters._tools import pinning_output
+
             text, messages = pinning_output(report.pinning, emit_tunableop, quiet)
             _write(text, emit_tunableop, inputs)
             for message in messages:
